@@ -1,0 +1,62 @@
+# Self-attention, step by step — every task a newcomer, a teacher or CI needs.
+# Two commands matter: `make lab` and `make test`. Both create the environment first.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+JOBS ?= 2
+NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
+
+.PHONY: help env lab test unit nbval lint format execute bench slides figures chromium clean
+
+help:  ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+		|| { echo "error: $(PYTHON) is older than 3.10; run e.g. make PYTHON=python3.11"; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.lock
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+env: $(STAMP)  ## create .venv with the pinned versions (requirements.lock)
+
+lab: $(STAMP)  ## open JupyterLab on notebooks/ (127.0.0.1, token auth)
+	@scripts/lab.sh $(BIN)
+
+test: $(STAMP) chromium  ## the whole suite: ruff, unit tests, nbval on every lesson, browser tests
+	$(BIN)/ruff check .
+	$(BIN)/pytest -n $(JOBS) --dist loadscope tests notebooks $(NBVAL)
+
+unit: $(STAMP)  ## unit tests only (fast)
+	$(BIN)/pytest -n $(JOBS) --dist loadscope tests -m "not browser"
+
+nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
+	$(BIN)/pytest -n $(JOBS) --dist loadscope notebooks $(NBVAL)
+
+lint: $(STAMP)  ## ruff, notebooks included
+	$(BIN)/ruff check .
+
+format: $(STAMP)  ## ruff format and fix imports
+	$(BIN)/ruff check --fix --select I .
+	$(BIN)/ruff format attnlib tests scripts bench
+
+execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
+	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
+
+bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
+	$(BIN)/python bench/bench_attention.py
+
+chromium:  ## install Debian's chromium for the browser tests where it is missing (root + apt only)
+	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "note: chromium is missing and cannot be installed here (needs root and apt-get); browser tests will be skipped"; \
+		fi; }
+
+clean:  ## remove generated folders (not .venv)
+	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis
