@@ -1,0 +1,128 @@
+"""Input checks shared by the steps and the modules.
+
+Every check raises with a message that names the argument and its shape, so that a learner
+sees "queries have d_k=5 but keys have d_k=3" instead of a bare broadcasting traceback.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+
+class AttentionInputError(ValueError):
+    """Raised when the arguments of an attention step do not fit together."""
+
+
+def shape_str(t: Tensor | tuple[int, ...] | torch.Size) -> str:
+    """``(3, 4)`` for a tensor of shape ``torch.Size([3, 4])``."""
+    dims = tuple(t.shape) if isinstance(t, Tensor) else tuple(t)
+    return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "") -> Tensor:
+    """Check that ``t`` is a finite floating-point tensor of rank >= ``min_rank``."""
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.is_floating_point():
+        raise TypeError(
+            f"{name} must be a floating-point tensor, got dtype {t.dtype} with shape "
+            f"{shape_str(t)}; convert it with {name}.float()"
+        )
+    if t.dim() < min_rank:
+        want = f" {layout}" if layout else ""
+        raise AttentionInputError(f"{name} must have at least {min_rank} dimensions{want}, got shape {shape_str(t)}")
+    if not bool(torch.isfinite(t).all()):
+        bad = int((~torch.isfinite(t)).sum())
+        raise AttentionInputError(f"{name} contains {bad} NaN or infinite value(s) (shape {shape_str(t)})")
+    return t
+
+
+def check_same_dtype(**tensors: Tensor) -> None:
+    items = list(tensors.items())
+    first_name, first = items[0]
+    for name, t in items[1:]:
+        if t.dtype != first.dtype:
+            raise TypeError(
+                f"{first_name} are {first.dtype} but {name} are {t.dtype}; convert them to one floating-point dtype"
+            )
+
+
+def check_batch_dims(**tensors: Tensor) -> tuple[int, ...]:
+    """The broadcast batch shape of tensors laid out as ``(..., n, d)``."""
+    try:
+        return tuple(torch.broadcast_shapes(*(t.shape[:-2] for t in tensors.values())))
+    except RuntimeError:
+        desc = ", ".join(f"{n} {shape_str(t)}" for n, t in tensors.items())
+        raise AttentionInputError(f"the batch dimensions (all but the last two) do not broadcast: {desc}") from None
+
+
+def check_qkv(queries: Tensor, keys: Tensor, values: Tensor | None) -> tuple[int, ...]:
+    """Validate ``(..., n_q, d_k)``, ``(..., n_k, d_k)``, ``(..., n_k, d_v)``; return batch shape."""
+    check_tensor("queries", queries, layout="(..., n_q, d_k)")
+    check_tensor("keys", keys, layout="(..., n_k, d_k)")
+    if queries.shape[-1] != keys.shape[-1]:
+        raise AttentionInputError(
+            f"queries have d_k={queries.shape[-1]} but keys have d_k={keys.shape[-1]} "
+            f"(queries {shape_str(queries)}, keys {shape_str(keys)}); "
+            "a dot product needs vectors of the same length"
+        )
+    tensors = {"queries": queries, "keys": keys}
+    if values is not None:
+        check_tensor("values", values, layout="(..., n_k, d_v)")
+        if values.shape[-2] != keys.shape[-2]:
+            raise AttentionInputError(
+                f"keys have n_k={keys.shape[-2]} but values have n_k={values.shape[-2]} "
+                f"(keys {shape_str(keys)}, values {shape_str(values)}); "
+                "every key needs exactly one value"
+            )
+        tensors["values"] = values
+    check_same_dtype(**tensors)
+    return check_batch_dims(**tensors)
+
+
+def check_scale(scale: float | None, d_k: int) -> float:
+    """Resolve ``scale`` (default ``1/sqrt(d_k)``) and check that it is positive and finite."""
+    if scale is None:
+        return 1.0 / math.sqrt(d_k)
+    if isinstance(scale, Tensor):
+        if scale.numel() != 1:
+            raise AttentionInputError(f"scale must be a single number, got shape {shape_str(scale)}")
+        scale = float(scale)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"scale must be a number, got {type(scale).__name__}")
+    if not math.isfinite(scale) or scale <= 0:
+        raise AttentionInputError(f"scale must be a positive finite number, got {scale}")
+    return float(scale)
+
+
+def check_mask(mask: Tensor | None, scores_shape: tuple[int, ...]) -> Tensor | None:
+    """Check a boolean mask (True = may attend) against scores of shape ``(..., n_q, n_k)``."""
+    if mask is None:
+        return None
+    if not isinstance(mask, Tensor):
+        raise TypeError(f"mask must be a torch.Tensor of dtype torch.bool, got {type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        raise TypeError(
+            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} with shape "
+            f"{shape_str(mask)}; build it with a comparison, e.g. mask = lengths > positions"
+        )
+    try:
+        full = torch.broadcast_shapes(mask.shape, scores_shape)
+    except RuntimeError:
+        full = None
+    if full is None or tuple(full) != tuple(scores_shape):
+        raise AttentionInputError(
+            f"mask of shape {shape_str(mask)} does not broadcast to the scores' shape "
+            f"(..., n_q, n_k) = {shape_str(scores_shape)}"
+        )
+    hidden = ~mask.any(dim=-1)
+    if bool(hidden.any()):
+        where = tuple(int(i) for i in hidden.nonzero()[0])
+        raise AttentionInputError(
+            f"mask hides every key from at least one query (first at mask index {where}, "
+            f"mask shape {shape_str(mask)}): its softmax would divide 0 by 0"
+        )
+    return mask

@@ -1,0 +1,213 @@
+"""The worked examples of the five source documents, as named data.
+
+Lessons and tests import these; nothing here is copied into a notebook.
+
+================  ========  ==================================================================
+name              document  what it is
+================  ========  ==================================================================
+``four_inputs``   000       4 inputs of size 4, integer weights 4×5, no scaling
+``three_inputs``  001       3 inputs of size 4, integer weights 4×3, worked by hand
+``history``       002       a 28-word sentence, a vocabulary, 16-d embeddings, d_k=24, d_v=28
+``translate``     003       "can you help me to translate this sentence", 16-d embeddings
+``encodings``     004       3 token encodings of size 2 and a seeded ``SelfAttention`` module
+================  ========  ==================================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+
+import torch
+from torch import Tensor
+
+from .steps import Weights, derive_qkv
+from .text import build_vocabulary, encode, tokenize
+
+__all__ = [
+    "ALL",
+    "MatrixExample",
+    "SentenceExample",
+    "encodings",
+    "four_inputs",
+    "get",
+    "history",
+    "three_inputs",
+    "translate",
+]
+
+Rows = tuple[tuple[float, ...], ...]
+
+
+@dataclass(frozen=True)
+class MatrixExample:
+    """An example given as explicit numbers: inputs and (optionally) the three weight matrices."""
+
+    key: str
+    document: str
+    title: str
+    rows: Rows
+    token_labels: tuple[str, ...]
+    w_query_rows: Rows | None = None
+    w_key_rows: Rows | None = None
+    w_value_rows: Rows | None = None
+    scale: float | None = None
+    notes: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def inputs(self) -> Tensor:
+        """``X``, shape ``(n_tokens, d_in)``, float32."""
+        return torch.tensor(self.rows, dtype=torch.float32)
+
+    @property
+    def weights(self) -> Weights:
+        """``Weights(w_query, w_key, w_value)``, each ``(d_in, d_out)``, float32."""
+        if self.w_query_rows is None or self.w_key_rows is None or self.w_value_rows is None:
+            raise AttributeError(f"example {self.key!r} has no explicit weights")
+        t = lambda rows: torch.tensor(rows, dtype=torch.float32)  # noqa: E731
+        return Weights(t(self.w_query_rows), t(self.w_key_rows), t(self.w_value_rows))
+
+    def qkv(self):
+        """Step 3 on this example: ``QKV(queries, keys, values)``."""
+        return derive_qkv(self.inputs, *self.weights)
+
+
+@dataclass(frozen=True)
+class SentenceExample:
+    """An example built from a sentence: token ids, a seeded embedding and seeded weights."""
+
+    key: str
+    document: str
+    title: str
+    sentence: str
+    seed: int
+    num_embeddings: int
+    d: int
+    d_k: int
+    d_v: int
+    token_ids: tuple[int, ...] | None = None  # given explicitly (003) or from the vocabulary (002)
+    notes: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def tokens(self) -> list[str]:
+        return tokenize(self.sentence)
+
+    @property
+    def vocabulary(self) -> dict[str, int]:
+        """The document's vocabulary (002's construction, duplicates overwrite)."""
+        return build_vocabulary(self.sentence)
+
+    @property
+    def ids(self) -> Tensor:
+        """Token ids, shape ``(n_tokens,)``."""
+        if self.token_ids is not None:
+            return torch.tensor(self.token_ids)
+        return encode(self.sentence, self.vocabulary)
+
+    def run(self) -> SimpleNamespace:
+        """Replay the document's random draws in its order, without touching global RNG state.
+
+        Returns a namespace with ``embedded (n_tokens, d)`` and ``w_query``, ``w_key``,
+        ``w_value`` as the document draws them (002: ``(d, d_k)``, ``(d, d_k)``, ``(d, d_v)``
+        drawn right after the embedding; 003: three ``(d, d)`` matrices after reseeding, applied
+        as ``U x``, i.e. ``X Uᵀ``).
+        """
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            embedded = torch.nn.Embedding(self.num_embeddings, self.d)(self.ids).detach()
+            if self.notes.get("reseed_before_weights"):
+                torch.manual_seed(self.seed)
+            w_query = torch.rand(self.d, self.d_k)
+            w_key = torch.rand(self.d, self.d_k)
+            w_value = torch.rand(self.d, self.d_v)
+        return SimpleNamespace(embedded=embedded, w_query=w_query, w_key=w_key, w_value=w_value)
+
+
+four_inputs = MatrixExample(
+    key="000",
+    document="000 — Self Attention - Pytorch",
+    title="four inputs, weights 4×5, unscaled",
+    rows=((1, 0, 1, 0), (0, 2, 0, 2), (1, 1, 1, 1), (3, 1, 1, 1)),
+    token_labels=("Input 1", "Input 2", "Input 3", "Input 4"),
+    w_query_rows=((1, 0, 1, 0, 1), (1, 0, 0, 1, 1), (0, 0, 1, 0, 0), (0, 1, 1, 1, 0)),
+    w_key_rows=((0, 0, 1, 1, 1), (1, 1, 0, 0, 1), (0, 1, 0, 1, 1), (1, 1, 0, 0, 0)),
+    w_value_rows=((0, 2, 0, 3, 1), (0, 3, 0, 1, 3), (1, 0, 3, 1, 1), (1, 1, 0, 2, 2)),
+    scale=1.0,
+    notes={"scaled": False},
+)
+
+three_inputs = MatrixExample(
+    key="001",
+    document="001 — Self-Attention (illustrated, worked by hand)",
+    title="three inputs, weights 4×3, worked by hand",
+    rows=((1, 0, 1, 0), (0, 2, 0, 2), (1, 1, 1, 1)),
+    token_labels=("Input 1", "Input 2", "Input 3"),
+    w_query_rows=((1, 0, 1), (1, 0, 0), (0, 0, 1), (0, 1, 1)),
+    w_key_rows=((0, 0, 1), (1, 1, 0), (0, 1, 0), (1, 1, 0)),
+    w_value_rows=((0, 2, 0), (0, 3, 0), (1, 0, 3), (1, 1, 0)),
+    scale=1.0,
+    notes={
+        # the document's own rounded figures for Input 1 (steps 5 and 7)
+        "printed_softmax_1": (0.0, 0.5, 0.5),
+        "printed_weighted_1": ((0.0, 0.0, 0.0), (1.0, 4.0, 0.0), (1.0, 3.0, 1.5)),
+        "printed_output_1": (2.0, 7.0, 1.5),
+    },
+)
+
+history = SentenceExample(
+    key="002",
+    document="002 — self-attention from scratch on a long sentence",
+    title="a 28-word sentence, embeddings of size 16, d_k=24, d_v=28",
+    sentence=(
+        "history can be misleading guide to the future of the economy and stock market because "
+        "it does not account for structural changes that are relevant to today's world"
+    ),
+    seed=123,
+    num_embeddings=50000,
+    d=16,
+    d_k=24,
+    d_v=28,
+)
+
+translate = SentenceExample(
+    key="003",
+    document="003 — The Attention Mechanism",
+    title='"can you help me to translate this sentence", embeddings of size 16',
+    sentence="can you help me to translate this sentence",
+    seed=123,
+    num_embeddings=10,
+    d=16,
+    d_k=16,
+    d_v=16,
+    token_ids=(0, 7, 1, 2, 5, 6, 4, 3),
+    notes={"reseed_before_weights": True, "weights_applied_as": "U x (= X Uᵀ)", "query_index": 1},
+)
+
+encodings = MatrixExample(
+    key="004",
+    document="004 — Coding a Self-Attention class in PyTorch",
+    title="three token encodings of size 2, module weights from seed 42",
+    rows=((1.16, 0.23), (0.57, 1.36), (4.41, -2.16)),
+    token_labels=("token 1", "token 2", "token 3"),
+    notes={"seed": 42, "d_model": 2, "printed_context_2_0": -0.9534},
+)
+
+ALL: dict[str, MatrixExample | SentenceExample] = {
+    e.key: e for e in (four_inputs, three_inputs, history, translate, encodings)
+}
+
+
+def get(key: str) -> MatrixExample | SentenceExample:
+    """An example by document number (``"000"`` … ``"004"``) or by name (``"three_inputs"``)."""
+    by_name = {
+        "four_inputs": four_inputs,
+        "three_inputs": three_inputs,
+        "history": history,
+        "translate": translate,
+        "encodings": encodings,
+    }
+    if key in ALL:
+        return ALL[key]
+    if key in by_name:
+        return by_name[key]
+    raise KeyError(f"no example {key!r}; choose one of {sorted(ALL)} or {sorted(by_name)}")

@@ -1,0 +1,191 @@
+"""The steps as PyTorch modules: single-head :class:`SelfAttention` (lesson 09) and
+:class:`MultiHeadAttention` (lesson 11), both built on :func:`attnlib.attention`."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import torch
+from torch import Tensor, nn
+
+from ._validate import AttentionInputError, check_tensor, shape_str
+from .steps import _softmax, attention, scale_scores, score
+
+__all__ = ["MultiHeadAttention", "SelfAttention", "combine_heads", "split_heads"]
+
+
+def _check_features(name: str, x: Tensor, expected: int, what: str) -> None:
+    check_tensor(name, x, layout=f"(..., n_tokens, {what})")
+    if x.shape[-1] != expected:
+        raise AttentionInputError(
+            f"{name} has {what}={x.shape[-1]} but the module expects {what}={expected} ({name} shape {shape_str(x)})"
+        )
+
+
+class SelfAttention(nn.Module):
+    """Single-head self-attention: ``softmax(Q Kᵀ / sqrt(d_out)) V`` with ``Q, K, V = X W``.
+
+    The three projections are bias-free ``nn.Linear`` layers, as in "Attention Is All You Need"
+    and document 004. They are created in document 004's order — query, *value*, key — so that
+    ``torch.manual_seed(42); SelfAttention(2)`` reproduces 004's weights exactly.
+
+    Args:
+        d_in: size of each input vector (004 calls it ``d_model``).
+        d_out: size of queries, keys and values (default ``d_in``).
+        scaled: divide the scores by ``sqrt(d_out)`` (True) or not (document 000's form).
+        bias: add a bias to the projections.
+
+    Shapes:
+        ``x (..., n_tokens, d_in) -> context (..., n_tokens, d_out)``
+    """
+
+    def __init__(self, d_in: int = 2, d_out: int | None = None, *, scaled: bool = True, bias: bool = False):
+        super().__init__()
+        d_out = d_in if d_out is None else d_out
+        self.d_in, self.d_out, self.scaled = d_in, d_out, scaled
+        self.W_query = nn.Linear(d_in, d_out, bias=bias)
+        self.W_value = nn.Linear(d_in, d_out, bias=bias)
+        self.W_key = nn.Linear(d_in, d_out, bias=bias)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
+        """``x (..., n_tokens, d_in)`` → context ``(..., n_tokens, d_out)``; ``mask`` True = may attend."""
+        _check_features("x", x, self.d_in, "d_in")
+        return attention(self.W_query(x), self.W_key(x), self.W_value(x), scale=None if self.scaled else 1.0, mask=mask)
+
+    @torch.no_grad()
+    def steps(self, x: Tensor) -> SimpleNamespace:
+        """Every intermediate matrix of :meth:`forward`, for checking it step by step.
+
+        Returns a namespace with ``queries``, ``keys``, ``values`` ``(n, d_out)``, ``scores``,
+        ``scaled_scores``, ``weights`` ``(n, n)`` and ``context`` ``(n, d_out)``.
+        """
+        _check_features("x", x, self.d_in, "d_in")
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        s = score(q, k)
+        scaled = scale_scores(s, self.d_out) if self.scaled else s
+        w = _softmax(scaled)
+        return SimpleNamespace(queries=q, keys=k, values=v, scores=s, scaled_scores=scaled, weights=w, context=w @ v)
+
+    def extra_repr(self) -> str:
+        return f"d_in={self.d_in}, d_out={self.d_out}, scaled={self.scaled}"
+
+
+def split_heads(x: Tensor, num_heads: int) -> Tensor:
+    """``(batch, n_tokens, d_model) -> (batch, num_heads, n_tokens, d_head)``, ``d_head = d_model / num_heads``."""
+    *batch, n, d_model = x.shape
+    if d_model % num_heads:
+        raise AttentionInputError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+    return x.reshape(*batch, n, num_heads, d_model // num_heads).transpose(-3, -2)
+
+
+def combine_heads(x: Tensor) -> Tensor:
+    """``(batch, num_heads, n_tokens, d_head) -> (batch, n_tokens, num_heads * d_head)``: concatenation."""
+    *batch, h, n, d_head = x.shape
+    return x.transpose(-3, -2).reshape(*batch, n, h * d_head)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention: ``num_heads`` scaled dot-product attentions side by side.
+
+    Each head attends with its own ``d_head = d_model / num_heads`` slice of the projected
+    queries, keys and values; the heads' contexts are concatenated and mixed by ``out_proj``.
+
+    Args:
+        d_model: size of the token vectors (``embed_dim`` in ``torch.nn.MultiheadAttention``).
+        num_heads: number of heads; must divide ``d_model``.
+        bias: biases in the four projections (torch's default is True).
+        batch_first: inputs are ``(batch, n, d_model)`` if True, ``(n, batch, d_model)`` if False.
+
+    Shapes:
+        ``query (batch, n_q, d_model)``, ``key``/``value`` ``(batch, n_k, d_model)`` (default: ``query``,
+        i.e. self-attention) → ``(batch, n_q, d_model)``; unbatched ``(n, d_model)`` also works.
+        ``mask`` is boolean, True = may attend, broadcastable to ``(batch, num_heads, n_q, n_k)``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, batch_first: bool = True):
+        super().__init__()
+        if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
+            raise AttentionInputError(f"num_heads must be a positive integer, got {num_heads!r}")
+        if d_model % num_heads:
+            raise AttentionInputError(
+                f"d_model={d_model} is not divisible by num_heads={num_heads}: every head needs "
+                f"the same d_head = d_model / num_heads"
+            )
+        self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
+        self.batch_first = batch_first
+        self.W_query = nn.Linear(d_model, d_model, bias=bias)
+        self.W_key = nn.Linear(d_model, d_model, bias=bias)
+        self.W_value = nn.Linear(d_model, d_model, bias=bias)
+        self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(
+        self,
+        query: Tensor,
+        key: Tensor | None = None,
+        value: Tensor | None = None,
+        *,
+        mask: Tensor | None = None,
+        return_weights: bool = False,
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """Attend; with ``return_weights=True`` also return the per-head weights ``(batch, heads, n_q, n_k)``."""
+        key = query if key is None else key
+        value = key if value is None else value
+        for name, t in (("query", query), ("key", key), ("value", value)):
+            _check_features(name, t, self.d_model, "d_model")
+            if t.dim() not in (2, 3):
+                raise AttentionInputError(
+                    f"{name} must be (batch, n, d_model) or (n, d_model), got shape {shape_str(t)}"
+                )
+        unbatched = query.dim() == 2
+        if unbatched:
+            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
+        elif not self.batch_first:
+            query, key, value = (t.transpose(0, 1) for t in (query, key, value))
+        q = split_heads(self.W_query(query), self.num_heads)
+        k = split_heads(self.W_key(key), self.num_heads)
+        v = split_heads(self.W_value(value), self.num_heads)
+        if return_weights:
+            from .steps import attention_weights
+
+            weights = attention_weights(q, k, v, mask=mask)
+            heads = weights @ v
+        else:
+            heads = attention(q, k, v, mask=mask)
+        out = self.out_proj(combine_heads(heads))
+        if unbatched:
+            out = out.squeeze(0)
+            weights = weights.squeeze(0) if return_weights else None
+        elif not self.batch_first:
+            out = out.transpose(0, 1)
+        return (out, weights) if return_weights else out
+
+    @classmethod
+    def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:
+        """A copy of ``m``'s weights; in eval mode (no dropout) it gives ``m``'s output.
+
+        Supports the usual configuration (same size for query, key and value, no ``add_bias_kv``,
+        no ``add_zero_attn``); ``m.batch_first`` is kept.
+        """
+        if not isinstance(m, nn.MultiheadAttention):
+            raise TypeError(f"from_torch needs a torch.nn.MultiheadAttention, got {type(m).__name__}")
+        if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
+            raise NotImplementedError(
+                "from_torch supports kdim == vdim == embed_dim, add_bias_kv=False and add_zero_attn=False"
+            )
+        bias = m.in_proj_bias is not None
+        new = cls(m.embed_dim, m.num_heads, bias=bias, batch_first=m.batch_first)
+        with torch.no_grad():
+            for i, lin in enumerate((new.W_query, new.W_key, new.W_value)):
+                rows = slice(i * m.embed_dim, (i + 1) * m.embed_dim)
+                lin.weight.copy_(m.in_proj_weight[rows])
+                if bias:
+                    lin.bias.copy_(m.in_proj_bias[rows])
+            new.out_proj.weight.copy_(m.out_proj.weight)
+            if bias:
+                new.out_proj.bias.copy_(m.out_proj.bias)
+        return new.to(m.in_proj_weight.dtype)
+
+    def extra_repr(self) -> str:
+        return (
+            f"d_model={self.d_model}, num_heads={self.num_heads}, d_head={self.d_head}, batch_first={self.batch_first}"
+        )

@@ -1,0 +1,335 @@
+"""The eight steps of self-attention, one function per step, and their composition.
+
+Shapes use the lessons' names: ``n_tokens`` inputs of size ``d_in``; queries and keys of size
+``d_k``; values of size ``d_v``; ``n_q`` queries attend over ``n_k`` keys. Leading ``...`` are
+optional batch dimensions (a batch of sentences, several heads).
+
+==========  ==============================  ==========================================
+step        function                        result shape
+==========  ==============================  ==========================================
+1 inputs    :func:`prepare_inputs`          ``(n_tokens, d_in)``
+2 weights   :func:`init_weights`            3 × ``(d_in, d_k)`` / ``(d_in, d_v)``
+3 Q, K, V   :func:`derive_qkv`              ``(n_tokens, d_k)`` ×2, ``(n_tokens, d_v)``
+4 scores    :func:`score`                   ``(..., n_q, n_k)``
+5 softmax   :func:`softmax`                 ``(..., n_q, n_k)``, rows sum to 1
+6 weighting :func:`weight_values`           ``(..., n_q, n_k, d_v)``
+7 summing   :func:`sum_weighted_values`     ``(..., n_q, d_v)``
+8 scaling   :func:`scale_scores`            ``(..., n_q, n_k)``
+==========  ==============================  ==========================================
+
+:func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
+sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
+the softmax.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+from ._validate import (
+    AttentionInputError,
+    check_mask,
+    check_qkv,
+    check_scale,
+    check_tensor,
+    shape_str,
+)
+
+__all__ = [
+    "QKV",
+    "Weights",
+    "attention",
+    "attention_weights",
+    "derive_qkv",
+    "init_weights",
+    "prepare_inputs",
+    "scale_scores",
+    "score",
+    "softmax",
+    "sum_weighted_values",
+    "weight_values",
+]
+
+
+# ---------------------------------------------------------------- step 1: inputs
+def prepare_inputs(rows: Sequence[Sequence[float]] | Tensor) -> Tensor:
+    """Step 1 — stack the input vectors as the rows of a float32 matrix.
+
+    Args:
+        rows: one vector per token, e.g. ``[[1, 0, 1, 0], [0, 2, 0, 2]]``.
+
+    Returns:
+        ``X`` of shape ``(n_tokens, d_in)``, dtype float32.
+    """
+    x = rows.detach().clone() if isinstance(rows, Tensor) else torch.tensor(rows)
+    if x.dim() != 2:
+        raise AttentionInputError(
+            f"inputs must be a matrix (n_tokens, d_in): one row per token, got shape {shape_str(x)}"
+        )
+    if x.shape[0] == 0 or x.shape[1] == 0:
+        raise AttentionInputError(f"inputs must have at least one token and one feature, got {shape_str(x)}")
+    x = x.to(torch.float32)
+    check_tensor("inputs", x)
+    return x
+
+
+# ---------------------------------------------------------------- step 2: weights
+class Weights(NamedTuple):
+    """The three projection matrices: ``w_query``, ``w_key`` ``(d_in, d_k)``, ``w_value`` ``(d_in, d_v)``."""
+
+    w_query: Tensor
+    w_key: Tensor
+    w_value: Tensor
+
+
+def init_weights(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123) -> Weights:
+    """Step 2 — draw the three weight matrices from U[0, 1), reproducibly.
+
+    The documents draw with ``torch.rand`` after ``torch.manual_seed``; a private generator does
+    the same without touching the global random state.
+
+    Args:
+        d_in: size of each input vector.
+        d_k: size of queries and keys (they meet in a dot product, so they share it).
+        d_v: size of values (defaults to ``d_k``); the outputs will have this size.
+        seed: seed of the generator; the same seed gives the same weights.
+
+    Returns:
+        ``Weights(w_query (d_in, d_k), w_key (d_in, d_k), w_value (d_in, d_v))``.
+    """
+    d_v = d_k if d_v is None else d_v
+    for name, value in (("d_in", d_in), ("d_k", d_k), ("d_v", d_v)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise AttentionInputError(f"{name} must be a positive integer, got {value!r}")
+    gen = torch.Generator().manual_seed(seed)
+    return Weights(
+        torch.rand(d_in, d_k, generator=gen),
+        torch.rand(d_in, d_k, generator=gen),
+        torch.rand(d_in, d_v, generator=gen),
+    )
+
+
+# ---------------------------------------------------------------- step 3: Q, K, V
+class QKV(NamedTuple):
+    """Queries ``(n_tokens, d_k)``, keys ``(n_tokens, d_k)`` and values ``(n_tokens, d_v)``."""
+
+    queries: Tensor
+    keys: Tensor
+    values: Tensor
+
+
+def project(inputs: Tensor, weight: Tensor, *, name: str = "weight") -> Tensor:
+    """``inputs @ weight``: ``(..., n_tokens, d_in) @ (d_in, d_out) -> (..., n_tokens, d_out)``."""
+    check_tensor("inputs", inputs, layout="(..., n_tokens, d_in)")
+    check_tensor(name, weight, layout="(d_in, d_out)")
+    if weight.dim() != 2:
+        raise AttentionInputError(f"{name} must be a matrix (d_in, d_out), got shape {shape_str(weight)}")
+    if inputs.shape[-1] != weight.shape[0]:
+        raise AttentionInputError(
+            f"inputs have d_in={inputs.shape[-1]} but {name} expects d_in={weight.shape[0]} "
+            f"(inputs {shape_str(inputs)}, {name} {shape_str(weight)})"
+        )
+    return inputs @ weight
+
+
+def derive_qkv(inputs: Tensor, w_query: Tensor, w_key: Tensor, w_value: Tensor) -> QKV:
+    """Step 3 — project every input to its query, key and value.
+
+    Args:
+        inputs: ``X``, shape ``(n_tokens, d_in)`` (or ``(..., n_tokens, d_in)``).
+        w_query, w_key: ``(d_in, d_k)``; w_value: ``(d_in, d_v)``.
+
+    Returns:
+        ``QKV(queries = X W_q, keys = X W_k, values = X W_v)``.
+    """
+    if w_query.shape[-1] != w_key.shape[-1]:
+        raise AttentionInputError(
+            f"w_query gives d_k={w_query.shape[-1]} but w_key gives d_k={w_key.shape[-1]} "
+            f"(w_query {shape_str(w_query)}, w_key {shape_str(w_key)}); queries and keys must match"
+        )
+    return QKV(
+        project(inputs, w_query, name="w_query"),
+        project(inputs, w_key, name="w_key"),
+        project(inputs, w_value, name="w_value"),
+    )
+
+
+# ---------------------------------------------------------------- step 4: scores
+def score(queries: Tensor, keys: Tensor) -> Tensor:
+    """Step 4 — dot product of every query with every key: ``Q Kᵀ``.
+
+    Args:
+        queries: ``(..., n_q, d_k)``.
+        keys: ``(..., n_k, d_k)``.
+
+    Returns:
+        scores ``(..., n_q, n_k)``; entry ``[i, j]`` is ``q_i · k_j``.
+    """
+    check_qkv(queries, keys, None)
+    return queries @ keys.transpose(-2, -1)
+
+
+# ---------------------------------------------------------------- step 5: softmax
+def softmax(scores: Tensor, dim: int = -1) -> Tensor:
+    """Step 5 — numerically stable softmax, written out.
+
+    ``softmax(s)_j = exp(s_j - max s) / sum_l exp(s_l - max s)``. Subtracting the row maximum
+    changes nothing mathematically (it cancels) but keeps every ``exp`` in ``(0, 1]``, so scores
+    of ±1e4 neither overflow to inf nor underflow to an all-zero row.
+
+    Args:
+        scores: any shape; ``dim`` is normalised (the keys' axis, ``-1``, for attention).
+
+    Returns:
+        weights of the same shape, non-negative, summing to 1 along ``dim``. Entries of ``-inf``
+        (masked keys) get weight exactly 0.
+    """
+    if not isinstance(scores, Tensor) or not scores.is_floating_point():
+        got = scores.dtype if isinstance(scores, Tensor) else type(scores).__name__
+        raise TypeError(f"scores must be a floating-point tensor, got {got}")
+    if bool(torch.isnan(scores).any()) or bool((scores == float("inf")).any()):
+        raise AttentionInputError(f"scores contain NaN or +inf (shape {shape_str(scores)})")
+    if scores.dim() == 0 or bool((scores == float("-inf")).all(dim=dim).any()):
+        raise AttentionInputError(
+            f"every score along dim={dim} is -inf in some row (shape {shape_str(scores)}): "
+            "there is nothing to normalise"
+        )
+    return _softmax(scores, dim)
+
+
+def _softmax(scores: Tensor, dim: int = -1) -> Tensor:
+    """:func:`softmax` without the input checks (for inputs already validated)."""
+    shifted = scores - scores.amax(dim=dim, keepdim=True)
+    exp = shifted.exp_()
+    return exp.div_(exp.sum(dim=dim, keepdim=True))
+
+
+# ---------------------------------------------------------------- step 6: weighting
+def weight_values(weights: Tensor, values: Tensor) -> Tensor:
+    """Step 6 — multiply each value by its attention weight: ``α_ij · v_j``.
+
+    Args:
+        weights: ``(..., n_q, n_k)``, rows from :func:`softmax`.
+        values: ``(..., n_k, d_v)``.
+
+    Returns:
+        weighted values ``(..., n_q, n_k, d_v)``: entry ``[i, j]`` is ``weights[i, j] * values[j]``.
+    """
+    check_tensor("weights", weights)
+    check_tensor("values", values, layout="(..., n_k, d_v)")
+    if weights.shape[-1] != values.shape[-2]:
+        raise AttentionInputError(
+            f"weights have n_k={weights.shape[-1]} but values have n_k={values.shape[-2]} "
+            f"(weights {shape_str(weights)}, values {shape_str(values)})"
+        )
+    return weights.unsqueeze(-1) * values.unsqueeze(-3)
+
+
+# ---------------------------------------------------------------- step 7: summing
+def sum_weighted_values(weighted_values: Tensor) -> Tensor:
+    """Step 7 — add the weighted values of each query: ``z_i = Σ_j α_ij v_j``.
+
+    Args:
+        weighted_values: ``(..., n_q, n_k, d_v)`` from :func:`weight_values`.
+
+    Returns:
+        context ``(..., n_q, d_v)``; equal to ``weights @ values``.
+    """
+    check_tensor("weighted_values", weighted_values, min_rank=3, layout="(..., n_q, n_k, d_v)")
+    return weighted_values.sum(dim=-2)
+
+
+# ---------------------------------------------------------------- step 8: scaling
+def scale_scores(scores: Tensor, d_k: int | None = None, *, scale: float | None = None) -> Tensor:
+    """Step 8 — divide the scores by ``sqrt(d_k)`` (or multiply by an explicit ``scale``).
+
+    A dot product of two random vectors with unit-variance entries has variance ``d_k``;
+    dividing by ``sqrt(d_k)`` brings it back to 1, so the softmax does not saturate.
+
+    Args:
+        scores: ``(..., n_q, n_k)``.
+        d_k: size of the queries and keys; used when ``scale`` is not given.
+        scale: multiply by this instead (must be positive).
+
+    Returns:
+        scaled scores, same shape.
+    """
+    check_tensor("scores", scores)
+    if scale is None:
+        if d_k is None or isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+            raise AttentionInputError(f"d_k must be a positive integer when scale is not given, got {d_k!r}")
+        scale = 1.0 / math.sqrt(d_k)
+    return scores * check_scale(scale, 1)
+
+
+# ---------------------------------------------------------------- the whole
+def _masked_scaled_scores(
+    queries: Tensor, keys: Tensor, values: Tensor | None, scale: float | None, mask: Tensor | None
+) -> Tensor:
+    batch = check_qkv(queries, keys, values)
+    s = check_scale(scale, queries.shape[-1])
+    scores_shape = (*batch, queries.shape[-2], keys.shape[-2])
+    mask = check_mask(mask, scores_shape)
+    # scaling the queries (n_q × d_k numbers) costs less than scaling the scores (n_q × n_k)
+    scores = torch.matmul(queries * s, keys.transpose(-2, -1)) if s != 1.0 else queries @ keys.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return scores
+
+
+def attention_weights(
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor | None = None,
+    *,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Steps 4, 8 and 5 — ``softmax(scale · Q Kᵀ)`` with an optional mask.
+
+    Args:
+        queries: ``(..., n_q, d_k)``.
+        keys: ``(..., n_k, d_k)``.
+        values: ``(..., n_k, d_v)``, optional; only checked, so that the call mirrors
+            :func:`attention`.
+        scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives the unscaled form.
+        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
+
+    Returns:
+        weights ``(..., n_q, n_k)``; each row sums to 1.
+    """
+    return _softmax(_masked_scaled_scores(queries, keys, values, scale, mask))
+
+
+def attention(
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor,
+    *,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Tensor:
+    """Scaled dot-product attention: ``softmax(scale · Q Kᵀ) V``.
+
+    Agrees with ``torch.nn.functional.scaled_dot_product_attention`` (whose boolean mask has the
+    same convention, True = may attend).
+
+    Args:
+        queries: ``(..., n_q, d_k)``.
+        keys: ``(..., n_k, d_k)``.
+        values: ``(..., n_k, d_v)``.
+        scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives document 000's
+            unscaled form.
+        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
+
+    Returns:
+        context ``(..., n_q, d_v)``.
+    """
+    weights = _softmax(_masked_scaled_scores(queries, keys, values, scale, mask))
+    # steps 6 and 7 in one product: (weights @ values)[i] = sum_j weights[i, j] * values[j]
+    return weights @ values

@@ -1,0 +1,107 @@
+"""Plot styles: ``laptop`` (default) and ``projector`` (for presenting in class).
+
+``attnlib.style.use("projector")`` switches every plot and widget drawn afterwards, and restyles
+the heatmaps that are already on screen, to large fonts, thick lines, high contrast and the
+colour-blind-safe ``cividis`` colormap. ``attnlib.style.use("laptop")`` switches back.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import matplotlib as mpl
+
+__all__ = ["STYLES", "Style", "current", "use"]
+
+
+@dataclass(frozen=True)
+class Style:
+    """What the plotting functions read: colormaps, font sizes, line widths and resolution."""
+
+    name: str
+    cmap: str  # sequential colormap for non-negative matrices (weights)
+    diverging_cmap: str  # for matrices with both signs (scores, values)
+    font_size: float
+    annotation_size: float
+    line_width: float
+    highlight_color: str
+    dpi: int
+    rc: tuple[tuple[str, object], ...] = ()
+
+
+STYLES: dict[str, Style] = {
+    "laptop": Style(
+        name="laptop",
+        cmap="viridis",
+        diverging_cmap="RdBu_r",
+        font_size=9,
+        annotation_size=8,
+        line_width=1.5,
+        highlight_color="#d62728",
+        dpi=72,
+        rc=(("axes.linewidth", 0.8), ("figure.facecolor", "white")),
+    ),
+    "projector": Style(
+        name="projector",
+        cmap="cividis",
+        diverging_cmap="PuOr_r",
+        font_size=16,
+        annotation_size=14,
+        line_width=3.5,
+        highlight_color="#000000",
+        dpi=72,
+        rc=(
+            ("axes.linewidth", 2.0),
+            ("figure.facecolor", "white"),
+            ("axes.edgecolor", "black"),
+            ("text.color", "black"),
+            ("axes.labelcolor", "black"),
+            ("xtick.color", "black"),
+            ("ytick.color", "black"),
+            ("font.weight", "bold"),
+            ("axes.titleweight", "bold"),
+        ),
+    ),
+}
+
+_current: list[Style] = [STYLES["laptop"]]
+_listeners: weakref.WeakSet = weakref.WeakSet()
+
+
+def current() -> Style:
+    """The style in force."""
+    return _current[0]
+
+
+def _apply_rc(style: Style) -> None:
+    mpl.rcParams.update(
+        {
+            "font.size": style.font_size,
+            "axes.titlesize": style.font_size * 1.1,
+            "axes.labelsize": style.font_size,
+            "xtick.labelsize": style.font_size * 0.9,
+            "ytick.labelsize": style.font_size * 0.9,
+            "lines.linewidth": style.line_width,
+            "image.cmap": style.cmap,
+            "font.weight": "normal",
+            "axes.titleweight": "normal",
+            **dict(style.rc),
+        }
+    )
+
+
+def use(name: str) -> Style:
+    """Switch every plot and widget to style ``name`` (``"laptop"`` or ``"projector"``)."""
+    if name not in STYLES:
+        raise ValueError(f"style must be one of {sorted(STYLES)}, got {name!r}")
+    _current[0] = STYLES[name]
+    _apply_rc(STYLES[name])
+    for listener in list(_listeners):
+        listener.restyle()
+    return _current[0]
+
+
+def register(obj: object) -> None:
+    """Let ``obj.restyle()`` be called when the style changes (held weakly)."""
+    _listeners.add(obj)

@@ -1,0 +1,60 @@
+"""From a sentence to numbers: tokens, a vocabulary, token ids and embeddings (lesson 10)."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ._validate import AttentionInputError
+
+__all__ = ["build_vocabulary", "embed", "encode", "tokenize"]
+
+
+def tokenize(sentence: str) -> list[str]:
+    """Split on whitespace after dropping commas, as document 002 does."""
+    if not isinstance(sentence, str):
+        raise TypeError(f"sentence must be a str, got {type(sentence).__name__}")
+    tokens = sentence.replace(",", "").split()
+    if not tokens:
+        raise AttentionInputError("sentence has no words")
+    return tokens
+
+
+def build_vocabulary(sentence: str, *, unique: bool = False) -> dict[str, int]:
+    """Map each word to an integer id, in alphabetical order.
+
+    With ``unique=False`` this reproduces document 002 exactly: it numbers the *sorted list of
+    tokens*, duplicates included, so a repeated word is numbered once per occurrence and the
+    dictionary keeps its last number. Ids are then skipped ('the' appears twice, so 22 is never
+    used). ``unique=True`` numbers each distinct word once: ids ``0 … n_words-1``.
+    """
+    words = sorted(set(tokenize(sentence))) if unique else sorted(tokenize(sentence))
+    return {word: i for i, word in enumerate(words)}
+
+
+def encode(sentence: str, vocabulary: dict[str, int]) -> Tensor:
+    """Token ids of ``sentence``: shape ``(n_tokens,)``, dtype int64."""
+    tokens = tokenize(sentence)
+    missing = [t for t in tokens if t not in vocabulary]
+    if missing:
+        raise AttentionInputError(f"words not in the vocabulary: {missing}")
+    return torch.tensor([vocabulary[t] for t in tokens])
+
+
+def embed(token_ids: Tensor, *, num_embeddings: int, d: int, seed: int) -> Tensor:
+    """Look the ids up in a freshly seeded ``nn.Embedding(num_embeddings, d)``.
+
+    Runs ``torch.manual_seed(seed)`` inside ``torch.random.fork_rng`` so the documents' numbers
+    come out without changing the caller's random state.
+
+    Returns:
+        ``(n_tokens, d)`` float32, detached.
+    """
+    if token_ids.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"token_ids must be an integer tensor, got {token_ids.dtype}")
+    if token_ids.numel() and int(token_ids.max()) >= num_embeddings:
+        raise AttentionInputError(f"token id {int(token_ids.max())} does not fit num_embeddings={num_embeddings}")
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        table = torch.nn.Embedding(num_embeddings, d)
+        return table(token_ids).detach()

@@ -1,0 +1,421 @@
+"""Plotting: one heatmap helper used by every lesson, its figures and its widgets.
+
+:class:`Heatmap` draws a matrix once and then only swaps data, annotations and highlights on
+:meth:`Heatmap.update`, re-drawing just those artists over a cached background (blitting); the
+widgets push :meth:`Heatmap.to_png` into an ``ipywidgets.Image``. Shown as the last expression of
+a cell, a heatmap displays itself as a PNG — no pyplot state, no ``<Figure size …>`` text.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import numpy as np
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+from PIL import Image
+
+from . import style as _style
+
+__all__ = ["BarChart", "Heatmap", "as_numpy", "heatmap", "show_heatmaps"]
+
+ANNOTATE_MAX = 16  # annotate matrices up to 16×16; text dominates the cost beyond that
+
+
+def as_numpy(matrix: object) -> np.ndarray:
+    """A 2-D float64 numpy copy of a tensor, array or nested list (1-D becomes one row)."""
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().to(torch.float64).numpy()
+    arr = np.asarray(matrix, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"a heatmap shows a matrix; got an array of shape {arr.shape}")
+    return arr
+
+
+def _fmt(value: float, decimals: int) -> str:
+    if value != 0 and (abs(value) < 10 ** (-decimals) or abs(value) >= 1e5):
+        return f"{value:.1e}"
+    text = f"{value:.{decimals}f}"
+    return "0" if text in ("-0", "-0." + "0" * decimals, "0." + "0" * decimals) and value == 0 else text
+
+
+class _Canvas:
+    """A figure with an Agg canvas of its own (never registered with pyplot)."""
+
+    def __init__(self, figsize: tuple[float, float], dpi: int | None = None):
+        self.fig = Figure(figsize=figsize, dpi=dpi or _style.current().dpi, layout="constrained")
+        self.canvas = FigureCanvasAgg(self.fig)
+        self._background = None
+        self._animated: list = []
+
+    def full_draw(self) -> None:
+        self.canvas.draw()  # draws everything that is not animated
+        self._background = self.canvas.copy_from_bbox(self.fig.bbox)
+        for artist in self._animated:
+            artist.axes.draw_artist(artist) if artist.axes else self.fig.draw_artist(artist)
+
+    def blit_draw(self) -> None:
+        if self._background is None:
+            self.full_draw()
+            return
+        self.canvas.restore_region(self._background)
+        renderer = self.canvas.get_renderer()
+        for artist in self._animated:
+            if artist.get_visible():
+                artist.draw(renderer)
+
+    def png(self) -> bytes:
+        buf = self.canvas.buffer_rgba()
+        img = Image.frombuffer("RGBA", (buf.shape[1], buf.shape[0]), buf, "raw", "RGBA", 0, 1)
+        out = io.BytesIO()
+        img.convert("RGB").save(out, format="png", compress_level=1)
+        return out.getvalue()
+
+
+class Heatmap:
+    """A token-labelled heatmap of a matrix that can be updated in place.
+
+    Args:
+        matrix: ``(n_rows, n_cols)`` tensor, array or nested list (a 1-D vector becomes one row).
+        row_labels, col_labels: tick labels, e.g. tokens (default ``1 … n``).
+        title, xlabel, ylabel: texts on the axes.
+        annotate: write the numbers in the cells (default: when both sides are ≤ 16).
+        decimals: digits after the point in annotations.
+        cmap: colormap name (default: the style's; diverging one when the matrix has both signs).
+        vmin, vmax: colour limits (default: the matrix's range, symmetric for diverging).
+        ax: draw into this matplotlib axes instead of a figure of its own.
+        cell_size: inches per cell when the heatmap makes its own figure.
+    """
+
+    def __init__(
+        self,
+        matrix: object,
+        *,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        title: str | None = None,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+        annotate: bool | None = None,
+        decimals: int = 2,
+        cmap: str | None = None,
+        vmin: float | None = None,
+        vmax: float | None = None,
+        ax=None,
+        cell_size: float | None = None,
+    ):
+        data = as_numpy(matrix)
+        self.decimals = decimals
+        self._fixed_cmap = cmap
+        self._fixed_limits = (vmin, vmax)
+        self.annotate = annotate if annotate is not None else max(data.shape) <= ANNOTATE_MAX
+        if ax is None:
+            self._own = _Canvas(self._figsize(data.shape, cell_size))
+            ax = self._own.fig.add_subplot()
+        else:
+            self._own = None
+        self.ax = ax
+        self.fig = ax.figure
+        self.image = ax.imshow(data, aspect="auto", interpolation="nearest")
+        self.texts: list = []
+        self.highlights: list[Rectangle] = []
+        self._labels = (None, None)
+        self.data = data
+        self._title, self._xlabel, self._ylabel = title, xlabel, ylabel
+        self._build(data, row_labels, col_labels)
+        _style.register(self)
+
+    # ------------------------------------------------------------------ layout
+    @staticmethod
+    def _figsize(shape: tuple[int, int], cell_size: float | None) -> tuple[float, float]:
+        st = _style.current()
+        cell = cell_size or (0.55 if max(shape) <= 8 else 0.4 if max(shape) <= 16 else 0.09)
+        cell *= st.font_size / 9 if max(shape) <= 16 else 1
+        w = min(max(shape[1] * cell + 1.4, 2.8), 12)
+        h = min(max(shape[0] * cell + 1.0, 2.0), 12)
+        return (round(w, 2), round(h, 2))
+
+    def _build(self, data, row_labels, col_labels) -> None:
+        st = _style.current()
+        ax = self.ax
+        n_rows, n_cols = data.shape
+        self.set_labels(row_labels, col_labels)
+        ax.set_title(self._title or "", fontsize=st.font_size * 1.1)
+        ax.set_xlabel(self._xlabel or "", fontsize=st.font_size)
+        ax.set_ylabel(self._ylabel or "", fontsize=st.font_size)
+        for spine in ax.spines.values():
+            spine.set_linewidth(st.line_width / 2)
+        for t in self.texts:
+            t.remove()
+        self.texts = []
+        if self.annotate:
+            self.texts = [
+                ax.text(j, i, "", ha="center", va="center", fontsize=st.annotation_size)
+                for i in range(n_rows)
+                for j in range(n_cols)
+            ]
+        self.image.set_animated(True)
+        for t in self.texts:
+            t.set_animated(True)
+        if self._own is not None:
+            self._own._animated = [self.image, *self.texts, *self.highlights]
+        self._set_data(data)
+        if self._own is not None:
+            self._own._background = None
+
+    def set_labels(self, row_labels=None, col_labels=None) -> None:
+        """Tick labels (strings); ``None`` numbers the rows/columns from 1."""
+        n_rows, n_cols = self.data.shape
+        rows = list(row_labels) if row_labels is not None else [str(i + 1) for i in range(n_rows)]
+        cols = list(col_labels) if col_labels is not None else [str(j + 1) for j in range(n_cols)]
+        if (rows, cols) == self._labels:
+            return
+        step_r = max(1, n_rows // 32)
+        step_c = max(1, n_cols // 32)
+        self.ax.set_yticks(range(0, n_rows, step_r), rows[::step_r])
+        self.ax.set_xticks(range(0, n_cols, step_c), cols[::step_c], rotation=90 if n_cols > 8 else 0)
+        self._labels = (rows, cols)
+        if self._own is not None:
+            self._own._background = None
+
+    # ------------------------------------------------------------------ data
+    def _limits(self, data: np.ndarray) -> tuple[float, float, str]:
+        st = _style.current()
+        lo, hi = self._fixed_limits
+        diverging = float(data.min()) < 0 < float(data.max())
+        cmap = self._fixed_cmap or (st.diverging_cmap if diverging else st.cmap)
+        if lo is None and hi is None and diverging:
+            m = float(np.abs(data).max())
+            return -m, m, cmap
+        lo = float(data.min()) if lo is None else lo
+        hi = float(data.max()) if hi is None else hi
+        if hi <= lo:
+            hi = lo + 1.0
+        return lo, hi, cmap
+
+    def _set_data(self, data: np.ndarray) -> None:
+        lo, hi, cmap = self._limits(data)
+        self.image.set_data(data)
+        self.image.set_cmap(cmap)
+        self.image.set_norm(Normalize(lo, hi))
+        if self.texts:
+            rgba = self.image.cmap(self.image.norm(data))
+            luminance = 0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]
+            n_cols = data.shape[1]
+            for k, t in enumerate(self.texts):
+                i, j = divmod(k, n_cols)
+                t.set_text(_fmt(float(data[i, j]), self.decimals))
+                t.set_color("black" if luminance[i, j] > 0.5 else "white")
+        self.data = data
+
+    def update(
+        self,
+        matrix: object | None = None,
+        *,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        title: str | None = None,
+    ) -> Heatmap:
+        """Show a new matrix (and optionally new labels/title) without rebuilding the figure."""
+        if matrix is not None:
+            data = as_numpy(matrix)
+            if data.shape != self.data.shape:
+                self.data = data
+                self.image.set_extent((-0.5, data.shape[1] - 0.5, data.shape[0] - 0.5, -0.5))
+                self.annotate = max(data.shape) <= ANNOTATE_MAX
+                self._labels = (None, None)
+                self._build(data, row_labels, col_labels)
+            else:
+                self._set_data(data)
+        if row_labels is not None or col_labels is not None:
+            self.set_labels(row_labels, col_labels)
+        if title is not None and title != self._title:
+            self._title = title
+            self.ax.set_title(title)
+            if self._own is not None:
+                self._own._background = None
+        return self
+
+    def highlight(
+        self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
+    ) -> Heatmap:
+        """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
+        st = _style.current()
+        for r in self.highlights:
+            r.remove()
+        n_rows, n_cols = self.data.shape
+        boxes = [(-0.5, i - 0.5, n_cols, 1) for i in rows]
+        boxes += [(j - 0.5, -0.5, 1, n_rows) for j in cols]
+        boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in cells]
+        self.highlights = [
+            self.ax.add_patch(
+                Rectangle(
+                    (x, y),
+                    w,
+                    h,
+                    fill=False,
+                    edgecolor=st.highlight_color,
+                    linewidth=st.line_width,
+                    animated=True,
+                )
+            )
+            for x, y, w, h in boxes
+        ]
+        if self._own is not None:
+            self._own._animated = [self.image, *self.texts, *self.highlights]
+        return self
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.style.use`)."""
+        st = _style.current()
+        self.ax.title.set_fontsize(st.font_size * 1.1)
+        self.ax.tick_params(labelsize=st.font_size * 0.9)
+        for t in self.texts:
+            t.set_fontsize(st.annotation_size)
+        for r in self.highlights:
+            r.set_edgecolor(st.highlight_color)
+            r.set_linewidth(st.line_width)
+        self._set_data(self.data)
+        if self._own is not None:
+            self._own._background = None
+
+    # ------------------------------------------------------------------ output
+    def draw(self) -> None:
+        """Render (only the changed artists when the background is cached)."""
+        if self._own is None:
+            self.fig.canvas.draw()
+        else:
+            self._own.blit_draw()
+
+    def to_png(self) -> bytes:
+        """PNG bytes of the current state."""
+        if self._own is None:
+            out = io.BytesIO()
+            self.fig.savefig(out, format="png")
+            return out.getvalue()
+        self.draw()
+        return self._own.png()
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        n_rows, n_cols = self.data.shape
+        title = f", {self._title!r}" if self._title else ""
+        return f"<Heatmap {n_rows}×{n_cols}{title}>"
+
+
+def heatmap(matrix: object, **kwargs) -> Heatmap:
+    """Draw ``matrix`` as a :class:`Heatmap` (same arguments)."""
+    return Heatmap(matrix, **kwargs)
+
+
+class HeatmapGrid:
+    """Several heatmaps side by side in one figure (e.g. Q, K, V or one map per head)."""
+
+    def __init__(
+        self,
+        matrices: Sequence[object],
+        titles: Sequence[str] | None = None,
+        *,
+        ncols: int | None = None,
+        figsize: tuple[float, float] | None = None,
+        **kwargs,
+    ):
+        n = len(matrices)
+        ncols = ncols or n
+        nrows = -(-n // ncols)
+        first = as_numpy(matrices[0])
+        w, h = Heatmap._figsize(first.shape, None)
+        self._own = _Canvas(figsize or (round(min(w * ncols, 16), 2), round(min(h * nrows, 12), 2)))
+        axes = self._own.fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax in axes[n:]:
+            ax.set_visible(False)
+        titles = list(titles) if titles is not None else [None] * n
+        self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, titles, axes)]
+        self._own._animated = [a for hm in self.heatmaps for a in (hm.image, *hm.texts)]
+        self.fig = self._own.fig
+
+    def update(self, matrices: Sequence[object]) -> HeatmapGrid:
+        for hm, m in zip(self.heatmaps, matrices):
+            hm.update(m)
+        self._own._animated = [a for hm in self.heatmaps for a in (hm.image, *hm.texts, *hm.highlights)]
+        return self
+
+    def to_png(self) -> bytes:
+        self._own.blit_draw()
+        return self._own.png()
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        return f"<HeatmapGrid of {len(self.heatmaps)}>"
+
+
+def show_heatmaps(matrices: Sequence[object], titles: Sequence[str] | None = None, **kwargs) -> HeatmapGrid:
+    """Several matrices side by side, each a :class:`Heatmap` (keyword arguments go to each)."""
+    return HeatmapGrid(matrices, titles, **kwargs)
+
+
+class BarChart:
+    """One row of weights as bars (lesson 05), updatable in place like :class:`Heatmap`."""
+
+    def __init__(
+        self,
+        values: Sequence[float] | object,
+        labels: Sequence[str] | None = None,
+        *,
+        title: str | None = None,
+        ylim: tuple[float, float] = (0.0, 1.0),
+        figsize: tuple[float, float] = (4.0, 2.6),
+    ):
+        data = as_numpy(values)[0]
+        self._own = _Canvas(figsize)
+        self.ax = self._own.fig.add_subplot()
+        self.fig = self._own.fig
+        st = _style.current()
+        self.labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(data))]
+        self.bars = self.ax.bar(range(len(data)), data, color=st.highlight_color, animated=True)
+        self.ax.set_xticks(range(len(data)), self.labels, rotation=90 if len(data) > 8 else 0)
+        self.ax.set_ylim(*ylim)
+        self.ax.set_title(title or "")
+        self.texts = (
+            [
+                self.ax.text(i, 0, "", ha="center", va="bottom", fontsize=st.annotation_size, animated=True)
+                for i in range(len(data))
+            ]
+            if len(data) <= ANNOTATE_MAX
+            else []
+        )
+        self._own._animated = [*self.bars, *self.texts]
+        self.data = data
+        self.update(data)
+
+    def update(self, values: Sequence[float] | object) -> BarChart:
+        data = as_numpy(values)[0]
+        if len(data) != len(self.bars):
+            raise ValueError(f"expected {len(self.bars)} values, got {len(data)}")
+        for bar, v in zip(self.bars, data):
+            bar.set_height(v)
+        for i, (t, v) in enumerate(zip(self.texts, data)):
+            t.set_position((i, v))
+            t.set_text(f"{v:.2f}")
+        self.data = data
+        return self
+
+    def to_png(self) -> bytes:
+        self._own.blit_draw()
+        return self._own.png()
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        return f"<BarChart of {len(self.data)} bars>"
