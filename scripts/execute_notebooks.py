@@ -1,0 +1,54 @@
+"""Store fresh outputs in lesson notebooks by executing them top to bottom in a fresh kernel.
+
+Usage: python scripts/execute_notebooks.py notebooks/04_scores.ipynb [...]
+
+Outputs are never pasted: this is the only way they get into the notebooks. Each notebook runs
+in its own kernel from this environment, with a per-cell timeout, no timing metadata (so that
+re-executing changes nothing but what really changed) and the widget state saved, so readers
+without a kernel see the widgets' initial state.
+"""
+
+from __future__ import annotations
+
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+TIMEOUT = 300  # seconds per cell; a stuck cell fails instead of hanging forever
+
+
+def execute(path: str) -> str:
+    nb_path = Path(path)
+    nb = nbformat.read(nb_path, as_version=4)
+    client = NotebookClient(
+        nb,
+        timeout=TIMEOUT,
+        kernel_name="python3",
+        record_timing=False,
+        store_widget_state=True,
+        resources={"metadata": {"path": str(nb_path.parent)}},
+    )
+    client.execute()
+    nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+    for cell in nb.cells:
+        cell.metadata.pop("execution", None)
+    nbformat.validate(nb)
+    nbformat.write(nb, nb_path)
+    return f"executed {nb_path}"
+
+
+def main(paths: list[str]) -> int:
+    if not paths:
+        print(__doc__)
+        return 2
+    with ProcessPoolExecutor(max_workers=2) as pool:
+        for line in pool.map(execute, paths):
+            print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
