@@ -8,10 +8,22 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor, nn
 
-from ._validate import AttentionInputError, check_tensor, shape_str
+from ._validate import AttentionInputError, check_mask, check_tensor, shape_str
 from .steps import _softmax, attention, scale_scores, score
 
-__all__ = ["MultiHeadAttention", "SelfAttention", "combine_heads", "split_heads"]
+__all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
+
+
+def causal_mask(n_tokens: int) -> Tensor:
+    """Boolean ``(n_tokens, n_tokens)`` mask, True = may attend: token ``i`` sees tokens ``0 … i``.
+
+    attnlib's convention (shared with ``torch.nn.functional.scaled_dot_product_attention``);
+    ``torch.nn.MultiheadAttention``'s ``attn_mask`` uses the opposite one (True = NOT allowed),
+    so pass it ``~causal_mask(n)``.
+    """
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int) or n_tokens < 1:
+        raise AttentionInputError(f"n_tokens must be a positive integer, got {n_tokens!r}")
+    return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()
 
 
 def _check_features(name: str, x: Tensor, expected: int, what: str) -> None:
@@ -53,16 +65,20 @@ class SelfAttention(nn.Module):
         return attention(self.W_query(x), self.W_key(x), self.W_value(x), scale=None if self.scaled else 1.0, mask=mask)
 
     @torch.no_grad()
-    def steps(self, x: Tensor) -> SimpleNamespace:
+    def steps(self, x: Tensor, mask: Tensor | None = None) -> SimpleNamespace:
         """Every intermediate matrix of :meth:`forward`, for checking it step by step.
 
-        Returns a namespace with ``queries``, ``keys``, ``values`` ``(n, d_out)``, ``scores``,
-        ``scaled_scores``, ``weights`` ``(n, n)`` and ``context`` ``(n, d_out)``.
+        Returns a namespace with ``queries``, ``keys``, ``values`` ``(..., n, d_out)``, ``scores``,
+        ``scaled_scores`` (``-inf`` where ``mask`` is False), ``weights`` ``(..., n, n)`` and
+        ``context`` ``(..., n, d_out)``.
         """
         _check_features("x", x, self.d_in, "d_in")
         q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
         s = score(q, k)
         scaled = scale_scores(s, self.d_out) if self.scaled else s
+        mask = check_mask(mask, tuple(scaled.shape))
+        if mask is not None:
+            scaled = scaled.masked_fill(~mask, float("-inf"))
         w = _softmax(scaled)
         return SimpleNamespace(queries=q, keys=k, values=v, scores=s, scaled_scores=scaled, weights=w, context=w @ v)
 
@@ -158,6 +174,50 @@ class MultiHeadAttention(nn.Module):
         elif not self.batch_first:
             out = out.transpose(0, 1)
         return (out, weights) if return_weights else out
+
+    @torch.no_grad()
+    def steps(self, query: Tensor, *, mask: Tensor | None = None, scaled: bool = True) -> SimpleNamespace:
+        """Every intermediate of self-attention on ``query`` (lesson 11), batch-first or unbatched.
+
+        For ``query (batch, n, d_model)`` (or ``(n, d_model)``, then without the batch axis):
+        ``queries``/``keys``/``values`` ``(batch, n, d_model)`` after the projections;
+        ``queries_split``/``keys_split``/``values_split`` ``(batch, num_heads, n, d_head)``;
+        ``weights`` ``(batch, num_heads, n, n)``; ``heads`` ``(batch, num_heads, n, d_head)``;
+        ``concatenated`` ``(batch, n, d_model)``; ``output`` ``(batch, n, d_model)``.
+        ``batch_first`` is ignored: the layout is always batch-first here. ``scaled=False`` drops
+        the ``1/sqrt(d_head)`` (for comparison only; :meth:`forward` always scales).
+        """
+        from .steps import attention_weights
+
+        _check_features("query", query, self.d_model, "d_model")
+        if query.dim() not in (2, 3):
+            raise AttentionInputError(
+                f"query must be (batch, n, d_model) or (n, d_model), got shape {shape_str(query)}"
+            )
+        unbatched = query.dim() == 2
+        x = query.unsqueeze(0) if unbatched else query
+        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        qs, ks, vs = (split_heads(t, self.num_heads) for t in (q, k, v))
+        weights = attention_weights(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
+        heads = weights @ vs
+        concatenated = combine_heads(heads)
+        output = self.out_proj(concatenated)
+        out = SimpleNamespace(
+            queries=q,
+            keys=k,
+            values=v,
+            queries_split=qs,
+            keys_split=ks,
+            values_split=vs,
+            weights=weights,
+            heads=heads,
+            concatenated=concatenated,
+            output=output,
+        )
+        if unbatched:
+            for name, value in vars(out).items():
+                setattr(out, name, value.squeeze(0))
+        return out
 
     @classmethod
     def from_torch(cls, m: nn.MultiheadAttention) -> MultiHeadAttention:

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError
 
-__all__ = ["build_vocabulary", "embed", "encode", "tokenize"]
+__all__ = ["MAX_TOKENS", "build_vocabulary", "embed", "encode", "sentence_attention", "tokenize"]
+
+MAX_TOKENS = 32  # what the sentence explorer accepts: a 32×32 map is still readable
 
 
 def tokenize(sentence: str) -> list[str]:
@@ -58,3 +62,53 @@ def embed(token_ids: Tensor, *, num_embeddings: int, d: int, seed: int) -> Tenso
         torch.manual_seed(seed)
         table = torch.nn.Embedding(num_embeddings, d)
         return table(token_ids).detach()
+
+
+def sentence_attention(
+    sentence: str,
+    *,
+    projections: bool = True,
+    scaled: bool = True,
+    d: int = 16,
+    seed: int = 123,
+    max_tokens: int = MAX_TOKENS,
+) -> SimpleNamespace:
+    """Self-attention over any sentence, from words to context vectors (lesson 10's explorer).
+
+    Tokens → ``build_vocabulary(unique=True)`` ids → ``embed(..., d=d, seed=seed)`` → either
+    document 003's simplified attention (``projections=False``: queries = keys = values = the
+    embeddings, ``ω = X Xᵀ``) or projections ``X W`` with ``init_weights(d, d, seed=seed)``.
+    ``scaled`` divides the scores by ``sqrt(d)``.
+
+    Returns:
+        namespace with ``tokens`` (list of str), ``ids (n,)``, ``embedded (n, d)``, ``queries``,
+        ``keys``, ``values`` ``(n, d)``, ``scores (n, n)``, ``weights (n, n)``, ``context (n, d)``.
+
+    Raises:
+        AttentionInputError: no words, or more than ``max_tokens`` tokens.
+    """
+    from .steps import attention_weights, derive_qkv, init_weights
+
+    tokens = tokenize(sentence)
+    if len(tokens) > max_tokens:
+        raise AttentionInputError(f"sentence has {len(tokens)} tokens; at most {max_tokens} are shown")
+    vocabulary = build_vocabulary(sentence, unique=True)
+    ids = encode(sentence, vocabulary)
+    embedded = embed(ids, num_embeddings=len(vocabulary), d=d, seed=seed)
+    if projections:
+        queries, keys, values = derive_qkv(embedded, *init_weights(d, d, seed=seed))
+    else:
+        queries = keys = values = embedded
+    scores = queries @ keys.T
+    weights = attention_weights(queries, keys, values, scale=None if scaled else 1.0)
+    return SimpleNamespace(
+        tokens=tokens,
+        ids=ids,
+        embedded=embedded,
+        queries=queries,
+        keys=keys,
+        values=values,
+        scores=scores,
+        weights=weights,
+        context=weights @ values,
+    )
