@@ -1,0 +1,117 @@
+"""Lesson 08 explorer: why divide by sqrt(d_k) — score spread and softmax saturation as d_k grows."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import ipywidgets as W
+import torch
+from torch import Tensor
+
+from ..steps import scale_scores, score, softmax
+from ..viz import Heatmap
+from ._core import Explorer, PlotView
+
+__all__ = ["ScalingExplorer", "ScalingStats", "random_qk", "scaling_stats"]
+
+
+def random_qk(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """Queries and keys ``(n_tokens, d_k)`` with independent N(0, 1) entries, from a private seeded generator."""
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
+        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n_tokens, d_k, generator=gen), torch.randn(n_tokens, d_k, generator=gen)
+
+
+class ScalingStats(NamedTuple):
+    """Unscaled/scaled ``scores`` and ``weights`` ``(n_tokens, n_tokens)`` and their summaries."""
+
+    scores: Tensor
+    scaled_scores: Tensor
+    weights: Tensor
+    scaled_weights: Tensor
+    std: float
+    scaled_std: float
+    max_weight: float
+    scaled_max_weight: float
+
+
+def scaling_stats(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> ScalingStats:
+    """Scores of random q, k of size ``d_k`` before and after ``scale_scores``, with their softmaxes.
+
+    ``std`` is the standard deviation of all ``n_tokens²`` scores; ``max_weight`` the mean over
+    the rows of each row's largest weight (1 = every row one-hot, ``1/n_tokens`` = uniform).
+    """
+    queries, keys = random_qk(d_k, n_tokens=n_tokens, seed=seed)
+    scores = score(queries, keys)
+    scaled = scale_scores(scores, d_k)
+    weights, scaled_weights = softmax(scores), softmax(scaled)
+    return ScalingStats(
+        scores,
+        scaled,
+        weights,
+        scaled_weights,
+        float(scores.std()),
+        float(scaled.std()),
+        float(weights.amax(dim=-1).mean()),
+        float(scaled_weights.amax(dim=-1).mean()),
+    )
+
+
+class ScalingExplorer(Explorer):
+    """Random queries and keys of size ``d_k``: the softmax of ``Q Kᵀ`` unscaled and scaled side by side.
+
+    Controls: ``d_k`` (slider) and ``seed``. Views: ``unscaled`` (``softmax(Q Kᵀ)``) and
+    ``scaled`` (``softmax(Q Kᵀ / sqrt(d_k))``), both ``(n_tokens, n_tokens)`` with colours fixed to
+    [0, 1]. ``stats`` gives the measured standard deviation of the scores and the mean largest
+    weight per row for both.
+    """
+
+    def __init__(self, d_k: int = 64, seed: int = 0, n_tokens: int = 6):
+        super().__init__()
+        self.n_tokens = n_tokens
+        self.controls["d_k"] = W.IntSlider(value=d_k, min=1, max=512, description="d_k")
+        self.controls["seed"] = W.IntSlider(value=seed, min=0, max=20, description="seed")
+        stats = scaling_stats(d_k, n_tokens=n_tokens, seed=seed)
+        labels = [f"q{i + 1}" for i in range(n_tokens)]
+        key_labels = [f"k{j + 1}" for j in range(n_tokens)]
+        kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
+        self.views["unscaled"] = PlotView(Heatmap(stats.weights, title="softmax(Q Kᵀ)", **kw))
+        self.views["scaled"] = PlotView(Heatmap(stats.scaled_weights, title="softmax(Q Kᵀ / √d_k)", **kw))
+        self.stats = W.HTML()
+        self._show(stats)
+        self.observe_controls()
+        self.widget = W.VBox(
+            [
+                W.HBox([self.controls["d_k"], self.controls["seed"]]),
+                self.message,
+                W.HBox([self.views["unscaled"].image, self.views["scaled"].image]),
+                self.stats,
+            ]
+        )
+
+    def _show(self, stats: ScalingStats) -> None:
+        d_k = self.controls["d_k"].value
+        self.stats.value = (
+            f"<table><tr><th></th><th>std of scores</th><th>mean max weight</th></tr>"
+            f"<tr><td>unscaled</td><td>{stats.std:.3f}</td><td>{stats.max_weight:.3f}</td></tr>"
+            f"<tr><td>scaled</td><td>{stats.scaled_std:.3f}</td><td>{stats.scaled_max_weight:.3f}</td></tr></table>"
+            f"<small>theory: std √d_k = {d_k**0.5:.3f} unscaled, 1 scaled; "
+            f"uniform weights would be {1 / self.n_tokens:.3f}, one-hot 1</small>"
+        )
+
+    def current(self) -> ScalingStats:
+        """The statistics for the current slider values."""
+        return scaling_stats(self.controls["d_k"].value, n_tokens=self.n_tokens, seed=self.controls["seed"].value)
+
+    def update(self) -> None:
+        stats = self.current()
+        self.views["unscaled"].plot.update(stats.weights)
+        self.views["scaled"].plot.update(stats.scaled_weights)
+        for view in self.views.values():
+            view.refresh()
+        self._show(stats)
+
+    def summary(self) -> str:
+        c = self.controls
+        return f"ScalingExplorer(d_k={c['d_k'].value}, seed={c['seed'].value}, n_tokens={self.n_tokens})"
