@@ -16,7 +16,7 @@ def _scores():
 
 
 def test_right_answer_is_default_scaled_attention_weights():
-    q, k, v = examples.four_inputs.qkv()
+    q, k, _v = examples.four_inputs.qkv()
     assert q.shape[-1] == 5
     assert torch.allclose(ex.expected(), torch.softmax(_scores() / math.sqrt(5), dim=-1))
     assert torch.allclose(ex.expected(), attention_weights(q, k))

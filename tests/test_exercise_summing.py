@@ -15,7 +15,7 @@ def _parts():
 
 
 def test_right_answer_equals_w_at_v_and_unscaled_attention():
-    s, w, v = _parts()
+    _s, w, v = _parts()
     q, k, _ = examples.three_inputs.qkv()
     assert torch.allclose(ex.expected(), w @ v)
     assert torch.allclose(ex.expected(), attention(q, k, v, scale=1.0))

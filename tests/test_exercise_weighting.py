@@ -15,7 +15,7 @@ def _parts():
 
 
 def test_right_answer():
-    s, w, v = _parts()
+    _s, w, v = _parts()
     by_hand = torch.stack([w[0, j] * v[j] for j in range(3)])
     assert torch.allclose(ex.expected(), by_hand)
     assert torch.allclose(ex.expected(), weight_values(w, v)[0])

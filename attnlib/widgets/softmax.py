@@ -79,7 +79,7 @@ class SoftmaxExplorer(Explorer):
                 vmin=0.0,
                 vmax=1.0,
                 decimals=3,
-            )  # fmt: skip
+            )
         )
         self.views["heatmap"].plot.highlight(rows=[query])
         self.views["heatmap"].refresh()

@@ -57,7 +57,7 @@ class WeightingExplorer(Explorer):
                 col_labels=dims,
                 title=f"weighted values of {labels[query]}",
                 decimals=4,
-            )  # fmt: skip
+            )
         )
         self.views["weights"] = PlotView(
             Heatmap(
@@ -68,7 +68,7 @@ class WeightingExplorer(Explorer):
                 vmin=0.0,
                 vmax=1.0,
                 decimals=4,
-            )  # fmt: skip
+            )
         )
         self.views["values"] = PlotView(Heatmap(values, row_labels=value_labels, col_labels=dims, title="values V"))
         self.observe_controls()
