@@ -1,0 +1,146 @@
+"""Lesson 03 explorer: how one token's row of ``X`` times ``W`` makes its query, key or value."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+from torch import Tensor
+
+from ..examples import four_inputs, three_inputs
+from ..steps import derive_qkv
+from ..viz import Heatmap
+from ._core import Explorer, PlotView
+from .inputs import format_number, matrix_decimals
+
+__all__ = ["QKVExplorer", "product_lines", "vector_text"]
+
+_DOCUMENTS = {"001": three_inputs, "000": four_inputs}
+EXAMPLE_CHOICES = (("001 — three inputs, W 4×3", "001"), ("000 — four inputs, W 4×5", "000"))
+KINDS = {  # kind -> (index in Weights/QKV, weight name, result name)
+    "key": (1, "W_k", "K"),
+    "query": (0, "W_q", "Q"),
+    "value": (2, "W_v", "V"),
+}
+
+
+def vector_text(v: Tensor) -> str:
+    """``[1,0,1,0]``: a vector written as the lessons write it."""
+    return "[" + ",".join(format_number(x) for x in v.tolist()) + "]"
+
+
+def product_lines(x_row: Tensor, weight: Tensor) -> list[str]:
+    """One line per output column ``d``: ``[x]·[W[:, d]] = (x W)[d]``.
+
+    Args:
+        x_row: one input ``(d_in,)``.
+        weight: ``(d_in, d_out)``.
+
+    Returns:
+        ``d_out`` strings, e.g. ``"[1,0,1,0]·[0,1,0,1] = 1"``.
+    """
+    result = x_row @ weight
+    return [
+        f"{vector_text(x_row)}·{vector_text(weight[:, d])} = {format_number(result[d])}" for d in range(weight.shape[1])
+    ]
+
+
+class QKVExplorer(Explorer):
+    """Pick a token and a kind (query, key, value): its row of ``X``, the columns of ``W``, its row of the result.
+
+    Entry ``(i, d)`` of ``K = X W_k`` is the dot product of row ``i`` of ``X`` with column ``d`` of
+    ``W_k``; the explorer outlines both and writes every product of the row out.
+
+    Args:
+        example: ``"001"`` or ``"000"``.
+        token: index of the token (0-based).
+        kind: ``"key"``, ``"query"`` or ``"value"``.
+        column: the output column ``d`` whose product is outlined (0-based).
+
+    Controls: ``example``, ``kind``, ``token``, ``column``. Views: ``inputs``, ``weight``, ``result``.
+    """
+
+    def __init__(self, example: str = "001", *, token: int = 0, kind: str = "key", column: int = 0) -> None:
+        super().__init__()
+        if example not in _DOCUMENTS:
+            raise ValueError(f"example must be one of {sorted(_DOCUMENTS)}, got {example!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
+        self.example = example
+        ex = _DOCUMENTS[example]
+        c = self.controls
+        c["example"] = W.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["kind"] = W.ToggleButtons(options=list(KINDS), value=kind, description="make the")
+        c["token"] = W.Dropdown(options=_token_options(ex), value=token, description="token")
+        c["column"] = W.IntSlider(value=column, min=0, max=ex.weights.w_key.shape[1] - 1, description="column d")
+        self.products = W.HTML()
+        self.views["inputs"] = PlotView(Heatmap(ex.inputs, decimals=0, title="inputs X", ylabel="token"))
+        self.views["weight"] = PlotView(Heatmap(ex.weights.w_key, decimals=0, title="W"))
+        self.views["result"] = PlotView(Heatmap(ex.qkv().keys, decimals=0, title="result"))
+        self.update()
+        self.observe_controls()
+        self.widget = W.VBox(
+            [
+                W.HBox([c["example"], c["token"]]),
+                W.HBox([c["kind"], c["column"]]),
+                W.HBox([v.image for v in self.views.values()]),
+                self.products,
+                self.message,
+            ]
+        )
+
+    def _set_silently(self, name: str, **traits) -> None:
+        control = self.controls[name]
+        control.unobserve(self._on_change, names="value")
+        try:
+            for trait, value in traits.items():
+                setattr(control, trait, value)
+        finally:
+            control.observe(self._on_change, names="value")
+
+    def update(self) -> None:
+        """Recompute with :func:`attnlib.derive_qkv`, outline the token's row and the chosen column."""
+        c = self.controls
+        key = c["example"].value
+        ex = _DOCUMENTS[key]
+        if key != self.example:
+            self.example = key
+            self._set_silently("token", options=_token_options(ex), value=min(c["token"].value, len(ex.rows) - 1))
+        inputs, weights = ex.inputs, ex.weights
+        index, w_name, r_name = KINDS[c["kind"].value]
+        weight = weights[index]
+        result = derive_qkv(inputs, *weights)[index]
+        d_out = weight.shape[1]
+        if c["column"].max != d_out - 1:
+            self._set_silently("column", max=d_out - 1, value=min(c["column"].value, d_out - 1))
+        i, d = c["token"].value, c["column"].value
+        labels = list(ex.token_labels)
+        outs = [str(j + 1) for j in range(d_out)]
+        self.inputs, self.weight, self.result = inputs, weight, result
+        self.views["inputs"].plot.update(inputs, row_labels=labels).highlight(rows=[i])
+        self.views["weight"].plot.update(weight, col_labels=outs, title=f"{w_name}  ({weight.shape[0]}×{d_out})")
+        self.views["weight"].plot.highlight(cols=[d])
+        plot = self.views["result"].plot
+        plot.decimals = matrix_decimals(result)
+        plot.update(result, row_labels=labels, col_labels=outs, title=f"{r_name} = X {w_name}")
+        plot.highlight(rows=[i], cells=[(i, d)])
+        for view in self.views.values():
+            view.refresh()
+        lines = product_lines(inputs[i], weight)
+        lines = [f"<b>{html.escape(t)}</b>" if j == d else html.escape(t) for j, t in enumerate(lines)]
+        head = html.escape(f"{r_name.lower()} of {labels[i]} = x_{i + 1} {w_name} = {vector_text(result[i])}")
+        self.products.value = f"<code>{head}<br>" + "<br>".join(lines) + "</code>"
+
+    @property
+    def product_texts(self) -> list[str]:
+        """The products currently written out, as plain text (one per output column)."""
+        return product_lines(self.inputs[self.controls["token"].value], self.weight)
+
+    def summary(self) -> str:
+        c = self.controls
+        label = _DOCUMENTS[self.example].token_labels[c["token"].value]
+        return f"QKVExplorer(example={self.example!r}, token={label!r}, kind={c['kind'].value!r})"
+
+
+def _token_options(example) -> list[tuple[str, int]]:
+    return [(label, i) for i, label in enumerate(example.token_labels)]

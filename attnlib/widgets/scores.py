@@ -1,0 +1,119 @@
+"""Lesson 04 explorer: the scores ``S = Q Kᵀ`` ``(n_q, n_k)``, one query's dot products written out."""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+from torch import Tensor
+
+from ..examples import four_inputs, three_inputs
+from ..steps import score
+from ..viz import Heatmap
+from ._core import Explorer, PlotView
+from .inputs import format_number, matrix_decimals
+
+__all__ = ["ScoresExplorer", "dot_product_line"]
+
+_DOCUMENTS = {"001": three_inputs, "000": four_inputs}
+EXAMPLE_CHOICES = (("001 — three inputs, d_k = 3", "001"), ("000 — four inputs, d_k = 5", "000"))
+
+
+def dot_product_line(query: Tensor, key: Tensor, i: int, j: int) -> str:
+    """``q_1·k_2 = 1×4 + 0×4 + 2×0 = 4``: the dot product of a query ``(d_k,)`` and a key ``(d_k,)``."""
+    terms = " + ".join(f"{format_number(a)}×{format_number(b)}" for a, b in zip(query.tolist(), key.tolist()))
+    return f"q_{i + 1}·k_{j + 1} = {terms} = {format_number(float(query @ key))}"
+
+
+class ScoresExplorer(Explorer):
+    """Pick a query: its row of ``Q Kᵀ`` is outlined and each score ``q_i·k_j = Σ_d q_id k_jd`` is written out.
+
+    Args:
+        example: ``"001"`` or ``"000"``.
+        query: index of the query (0-based).
+        key: index of the key whose cell is outlined and whose sum is in bold (0-based).
+
+    Controls: ``example``, ``query``, ``key``. Views: ``queries``, ``keys``, ``scores``.
+    """
+
+    def __init__(self, example: str = "001", *, query: int = 0, key: int = 0) -> None:
+        super().__init__()
+        if example not in _DOCUMENTS:
+            raise ValueError(f"example must be one of {sorted(_DOCUMENTS)}, got {example!r}")
+        self.example = example
+        ex = _DOCUMENTS[example]
+        queries, keys, _ = ex.qkv()
+        c = self.controls
+        c["example"] = W.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["query"] = W.Dropdown(options=_options(ex, "query"), value=query, description="query")
+        c["key"] = W.Dropdown(options=_options(ex, "key"), value=key, description="key")
+        self.terms = W.HTML()
+        self.views["scores"] = PlotView(
+            Heatmap(score(queries, keys), decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query")
+        )
+        self.views["queries"] = PlotView(Heatmap(queries, decimals=0, title="queries Q"))
+        self.views["keys"] = PlotView(Heatmap(keys, decimals=0, title="keys K"))
+        self.update()
+        self.observe_controls()
+        self.widget = W.VBox(
+            [
+                W.HBox([c["example"], c["query"], c["key"]]),
+                W.HBox([self.views[name].image for name in ("queries", "keys", "scores")]),
+                self.terms,
+                self.message,
+            ]
+        )
+
+    def _set_silently(self, name: str, **traits) -> None:
+        control = self.controls[name]
+        control.unobserve(self._on_change, names="value")
+        try:
+            for trait, value in traits.items():
+                setattr(control, trait, value)
+        finally:
+            control.observe(self._on_change, names="value")
+
+    def update(self) -> None:
+        """Recompute ``Q Kᵀ`` with :func:`attnlib.score` and outline the chosen query's row."""
+        c = self.controls
+        name = c["example"].value
+        ex = _DOCUMENTS[name]
+        n = len(ex.rows)
+        if name != self.example:
+            self.example = name
+            self._set_silently("query", options=_options(ex, "query"), value=min(c["query"].value, n - 1))
+            self._set_silently("key", options=_options(ex, "key"), value=min(c["key"].value, n - 1))
+        queries, keys, _ = ex.qkv()
+        scores = score(queries, keys)
+        i, j = c["query"].value, c["key"].value
+        labels = list(ex.token_labels)
+        dims = [f"d{d + 1}" for d in range(queries.shape[1])]
+        self.queries, self.keys, self.scores = queries, keys, scores
+        plot = self.views["scores"].plot
+        plot.decimals = matrix_decimals(scores)
+        plot.update(scores, row_labels=[f"q{r + 1}" for r in range(n)], col_labels=[f"k{r + 1}" for r in range(n)])
+        plot.highlight(rows=[i], cells=[(i, j)])
+        self.views["queries"].plot.update(queries, row_labels=labels, col_labels=dims).highlight(rows=[i])
+        self.views["keys"].plot.update(keys, row_labels=labels, col_labels=dims).highlight(rows=[j])
+        for view in self.views.values():
+            view.refresh()
+        lines = self.term_texts
+        shown = [f"<b>{html.escape(t)}</b>" if k == j else html.escape(t) for k, t in enumerate(lines)]
+        row = "[" + ", ".join(format_number(v) for v in scores[i].tolist()) + "]"
+        head = html.escape(f"scores of {labels[i]} (row {i + 1} of Q Kᵀ) = {row}")
+        self.terms.value = f"<code>{head}<br>" + "<br>".join(shown) + "</code>"
+
+    @property
+    def term_texts(self) -> list[str]:
+        """The chosen query's dot products with every key, written out (plain text)."""
+        i = self.controls["query"].value
+        return [dot_product_line(self.queries[i], self.keys[j], i, j) for j in range(self.keys.shape[0])]
+
+    def summary(self) -> str:
+        label = _DOCUMENTS[self.example].token_labels[self.controls["query"].value]
+        return f"ScoresExplorer(example={self.example!r}, query={label!r})"
+
+
+def _options(example, kind: str) -> list[tuple[str, int]]:
+    letter = "q" if kind == "query" else "k"
+    return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(example.token_labels)]
