@@ -1,0 +1,76 @@
+"""ModuleExplorer (lesson 09): what it shows equals SelfAttention's computation for each setting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnlib import SelfAttention, examples
+from attnlib.modules import causal_mask
+from attnlib.viz import _fmt
+from attnlib.widgets.module import ModuleExplorer, module_inputs
+
+
+def _reference(source: str, scaled: bool, causal: bool):
+    x, labels, _ = module_inputs(source)
+    torch.manual_seed(42)
+    module = SelfAttention(x.shape[-1], scaled=scaled)
+    with torch.no_grad():
+        mask = causal_mask(x.shape[0]) if causal else None
+        q, k, v = module.W_query(x), module.W_key(x), module.W_value(x)
+        scores = q @ k.T / (x.shape[-1] ** 0.5 if scaled else 1.0)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+    return weights, weights @ v, labels
+
+
+def test_starts_on_004s_numbers():
+    explorer = ModuleExplorer()
+    texts = [t.get_text() for t in explorer.views["weights"].plot.texts]
+    # document 004's attention_percents, printed to 4 decimals
+    assert texts == ["0.1403", "0.0845", "0.7752", "0.0292", "0.0123", "0.9586", "0.3715", "0.2413", "0.3872"]
+    context = explorer.views["context"].plot.data
+    printed = [[-0.7802, -1.8837], [-0.9534, -2.3194], [-0.4130, -0.9592]]  # document 004's final output
+    assert context == pytest.approx(np.array(printed), abs=1.01e-4)
+    assert str(explorer) == "ModuleExplorer(source='004', scaled=True, causal=False)"
+
+
+@pytest.mark.parametrize("source", ["004", "003"])
+@pytest.mark.parametrize("scaled", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+def test_each_setting_shows_attnlibs_computation(source, scaled, causal):
+    explorer = ModuleExplorer()
+    explorer.controls["source"].value = source
+    explorer.controls["scaled"].value = scaled
+    explorer.controls["causal"].value = causal
+    weights, context, labels = _reference(source, scaled, causal)
+    plot = explorer.views["weights"].plot
+    assert plot.data == pytest.approx(weights.double().numpy(), abs=1e-6)
+    assert explorer.views["context"].plot.data == pytest.approx(context.double().numpy(), abs=1e-5)
+    assert [t.get_text() for t in plot.texts] == [_fmt(float(w), plot.decimals) for w in weights.flatten()]
+    assert [t.get_text() for t in plot.ax.get_yticklabels()] == labels
+    assert explorer.message.value == ""
+    if causal:
+        assert (plot.data[~causal_mask(len(labels)).numpy()] == 0).all()
+
+
+def test_causal_first_row_is_one_hot_and_summary_follows():
+    explorer = ModuleExplorer(causal=True)
+    assert explorer.views["weights"].plot.data[0].tolist() == [1.0, 0.0, 0.0]
+    explorer.controls["source"].value = "003"
+    assert explorer.views["weights"].plot.data.shape == (8, 8)
+    assert [t.get_text() for t in explorer.views["weights"].plot.ax.get_xticklabels()] == examples.translate.tokens
+    assert "source='003'" in explorer.summary() and "causal=True" in explorer.summary()
+
+
+def test_display_bundle_has_png_fallback_and_summary():
+    bundle = ModuleExplorer()._repr_mimebundle_()
+    assert bundle["text/plain"] == "ModuleExplorer(source='004', scaled=True, causal=False)"
+    assert "image/png" in bundle
+
+
+def test_unknown_source_is_named():
+    with pytest.raises(ValueError, match="source"):
+        module_inputs("005")

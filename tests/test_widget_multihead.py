@@ -1,0 +1,72 @@
+"""MultiHeadExplorer (lesson 11): head selector, all-heads grid, scaling and causal toggles."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import examples
+from attnlib.modules import causal_mask, split_heads
+from attnlib.viz import _fmt
+from attnlib.widgets.multihead import MultiHeadExplorer, multihead_inputs
+
+
+def _reference(num_heads: int, scaled: bool, causal: bool) -> torch.Tensor:
+    x, _, module = multihead_inputs(num_heads)
+    with torch.no_grad():
+        q = split_heads(module.W_query(x), num_heads)
+        k = split_heads(module.W_key(x), num_heads)
+        scores = q @ k.transpose(-2, -1)
+        if scaled:
+            scores = scores / (16 // num_heads) ** 0.5
+        if causal:
+            scores = scores.masked_fill(~causal_mask(x.shape[0]), float("-inf"))
+        return torch.softmax(scores, dim=-1)
+
+
+@pytest.mark.parametrize("scaled", [True, False])
+@pytest.mark.parametrize("causal", [False, True])
+def test_each_head_shows_its_weights(scaled, causal):
+    explorer = MultiHeadExplorer()
+    explorer.controls["scaled"].value = scaled
+    explorer.controls["causal"].value = causal
+    want = _reference(4, scaled, causal)
+    plot = explorer.views["head"].plot
+    for h in (3, 1):
+        explorer.controls["head"].value = h
+        assert plot.data == pytest.approx(want[h].double().numpy(), abs=1e-6)
+        assert [t.get_text() for t in plot.texts] == [_fmt(float(w), plot.decimals) for w in want[h].flatten()]
+        assert plot.ax.get_title().startswith(f"head {h + 1} of 4")
+    assert [t.get_text() for t in plot.ax.get_yticklabels()] == examples.translate.tokens
+
+
+def test_all_heads_grid():
+    explorer = MultiHeadExplorer()
+    explorer.controls["head"].value = "all"
+    explorer.controls["causal"].value = True
+    want = _reference(4, True, True)
+    grid = explorer.views["grid"].plot
+    assert len(grid.heatmaps) == 4
+    for h, heatmap in enumerate(grid.heatmaps):
+        assert heatmap.data == pytest.approx(want[h].double().numpy(), abs=1e-6)
+        assert [t.get_text() for t in heatmap.ax.get_xticklabels()] == examples.translate.tokens
+    assert explorer.views["grid"].image.layout.display != "none"
+    assert explorer.views["head"].image.layout.display == "none"
+    assert explorer.summary() == "MultiHeadExplorer(num_heads=4, head='all', scaled=True, causal=True)"
+    explorer.controls["head"].value = 0
+    assert explorer.views["grid"].image.layout.display == "none"
+
+
+def test_heads_differ_and_rows_sum_to_one():
+    weights = MultiHeadExplorer().weights()
+    assert weights.shape == (4, 8, 8)
+    assert torch.allclose(weights.sum(-1), torch.ones(4, 8))
+    assert not torch.allclose(weights[0], weights[1], atol=1e-3)
+
+
+def test_two_heads_and_png_fallback():
+    explorer = MultiHeadExplorer(num_heads=2, head="all")
+    assert len(explorer.views["grid"].plot.heatmaps) == 2
+    bundle = explorer._repr_mimebundle_()
+    assert bundle["text/plain"] == "MultiHeadExplorer(num_heads=2, head='all', scaled=True, causal=False)"
+    assert bundle["image/png"]

@@ -1,0 +1,86 @@
+"""SentenceExplorer (lesson 10): typed sentences, toggles, and bad text kept out."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import examples, init_weights
+from attnlib.text import build_vocabulary, embed, encode, tokenize
+from attnlib.widgets.sentence import SentenceExplorer
+
+
+def _reference(sentence: str, projections: bool, scaled: bool) -> torch.Tensor:
+    vocabulary = build_vocabulary(sentence, unique=True)
+    x = embed(encode(sentence, vocabulary), num_embeddings=len(vocabulary), d=16, seed=123)
+    if projections:
+        w_q, w_k, _ = init_weights(16, 16, seed=123)
+        q, k = x @ w_q, x @ w_k
+    else:
+        q = k = x
+    return torch.softmax(q @ k.T / (4.0 if scaled else 1.0), dim=-1)
+
+
+def _ticks(explorer):
+    plot = explorer.views["weights"].plot
+    return [t.get_text() for t in plot.ax.get_xticklabels()], [t.get_text() for t in plot.ax.get_yticklabels()]
+
+
+def test_starts_on_003s_sentence():
+    explorer = SentenceExplorer()
+    cols, rows = _ticks(explorer)
+    assert cols == rows == examples.translate.tokens
+    assert explorer.views["weights"].plot.data == pytest.approx(
+        _reference(examples.translate.sentence, True, True).double().numpy(), abs=1e-6
+    )
+    assert str(explorer) == "SentenceExplorer(n_tokens=8, scaled=True, projections=True)"
+
+
+@pytest.mark.parametrize("projections", [True, False])
+@pytest.mark.parametrize("scaled", [True, False])
+def test_typed_sentence_and_toggles(projections, scaled):
+    explorer = SentenceExplorer()
+    sentence = "the cat sat on the mat because it was warm"
+    explorer.controls["sentence"].value = sentence
+    explorer.controls["projections"].value = projections
+    explorer.controls["scaled"].value = scaled
+    plot = explorer.views["weights"].plot
+    assert plot.data == pytest.approx(_reference(sentence, projections, scaled).double().numpy(), abs=1e-6)
+    assert _ticks(explorer) == (tokenize(sentence), tokenize(sentence))
+    assert len(plot.texts) == 100  # 10×10 is annotated
+    assert explorer.message.value == ""
+
+
+def test_without_projections_the_map_is_003s_simplified_attention():
+    explorer = SentenceExplorer(projections=False, scaled=False)
+    x = examples.translate.run().embedded  # 003's ids are the unique sorted vocabulary
+    assert explorer.views["weights"].plot.data == pytest.approx(
+        torch.softmax(x @ x.T, dim=1).double().numpy(), abs=1e-6
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [("", "no words"), ("   ", "no words"), (" ".join(["word"] * 33), "33 tokens")],
+)
+def test_bad_text_shows_message_and_keeps_last_good_state(text, needle):
+    explorer = SentenceExplorer()
+    explorer.controls["sentence"].value = "a short good sentence"
+    before = explorer.views["weights"].plot.data.copy()
+    before_png = explorer.views["weights"].image.value
+    explorer.controls["sentence"].value = text
+    assert needle in explorer.message.value
+    assert (explorer.views["weights"].plot.data == before).all()
+    assert explorer.views["weights"].image.value == before_png
+    assert _ticks(explorer)[0] == ["a", "short", "good", "sentence"]
+    explorer.controls["sentence"].value = "good again"
+    assert explorer.message.value == ""
+    assert explorer.views["weights"].plot.data.shape == (2, 2)
+
+
+def test_32_tokens_are_accepted_unannotated_above_16():
+    explorer = SentenceExplorer()
+    explorer.controls["sentence"].value = " ".join(f"w{i}" for i in range(32))
+    assert explorer.message.value == ""
+    assert explorer.views["weights"].plot.data.shape == (32, 32)
+    assert explorer.views["weights"].plot.texts == []
