@@ -68,6 +68,7 @@ class SoftmaxExplorer(Explorer):
         )
         self.controls["query"] = W.Dropdown(options=self._query_options(), value=query, description="query")
         self.stats = W.HTML()
+        self._syncing = False
         weights = self.weights()
         self.views["bars"] = PlotView(BarChart(weights[query], labels, title=self._bar_title()))
         self.views["heatmap"] = PlotView(
@@ -127,6 +128,8 @@ class SoftmaxExplorer(Explorer):
         self.controls["scores"].value = format_matrix(scores)  # triggers update()
 
     def update(self) -> None:
+        if self._syncing:
+            return
         matrix = parse_matrix(self.controls["scores"].value)
         scores = torch.tensor(matrix, dtype=torch.float32)
         if scores.shape != self.scores.shape:
@@ -146,9 +149,12 @@ class SoftmaxExplorer(Explorer):
         query = self.controls["query"]
         if query.options != tuple(self._query_options()):
             keep = min(query.value, len(labels) - 1)
-            with query.hold_trait_notifications():
+            self._syncing = True  # the option change must not trigger a nested update
+            try:
                 query.options = self._query_options()
                 query.value = keep
+            finally:
+                self._syncing = False
         try:
             weights = self.weights()
         except ValueError:

@@ -36,6 +36,7 @@ class SummingExplorer(Explorer):
         n_k = values.shape[0]
         terms = n_k if terms is None else terms
         self.labels = labels
+        self._syncing = False
         c = self.controls
         c["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
         c["query"] = W.Dropdown(
@@ -79,17 +80,22 @@ class SummingExplorer(Explorer):
             view.refresh()
 
     def update(self) -> None:
+        if self._syncing:
+            return
         c = self.controls
         weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
         if labels != self.labels:
             self.labels = labels
             n_k = values.shape[0]
-            with c["query"].hold_trait_notifications(), c["terms"].hold_trait_notifications():
-                keep = min(c["query"].value, len(labels) - 1)
+            keep = min(c["query"].value, len(labels) - 1)
+            self._syncing = True  # the option changes must not trigger nested updates
+            try:
                 c["query"].options = [(label, i) for i, label in enumerate(labels)]
                 c["query"].value = keep
                 c["terms"].max = n_k
                 c["terms"].value = n_k
+            finally:
+                self._syncing = False
         self._redraw(weights, values)
 
     def summary(self) -> str:

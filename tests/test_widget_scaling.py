@@ -1,0 +1,55 @@
+"""ScalingExplorer headless: shown softmaxes and statistics equal attnlib's for each d_k."""
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attnlib import scale_scores, score, softmax
+from attnlib.widgets.scaling import ScalingExplorer, random_qk, scaling_stats
+
+
+def test_starts_at_d_k_64():
+    e = ScalingExplorer()
+    q, k = random_qk(64)
+    s = score(q, k)
+    assert np.allclose(e.views["unscaled"].plot.data, softmax(s).numpy())
+    assert np.allclose(e.views["scaled"].plot.data, softmax(scale_scores(s, 64)).numpy())
+    assert e.summary() == "ScalingExplorer(d_k=64, seed=0, n_tokens=6)"
+    assert f"{float(s.std()):.3f}" in e.stats.value
+
+
+@pytest.mark.parametrize("d_k", [1, 4, 16, 256])
+def test_slider(d_k):
+    e = ScalingExplorer()
+    e.controls["d_k"].value = d_k
+    st = scaling_stats(d_k)
+    q, k = random_qk(d_k)
+    assert torch.allclose(st.scores, q @ k.T)
+    assert np.allclose(e.views["unscaled"].plot.data, st.weights.numpy())
+    assert np.allclose(e.views["scaled"].plot.data, softmax(q @ k.T / math.sqrt(d_k)).numpy())
+    assert f"{st.std:.3f}" in e.stats.value and f"{st.scaled_max_weight:.3f}" in e.stats.value
+    assert math.isclose(st.scaled_std, st.std / math.sqrt(d_k), rel_tol=1e-5)
+
+
+def test_variance_grows_with_d_k_and_scaling_undoes_it():
+    gen = torch.Generator().manual_seed(1)
+    for d_k in (4, 64, 1024):
+        q = torch.randn(4000, d_k, generator=gen)
+        k = torch.randn(4000, d_k, generator=gen)
+        dots = (q * k).sum(-1)
+        assert abs(float(dots.var()) / d_k - 1) < 0.1
+        assert abs(float((dots / math.sqrt(d_k)).var()) - 1) < 0.1
+
+
+def test_unscaled_saturates_for_large_d_k():
+    assert scaling_stats(512).max_weight > 0.95
+    assert scaling_stats(512).scaled_max_weight < 0.7
+
+
+def test_seed_is_reproducible_and_bad_d_k_rejected():
+    assert torch.equal(random_qk(8, seed=3)[0], random_qk(8, seed=3)[0])
+    assert not torch.equal(random_qk(8, seed=3)[0], random_qk(8, seed=4)[0])
+    with pytest.raises(ValueError, match="d_k must be a positive integer"):
+        random_qk(0)
