@@ -1,0 +1,81 @@
+"""InputsExplorer headless: the heatmap shows attnlib's inputs; bad text keeps the last good state."""
+
+import numpy as np
+import pytest
+
+from attnlib import examples
+from attnlib.widgets._core import parse_matrix
+from attnlib.widgets.inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
+
+
+def _ticks(plot, axis="y"):
+    labels = plot.ax.get_yticklabels() if axis == "y" else plot.ax.get_xticklabels()
+    return [t.get_text() for t in labels]
+
+
+def test_starts_on_document_001():
+    e = InputsExplorer()
+    plot = e.views["inputs"].plot
+    x = examples.three_inputs.inputs
+    assert np.array_equal(plot.data, x.numpy())
+    assert [t.get_text() for t in plot.texts] == [format_number(v, 0) for v in x.reshape(-1).tolist()]
+    assert _ticks(plot) == ["Input 1", "Input 2", "Input 3"]
+    assert e.summary() == "InputsExplorer(example='001', shape=(3, 4))"
+    assert "(3, 4)" in e.shape.value
+    bundle = e._repr_mimebundle_()
+    assert bundle["text/plain"] == e.summary() and "image/png" in bundle
+
+
+@pytest.mark.parametrize("key", [v for _, v in EXAMPLE_CHOICES])
+def test_every_document_shows_its_inputs(key):
+    e = InputsExplorer()
+    e.controls["example"].value = key
+    ex = examples.get(key)
+    want = ex.inputs if isinstance(ex, examples.MatrixExample) else ex.run().embedded
+    labels = list(ex.token_labels) if isinstance(ex, examples.MatrixExample) else ex.tokens
+    plot = e.views["inputs"].plot
+    assert np.allclose(plot.data, want.numpy())
+    assert _ticks(plot)[0] == labels[0]
+    assert e.message.value == ""
+    # the text box now holds the document's numbers (to 4 decimals)
+    assert np.allclose(parse_matrix(e.controls["values"].value), want.numpy(), atol=5e-5)
+    assert e.summary() == f"InputsExplorer(example={key!r}, shape={tuple(want.shape)})"
+
+
+def test_editing_the_text_updates_the_heatmap():
+    e = InputsExplorer()
+    e.controls["values"].value = "1 0 1 0\n0 2 0 2\n1 1 1 1\n3 1 1 1"
+    plot = e.views["inputs"].plot
+    assert np.array_equal(plot.data, examples.four_inputs.inputs.numpy())
+    assert _ticks(plot) == ["token 1", "token 2", "token 3", "token 4"]
+    e.controls["values"].value = "0.5, 1.25\n2, 3"
+    assert [t.get_text() for t in plot.texts] == ["0.50", "1.25", "2.00", "3.00"]
+    assert e.summary() == "InputsExplorer(example='001', shape=(2, 2))"
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("1 0 1 0\n0 2 x 2", "not a number"), ("1 0 1 0\n0 2 0", "same length"), ("", "empty")],
+)
+def test_bad_text_shows_a_message_and_keeps_the_state(text, words):
+    e = InputsExplorer()
+    before = e.views["inputs"].plot.data.copy()
+    png = e.views["inputs"].image.value
+    e.controls["values"].value = text
+    assert words in e.message.value
+    assert np.array_equal(e.views["inputs"].plot.data, before)
+    assert e.views["inputs"].image.value == png
+    assert e.summary() == "InputsExplorer(example='001', shape=(3, 4))"
+    e.controls["values"].value = "1 2"  # a good text clears the message
+    assert e.message.value == ""
+
+
+def test_format_matrix_round_trips():
+    x = examples.encodings.inputs
+    assert np.allclose(parse_matrix(format_matrix(x)), x.numpy())
+    assert format_matrix(examples.three_inputs.inputs).splitlines()[0] == "1, 0, 1, 0"
+
+
+def test_unknown_example_is_rejected():
+    with pytest.raises(ValueError, match="example"):
+        InputsExplorer("999")

@@ -1,0 +1,69 @@
+"""QKVExplorer headless: the highlighted row, column and products match derive_qkv."""
+
+import numpy as np
+import pytest
+
+from attnlib import derive_qkv, examples
+from attnlib.widgets.qkv import KINDS, QKVExplorer, product_lines
+
+
+def _box(rect):
+    return (rect.get_x(), rect.get_y(), rect.get_width(), rect.get_height())
+
+
+def test_starts_on_001_key_of_input_1():
+    e = QKVExplorer()
+    assert e.summary() == "QKVExplorer(example='001', token='Input 1', kind='key')"
+    # document 001: key of Input 1 is [0, 1, 1]
+    assert e.product_texts == ["[1,0,1,0]·[0,1,0,1] = 0", "[1,0,1,0]·[0,1,1,1] = 1", "[1,0,1,0]·[1,0,0,0] = 1"]
+    assert "[0,1,1]" in e.products.value
+    assert np.array_equal(e.views["result"].plot.data, examples.three_inputs.qkv().keys.numpy())
+
+
+@pytest.mark.parametrize("example", ["001", "000"])
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_and_token(example, kind):
+    e = QKVExplorer()
+    e.controls["example"].value = example
+    e.controls["kind"].value = kind
+    ex = examples.get(example)
+    index = KINDS[kind][0]
+    result = derive_qkv(ex.inputs, *ex.weights)[index]
+    weight = ex.weights[index]
+    for i in range(len(ex.rows)):
+        e.controls["token"].value = i
+        assert np.array_equal(e.views["result"].plot.data, result.numpy())
+        assert np.array_equal(e.views["weight"].plot.data, weight.numpy())
+        lines = e.product_texts
+        assert len(lines) == weight.shape[1]
+        assert [float(t.rsplit("= ", 1)[1]) for t in lines] == result[i].tolist()
+        assert lines == product_lines(ex.inputs[i], weight)
+        assert _box(e.views["inputs"].plot.highlights[0]) == (-0.5, i - 0.5, ex.inputs.shape[1], 1)
+        assert (-0.5, i - 0.5, result.shape[1], 1) in [_box(r) for r in e.views["result"].plot.highlights]
+    label = ex.token_labels[len(ex.rows) - 1]
+    assert e.summary() == f"QKVExplorer(example={example!r}, token={label!r}, kind={kind!r})"
+
+
+def test_column_outlines_weight_column_and_result_cell():
+    e = QKVExplorer("000", token=3, kind="value")
+    e.controls["column"].value = 3
+    assert e.controls["column"].max == 4
+    assert _box(e.views["weight"].plot.highlights[0]) == (2.5, -0.5, 1, 4)
+    assert (2.5, 2.5, 1, 1) in [_box(r) for r in e.views["result"].plot.highlights]
+    # document 000: value of Input 4 is [2, 10, 3, 13, 9]; the chosen product is in bold
+    assert "<b>[3,1,1,1]·[3,1,1,2] = 13</b>" in e.products.value
+    e.controls["example"].value = "001"  # 3 tokens, 3 columns: selections are clamped
+    assert e.controls["token"].value == 2 and e.controls["column"].max == 2 and e.controls["column"].value == 2
+
+
+def test_annotations_match_result():
+    e = QKVExplorer(kind="query")
+    q = examples.three_inputs.qkv().queries
+    assert [t.get_text() for t in e.views["result"].plot.texts] == [str(int(v)) for v in q.reshape(-1).tolist()]
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="kind"):
+        QKVExplorer(kind="keys")
+    with pytest.raises(ValueError, match="example"):
+        QKVExplorer("002")
