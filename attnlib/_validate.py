@@ -7,6 +7,7 @@ sees "queries have d_k=5 but keys have d_k=3" instead of a bare broadcasting tra
 from __future__ import annotations
 
 import math
+import numbers
 
 import torch
 from torch import Tensor
@@ -91,7 +92,7 @@ def check_scale(scale: float | None, d_k: int) -> float:
         if scale.numel() != 1:
             raise AttentionInputError(f"scale must be a single number, got shape {shape_str(scale)}")
         scale = float(scale)
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+    if isinstance(scale, bool) or not isinstance(scale, numbers.Real):
         raise TypeError(f"scale must be a number, got {type(scale).__name__}")
     if not math.isfinite(scale) or scale <= 0:
         raise AttentionInputError(f"scale must be a positive finite number, got {scale}")

@@ -205,7 +205,10 @@ def softmax(scores: Tensor, dim: int = -1) -> Tensor:
 def _softmax(scores: Tensor, dim: int = -1) -> Tensor:
     """:func:`softmax` without the input checks (for inputs already validated)."""
     shifted = scores - scores.amax(dim=dim, keepdim=True)
-    exp = shifted.exp_()
+    if shifted.requires_grad:  # autograd needs exp's output unchanged: no in-place ops
+        exp = shifted.exp()
+        return exp / exp.sum(dim=dim, keepdim=True)
+    exp = shifted.exp_()  # shifted is our own temporary: reuse its memory
     return exp.div_(exp.sum(dim=dim, keepdim=True))
 
 
