@@ -1,0 +1,96 @@
+"""The documents' worked examples (attnlib.examples): names, shapes and the documents' own data."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import examples
+
+
+def test_every_document_has_an_example_by_number_and_by_name() -> None:
+    by_name = {
+        "four_inputs": "000",
+        "three_inputs": "001",
+        "history": "002",
+        "translate": "003",
+        "encodings": "004",
+    }
+    assert sorted(examples.ALL) == ["000", "001", "002", "003", "004"]
+    for name, number in by_name.items():
+        assert examples.get(name) is examples.get(number) is getattr(examples, name)
+        assert examples.get(name).key == number
+        assert examples.get(name).document.startswith(number)
+
+
+def test_get_unknown_names_the_choices() -> None:
+    with pytest.raises(KeyError, match=r"no example 'nope'.*'000'.*'three_inputs'"):
+        examples.get("nope")
+
+
+@pytest.mark.parametrize(
+    ("example", "n_tokens", "d_in", "d_k", "d_v"),
+    [(examples.four_inputs, 4, 4, 5, 5), (examples.three_inputs, 3, 4, 3, 3)],
+)
+def test_matrix_examples_shapes(example: examples.MatrixExample, n_tokens: int, d_in: int, d_k: int, d_v: int) -> None:
+    x = example.inputs
+    assert x.dtype == torch.float32 and x.shape == (n_tokens, d_in)
+    w = example.weights
+    assert (w.w_query.shape, w.w_key.shape, w.w_value.shape) == ((d_in, d_k), (d_in, d_k), (d_in, d_v))
+    q, k, v = example.qkv()
+    assert (q.shape, k.shape, v.shape) == ((n_tokens, d_k), (n_tokens, d_k), (n_tokens, d_v))
+    assert len(example.token_labels) == n_tokens
+    assert example.scale == 1.0  # both documents skip the scaling
+
+
+def test_example_data_are_the_documents_numbers() -> None:
+    # 000 and 001 share their first three inputs; 001's weights are the first 3 columns of 000's
+    assert torch.equal(examples.four_inputs.inputs[:3], examples.three_inputs.inputs)
+    for big, small in zip(examples.four_inputs.weights, examples.three_inputs.weights):
+        assert torch.equal(big[:, :3], small)
+    assert examples.four_inputs.inputs[3].tolist() == [3.0, 1.0, 1.0, 1.0]
+
+
+def test_examples_are_immutable_and_return_fresh_tensors() -> None:
+    x = examples.three_inputs.inputs
+    x[0, 0] = 99.0
+    assert examples.three_inputs.inputs[0, 0].item() == 1.0
+    with pytest.raises(AttributeError):
+        examples.three_inputs.rows = ()  # type: ignore[misc]
+
+
+def test_encodings_has_no_explicit_weights() -> None:
+    assert examples.encodings.inputs.shape == (3, 2)
+    with pytest.raises(AttributeError, match=r"example '004' has no explicit weights"):
+        examples.encodings.weights  # noqa: B018
+
+
+def test_history_run_replays_document_002_draws() -> None:
+    ex = examples.history
+    assert len(ex.tokens) == 28 and ex.ids.shape == (28,)
+    run = ex.run()
+    torch.manual_seed(123)
+    embedded = torch.nn.Embedding(50000, 16)(ex.ids).detach()
+    wq, wk, wv = torch.rand(16, 24), torch.rand(16, 24), torch.rand(16, 28)
+    assert torch.equal(run.embedded, embedded)
+    assert torch.equal(run.w_query, wq) and torch.equal(run.w_key, wk) and torch.equal(run.w_value, wv)
+
+
+def test_translate_run_reseeds_before_weights_like_document_003() -> None:
+    ex = examples.translate
+    assert ex.ids.tolist() == [0, 7, 1, 2, 5, 6, 4, 3]
+    run = ex.run()
+    torch.manual_seed(123)
+    embedded = torch.nn.Embedding(10, 16)(ex.ids).detach()
+    torch.manual_seed(123)
+    u_query = torch.rand(16, 16)
+    assert torch.equal(run.embedded, embedded)
+    assert torch.equal(run.w_query, u_query)
+
+
+def test_run_leaves_the_global_random_state_alone() -> None:
+    torch.manual_seed(7)
+    before = torch.random.get_rng_state()
+    examples.history.run()
+    examples.translate.run()
+    assert torch.equal(torch.random.get_rng_state(), before)

@@ -1,0 +1,72 @@
+"""Sentence → tokens → vocabulary → ids → embeddings (attnlib.text), as document 002 builds them."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import AttentionInputError, examples, text
+
+SENTENCE = examples.history.sentence
+
+
+def test_tokenize_drops_commas_and_splits_on_whitespace() -> None:
+    assert text.tokenize("Life is short, eat  dessert first") == ["Life", "is", "short", "eat", "dessert", "first"]
+
+
+def test_tokenize_rejects_empty_and_non_strings() -> None:
+    with pytest.raises(AttentionInputError, match="sentence has no words"):
+        text.tokenize(" , ")
+    with pytest.raises(TypeError, match=r"sentence must be a str, got int"):
+        text.tokenize(3)  # type: ignore[arg-type]
+
+
+def test_vocabulary_reproduces_document_002_skipped_ids() -> None:
+    vocab = text.build_vocabulary(SENTENCE)
+    tokens = text.tokenize(SENTENCE)
+    # numbered over the sorted tokens with duplicates: a repeated word keeps its last number
+    assert vocab == {w: max(i for i, t in enumerate(sorted(tokens)) if t == w) for w in set(tokens)}
+    assert len(vocab) == 26 and len(tokens) == 28
+    assert (vocab["the"], vocab["to"], vocab["today's"]) == (23, 25, 26)
+    assert 22 not in vocab.values() and 24 not in vocab.values()
+
+
+def test_unique_vocabulary_numbers_each_word_once() -> None:
+    vocab = text.build_vocabulary(SENTENCE, unique=True)
+    assert sorted(vocab.values()) == list(range(26))
+    assert list(vocab) == sorted(vocab)
+
+
+def test_encode_gives_ids_in_sentence_order() -> None:
+    vocab = text.build_vocabulary("b a c a")
+    ids = text.encode("b a c a", vocab)
+    assert ids.dtype == torch.int64
+    assert ids.tolist() == [vocab["b"], vocab["a"], vocab["c"], vocab["a"]]
+
+
+def test_encode_names_missing_words() -> None:
+    with pytest.raises(AttentionInputError, match=r"words not in the vocabulary: \['zebra'\]"):
+        text.encode("a zebra", {"a": 0})
+
+
+def test_embed_is_a_seeded_embedding_lookup() -> None:
+    ids = torch.tensor([0, 7, 1])
+    got = text.embed(ids, num_embeddings=10, d=16, seed=123)
+    torch.manual_seed(123)
+    table = torch.nn.Embedding(10, 16)
+    assert got.shape == (3, 16) and not got.requires_grad
+    assert torch.equal(got, table.weight[ids].detach())
+
+
+def test_embed_leaves_the_global_random_state_alone() -> None:
+    torch.manual_seed(5)
+    before = torch.random.get_rng_state()
+    text.embed(torch.tensor([1]), num_embeddings=3, d=2, seed=0)
+    assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def test_embed_rejects_bad_ids() -> None:
+    with pytest.raises(TypeError, match=r"token_ids must be an integer tensor, got torch.float32"):
+        text.embed(torch.tensor([0.0]), num_embeddings=3, d=2, seed=0)
+    with pytest.raises(AttentionInputError, match=r"token id 3 does not fit num_embeddings=3"):
+        text.embed(torch.tensor([0, 3]), num_embeddings=3, d=2, seed=0)
