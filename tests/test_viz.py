@@ -1,0 +1,139 @@
+"""Basics of the plotting helpers (attnlib.viz) and the plot styles (attnlib.style)."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib as mpl
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from attnlib import style, viz
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(autouse=True)
+def laptop_style():
+    style.use("laptop")
+    yield
+    style.use("laptop")
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    assert data.startswith(PNG_MAGIC)
+    return Image.open(io.BytesIO(data)).size
+
+
+def test_as_numpy_converts_tensors_lists_and_vectors() -> None:
+    t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    arr = viz.as_numpy(t)
+    assert arr.dtype == np.float64 and arr.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+    assert viz.as_numpy([1, 2, 3]).shape == (1, 3)  # a vector becomes one row
+
+
+def test_as_numpy_rejects_3d() -> None:
+    with pytest.raises(ValueError, match=r"a heatmap shows a matrix; got an array of shape \(2, 2, 2\)"):
+        viz.as_numpy(np.zeros((2, 2, 2)))
+
+
+def test_heatmap_draws_a_png_and_keeps_its_data() -> None:
+    m = torch.tensor([[0.1, 0.9], [0.5, 0.5], [0.3, 0.7]])
+    hm = viz.heatmap(m, row_labels=["a", "b", "c"], col_labels=["x", "y"], title="weights")
+    assert isinstance(hm, viz.Heatmap)
+    np.testing.assert_allclose(hm.data, m.numpy(), rtol=1e-6)
+    width, height = png_size(hm.to_png())
+    assert width > 0 and height > 0
+    assert hm._repr_png_().startswith(PNG_MAGIC)
+    assert "3×2" in repr(hm) and "weights" in repr(hm)
+
+
+def test_heatmap_annotates_small_matrices_only() -> None:
+    small = viz.heatmap(np.eye(3))
+    big = viz.heatmap(np.zeros((40, 40)))
+    assert small.annotate and not big.annotate
+    texts = [t.get_text() for t in small.texts]
+    assert len(texts) == 9 and texts[0] == "1.00"
+
+
+def test_heatmap_update_in_place_changes_the_picture() -> None:
+    hm = viz.heatmap(np.zeros((3, 3)), vmin=0, vmax=1)
+    before = hm.to_png()
+    image = hm.image
+    hm.update(np.eye(3))
+    assert hm.image is image  # same artist: updated, not rebuilt
+    assert hm.data[0, 0] == 1.0
+    assert hm.to_png() != before
+
+
+def test_heatmap_update_to_a_new_shape() -> None:
+    hm = viz.heatmap(np.zeros((2, 2)))
+    hm.update(np.ones((3, 4)), row_labels=["a", "b", "c"])
+    assert hm.data.shape == (3, 4)
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["a", "b", "c"]
+    png_size(hm.to_png())
+
+
+def test_heatmap_highlight_outlines_rows_columns_and_cells() -> None:
+    hm = viz.heatmap(np.zeros((3, 3)))
+    hm.highlight(rows=[0], cols=[1, 2], cells=[(2, 2)])
+    assert len(hm.highlights) == 4
+    hm.highlight(cells=[(0, 0)])  # replaces the earlier outlines
+    assert len(hm.highlights) == 1
+
+
+def test_show_heatmaps_side_by_side() -> None:
+    grid = viz.show_heatmaps([np.zeros((2, 2)), np.ones((2, 3))], ["Q", "K"])
+    assert len(grid.heatmaps) == 2
+    assert grid.heatmaps[1].data.shape == (2, 3)
+    png_size(grid.to_png())
+
+
+def test_bar_chart_updates_and_checks_length() -> None:
+    chart = viz.BarChart([0.2, 0.3, 0.5], ["a", "b", "c"])
+    chart.update([0.6, 0.3, 0.1])
+    assert [round(b.get_height(), 6) for b in chart.bars] == [0.6, 0.3, 0.1]
+    png_size(chart.to_png())
+    with pytest.raises(ValueError, match=r"expected 3 values, got 2"):
+        chart.update([0.5, 0.5])
+
+
+def test_no_pyplot_figures_are_left_open() -> None:
+    import matplotlib.pyplot as plt
+
+    before = len(plt.get_fignums())
+    viz.heatmap(np.eye(2)).to_png()
+    assert len(plt.get_fignums()) == before
+
+
+# ---------------------------------------------------------------- style
+def test_style_use_switches_and_sets_rc() -> None:
+    st = style.use("projector")
+    assert style.current() is st is style.STYLES["projector"]
+    assert mpl.rcParams["font.size"] == st.font_size
+    assert mpl.rcParams["image.cmap"] == st.cmap
+    style.use("laptop")
+    assert style.current().name == "laptop"
+    assert mpl.rcParams["font.size"] == style.STYLES["laptop"].font_size
+
+
+def test_style_use_unknown_name() -> None:
+    with pytest.raises(ValueError, match=r"style must be one of \['laptop', 'projector'\], got 'beamer'"):
+        style.use("beamer")
+
+
+def test_style_projector_is_larger_and_colour_blind_safe() -> None:
+    laptop, projector = style.STYLES["laptop"], style.STYLES["projector"]
+    assert projector.font_size > laptop.font_size
+    assert projector.line_width > laptop.line_width
+    assert projector.cmap == "cividis"
+
+
+def test_style_use_restyles_existing_heatmaps() -> None:
+    hm = viz.heatmap(np.eye(2))
+    small = hm.texts[0].get_fontsize()
+    style.use("projector")
+    assert hm.texts[0].get_fontsize() > small
+    assert hm.texts[0].get_fontsize() == pytest.approx(style.STYLES["projector"].annotation_size)
