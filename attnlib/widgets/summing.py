@@ -66,7 +66,7 @@ class SummingExplorer(Explorer):
         row_labels.append(f"= z{query + 1}" if terms == n_k else f"sum of {terms}")
         table = partial_sum_table(weights, values, query, terms)
         s = self.views["sum"].plot
-        s.update(table, row_labels=row_labels, col_labels=dims, title=f"building the output of {self.labels[query]}")
+        s.update(table, row_labels=row_labels, col_labels=dims, title=f"building z{query + 1} ({self.labels[query]})")
         s.highlight(rows=[*range(terms), n_k])
         ctx = self.views["context"].plot
         ctx.update(
