@@ -83,3 +83,9 @@ def test_custom_text_and_bad_input_keeps_state():
     e.controls["scores"].value = "0 0; 0 0"
     assert e.message.value == ""
     assert np.allclose(e.views["heatmap"].plot.data, 0.5)
+
+
+def test_bar_title_follows_query():
+    e = SoftmaxExplorer()
+    e.controls["query"].value = 1
+    assert "weights of Input 2" in e.bar_caption.value

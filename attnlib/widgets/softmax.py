@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import math
 
 import ipywidgets as W
@@ -70,7 +71,7 @@ class SoftmaxExplorer(Explorer):
         self.stats = W.HTML()
         self._syncing = False
         weights = self.weights()
-        self.views["bars"] = PlotView(BarChart(weights[query], labels, title=self._bar_title()))
+        # the heatmap comes first: it is the PNG a reader without a kernel sees
         self.views["heatmap"] = PlotView(
             Heatmap(
                 weights,
@@ -82,6 +83,8 @@ class SoftmaxExplorer(Explorer):
                 decimals=3,
             )
         )
+        self.views["bars"] = PlotView(BarChart(weights[query], labels, title="one query's weights"))
+        self.bar_caption = W.HTML(value=self._bar_title())
         self.views["heatmap"].plot.highlight(rows=[query])
         self.views["heatmap"].refresh()
         self._show_stats(weights)
@@ -93,7 +96,7 @@ class SoftmaxExplorer(Explorer):
                 W.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
                 self.controls["scores"],
                 self.message,
-                W.HBox([self.views["bars"].image, self.views["heatmap"].image]),
+                W.HBox([W.VBox([self.bar_caption, self.views["bars"].image]), self.views["heatmap"].image]),
                 self.stats,
             ]
         )
@@ -103,7 +106,7 @@ class SoftmaxExplorer(Explorer):
         return [(label, i) for i, label in enumerate(self.labels)]
 
     def _bar_title(self) -> str:
-        return f"weights of {self.labels[self.controls['query'].value]}"
+        return f"<b>bars: weights of {html.escape(self.labels[self.controls['query'].value])}</b>"
 
     def weights(self) -> Tensor:
         """``softmax(scores / T)`` over the keys, ``(n_q, n_k)``."""
@@ -163,12 +166,11 @@ class SoftmaxExplorer(Explorer):
         row = weights[query.value]
         bars = self.views["bars"]
         if len(bars.plot.data) != len(row):
-            bars.plot = BarChart(row, labels, title=self._bar_title())  # the number of keys changed
+            bars.plot = BarChart(row, labels, title="one query's weights")  # the number of keys changed
         else:
             bars.plot.update(row)
-            bars.plot.ax.set_title(self._bar_title())
-            bars.plot._own._background = None
         bars.refresh()
+        self.bar_caption.value = self._bar_title()
         heat = self.views["heatmap"]
         heat.plot.update(weights, row_labels=labels, col_labels=labels)
         heat.plot.highlight(rows=[query.value])
