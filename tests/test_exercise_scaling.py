@@ -38,6 +38,7 @@ def test_placeholder(answer):
         (lambda s: torch.softmax(s * math.sqrt(5), dim=-1), "multiplied"),
         (lambda s: s / math.sqrt(5), "scaled scores"),
         (lambda s: torch.softmax(s / math.sqrt(5), dim=0), "dim=-1"),
+        (lambda s: torch.softmax(s.T / math.sqrt(5), dim=-1), "K Qᵀ"),
     ],
 )
 def test_typical_wrong_answers_get_their_hint(make, phrase):

@@ -48,5 +48,9 @@ def check(answer: object) -> Feedback:
             "These are the scaled scores; apply the softmax to turn them into weights.",
         ),
         (softmax(scale_scores(scores, d_k), dim=0), "Take the softmax over the keys (dim=-1), not the queries."),
+        (
+            softmax(scale_scores(scores.T, d_k)),
+            "You used K Qᵀ (keys times queries): the scores are Q Kᵀ, row i = query i against every key.",
+        ),
     ]
     return compare_tensor(answer, expected(), name=NAME, wrong=wrong)
