@@ -202,13 +202,18 @@ def softmax(scores: Tensor, dim: int = -1) -> Tensor:
     return _softmax(scores, dim)
 
 
-def _softmax(scores: Tensor, dim: int = -1) -> Tensor:
-    """:func:`softmax` without the input checks (for inputs already validated)."""
-    shifted = scores - scores.amax(dim=dim, keepdim=True)
-    if shifted.requires_grad:  # autograd needs exp's output unchanged: no in-place ops
-        exp = shifted.exp()
+def _softmax(scores: Tensor, dim: int = -1, *, inplace: bool = False) -> Tensor:
+    """:func:`softmax` without the input checks (for inputs already validated).
+
+    With ``inplace=True`` (for scores that are the caller's own temporary) the result overwrites
+    ``scores``: no extra ``(..., n_q, n_k)`` buffer, three passes over it instead of five.
+    """
+    if scores.requires_grad:  # autograd needs exp's output unchanged: no in-place ops
+        exp = (scores - scores.amax(dim=dim, keepdim=True)).exp()
         return exp / exp.sum(dim=dim, keepdim=True)
-    exp = shifted.exp_()  # shifted is our own temporary: reuse its memory
+    row_max = scores.amax(dim=dim, keepdim=True)
+    shifted = scores.sub_(row_max) if inplace else scores - row_max
+    exp = shifted.exp_()  # shifted is a temporary: reuse its memory
     return exp.div_(exp.sum(dim=dim, keepdim=True))
 
 
@@ -281,7 +286,10 @@ def _masked_scaled_scores(
     # scaling the queries (n_q × d_k numbers) costs less than scaling the scores (n_q × n_k)
     scores = torch.matmul(queries * s, keys.transpose(-2, -1)) if s != 1.0 else queries @ keys.transpose(-2, -1)
     if mask is not None:
-        scores = scores.masked_fill(~mask, float("-inf"))
+        if tuple(scores.shape) == scores_shape:  # our own temporary, and the mask does not enlarge it
+            scores.masked_fill_(~mask, float("-inf"))
+        else:  # the mask (or the values) add batch dimensions
+            scores = scores.masked_fill(~mask, float("-inf"))
     return scores
 
 
@@ -306,7 +314,7 @@ def attention_weights(
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
     """
-    return _softmax(_masked_scaled_scores(queries, keys, values, scale, mask))
+    return _softmax(_masked_scaled_scores(queries, keys, values, scale, mask), inplace=True)
 
 
 def attention(
@@ -333,6 +341,6 @@ def attention(
     Returns:
         context ``(..., n_q, d_v)``.
     """
-    weights = _softmax(_masked_scaled_scores(queries, keys, values, scale, mask))
+    weights = _softmax(_masked_scaled_scores(queries, keys, values, scale, mask), inplace=True)
     # steps 6 and 7 in one product: (weights @ values)[i] = sum_j weights[i, j] * values[j]
     return weights @ values

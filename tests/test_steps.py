@@ -282,3 +282,24 @@ def test_attention_document_004_context() -> None:
         q, v, k = (m(x) for m in lin)
         expected = F.softmax(q @ k.T / math.sqrt(2), dim=1) @ v
         torch.testing.assert_close(attnlib.attention(q, k, v), expected)
+
+
+def test_attention_mask_and_values_may_add_batch_dimensions() -> None:
+    q, k = rand(3, 5, seed=1), rand(4, 5, seed=2)
+    v = rand(2, 4, 2, seed=3)
+    mask = torch.rand(2, 3, 4, generator=torch.Generator().manual_seed(4)) > 0.3
+    mask[..., 0] = True
+    got = attnlib.attention(q, k, v, mask=mask)
+    assert got.shape == (2, 3, 2)
+    expected = F.scaled_dot_product_attention(q.expand(2, 3, 5), k.expand(2, 4, 5), v, attn_mask=mask)
+    torch.testing.assert_close(got, expected, atol=1e-6, rtol=1e-6)
+
+
+def test_attention_masked_gradients_match_torch() -> None:
+    q1 = rand(2, 4, 3, seed=1).requires_grad_()
+    q2 = q1.detach().clone().requires_grad_()
+    k, v = rand(2, 4, 3, seed=2), rand(2, 4, 2, seed=3)
+    causal = torch.ones(4, 4, dtype=torch.bool).tril()
+    attnlib.attention(q1, k, v, mask=causal).square().sum().backward()
+    F.scaled_dot_product_attention(q2, k, v, attn_mask=causal).square().sum().backward()
+    torch.testing.assert_close(q1.grad, q2.grad, atol=1e-6, rtol=1e-5)
