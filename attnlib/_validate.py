@@ -35,7 +35,9 @@ def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "") -
     if t.dim() < min_rank:
         want = f" {layout}" if layout else ""
         raise AttentionInputError(f"{name} must have at least {min_rank} dimensions{want}, got shape {shape_str(t)}")
-    if not bool(torch.isfinite(t).all()):
+    # a NaN or an inf makes the sum NaN or inf, so one cheap reduction clears finite tensors;
+    # only when it fails (a NaN/inf, or a sum of huge finite values overflowing) look closer
+    if not math.isfinite(float(t.detach().sum())) and not bool(torch.isfinite(t).all()):
         bad = int((~torch.isfinite(t)).sum())
         raise AttentionInputError(f"{name} contains {bad} NaN or infinite value(s) (shape {shape_str(t)})")
     return t

@@ -269,3 +269,15 @@ def test_check_tensor_and_check_mask_directly() -> None:
 def test_errors_are_value_errors() -> None:
     # learners (and callers) can catch the usual ValueError
     assert issubclass(AttentionInputError, ValueError)
+
+
+def test_finiteness_check_has_no_false_alarm_on_huge_finite_values() -> None:
+    # the sum of these overflows to inf, but every entry is finite: not an error
+    assert check_tensor("queries", torch.full((4, 4), 3e38)) is not None
+
+
+def test_finiteness_check_catches_inf_and_minus_inf_that_cancel() -> None:
+    t = torch.zeros(3, 3)
+    t[0, 0], t[2, 1] = float("inf"), float("-inf")
+    with pytest.raises(AttentionInputError, match=re.escape("keys contains 2 NaN or infinite value(s) (shape (3, 3))")):
+        check_tensor("keys", t)
