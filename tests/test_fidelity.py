@@ -402,3 +402,33 @@ def test_shapes_and_dicts_are_parsed() -> None:
     texts = ["torch.Size([28, 16])\n(8, 8)", "{'the': 23, \"today's\": 26}\n{1, 2}"]
     assert shapes_in(texts) == [[28, 16], [8, 8]]
     assert dicts_in(texts) == [{"the": 23, "today's": 26}]
+
+
+def test_output_texts_reads_plain_text_and_streams_only(tmp_path: Path) -> None:
+    nb = {
+        "cells": [
+            {"cell_type": "markdown", "source": "Output 1 is [2.0, 7.0, 1.5]", "metadata": {}},
+            {
+                "cell_type": "code",
+                "source": "x",
+                "metadata": {},
+                "outputs": [
+                    {"output_type": "stream", "name": "stdout", "text": ["tensor([2.0000, ", "7.9640, 0.0540])\n"]},
+                    {"output_type": "execute_result", "data": {"text/plain": "torch.Size([8, 16])"}, "metadata": {}},
+                    {"output_type": "display_data", "data": {"image/png": "iVBORw0KGgo="}, "metadata": {}},
+                ],
+            },
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path = tmp_path / "07_summing.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    texts = output_texts(path)
+    assert texts == ["tensor([2.0000, 7.9640, 0.0540])\n", "torch.Size([8, 16])"]
+    output_2 = BY_ID["001.output_2"]
+    assert contains_run(numbers_in(texts), values_of(output_2), fact_tolerances(output_2))
+    output_1 = BY_ID["001.output_1"]  # only in markdown here: not shown as an output
+    assert not contains_run(numbers_in(texts), values_of(output_1), fact_tolerances(output_1))
+    assert [8, 16] in shapes_in(texts)
