@@ -28,7 +28,8 @@ class MultiHeadExplorer(Explorer):
     """Per-head weights ``(num_heads, n, n)`` of a seeded ``MultiHeadAttention`` on 003's sentence.
 
     Controls: ``head`` (one head, or ``"all"`` for a grid of every head), ``scaled``
-    (``1/sqrt(d_head)``), ``causal`` (token ``i`` attends only to ``0 … i``).
+    (``1/sqrt(d_head)``), ``causal`` (token ``i`` attends only to ``0 … i``). Colours run from 0 to
+    each map's largest weight, so that the nearly uniform untrained heads still show a pattern.
     """
 
     def __init__(self, num_heads: int = 4, *, head: int | str = 0, scaled: bool = True, causal: bool = False):
@@ -54,18 +55,17 @@ class MultiHeadExplorer(Explorer):
                     xlabel="key",
                     ylabel="query",
                     vmin=0.0,
-                    vmax=1.0,
                 )
             ),
             "grid": PlotView(
                 show_heatmaps(
                     list(weights),
                     [f"head {h + 1}" for h in range(num_heads)],
-                    ncols=min(num_heads, 4),
+                    ncols=2 if num_heads <= 4 else 4,
+                    figsize=(9.0, 8.0) if num_heads <= 4 else (14.0, 3.6 * -(-num_heads // 4)),
                     row_labels=labels,
                     col_labels=labels,
                     vmin=0.0,
-                    vmax=1.0,
                 )
             ),
         }
