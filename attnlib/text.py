@@ -77,7 +77,9 @@ def sentence_attention(
 
     Tokens → ``build_vocabulary(unique=True)`` ids → ``embed(..., d=d, seed=seed)`` → either
     document 003's simplified attention (``projections=False``: queries = keys = values = the
-    embeddings, ``ω = X Xᵀ``) or projections ``X W`` with ``init_weights(d, d, seed=seed)``.
+    embeddings, ``ω = X Xᵀ``) or projections by the three ``(d, d)`` matrices ``U`` of
+    ``init_weights(d, d, seed=seed)``, applied as document 003 applies them (``q = U x``, i.e.
+    ``Q = X Uᵀ``), so that 003's sentence reproduces 003's scaled dot-product weights.
     ``scaled`` divides the scores by ``sqrt(d)``.
 
     Returns:
@@ -96,7 +98,8 @@ def sentence_attention(
     ids = encode(sentence, vocabulary)
     embedded = embed(ids, num_embeddings=len(vocabulary), d=d, seed=seed)
     if projections:
-        queries, keys, values = derive_qkv(embedded, *init_weights(d, d, seed=seed))
+        u_query, u_key, u_value = init_weights(d, d, seed=seed)
+        queries, keys, values = derive_qkv(embedded, u_query.T, u_key.T, u_value.T)
     else:
         queries = keys = values = embedded
     scores = queries @ keys.T

@@ -14,8 +14,8 @@ def _reference(sentence: str, projections: bool, scaled: bool) -> torch.Tensor:
     vocabulary = build_vocabulary(sentence, unique=True)
     x = embed(encode(sentence, vocabulary), num_embeddings=len(vocabulary), d=16, seed=123)
     if projections:
-        w_q, w_k, _ = init_weights(16, 16, seed=123)
-        q, k = x @ w_q, x @ w_k
+        u_q, u_k, _ = init_weights(16, 16, seed=123)
+        q, k = x @ u_q.T, x @ u_k.T  # document 003's q = U x
     else:
         q = k = x
     return torch.softmax(q @ k.T / (4.0 if scaled else 1.0), dim=-1)
@@ -34,6 +34,14 @@ def test_starts_on_003s_sentence():
         _reference(examples.translate.sentence, True, True).double().numpy(), abs=1e-6
     )
     assert str(explorer) == "SentenceExplorer(n_tokens=8, scaled=True, projections=True)"
+
+
+def test_starts_on_003s_attention_weights_2():
+    # document 003's printed attention_weights_2 (the row of "you")
+    printed = [2.2317e-09, 1.2499e-05, 4.3696e-05, 3.7242e-03, 8.5596e-01, 1.4026e-01, 8.8897e-07, 3.1935e-10]
+    plot = SentenceExplorer().views["weights"].plot
+    assert plot.data[1] == pytest.approx(printed, rel=1e-3, abs=1e-8)
+    assert [t.get_text() for t in plot.texts[8:16]][3:6] == ["3.7e-03", "0.86", "0.14"]
 
 
 @pytest.mark.parametrize("projections", [True, False])

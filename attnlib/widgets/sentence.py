@@ -12,7 +12,7 @@ from ._core import Explorer, PlotView
 __all__ = ["SentenceExplorer"]
 
 PROJECTIONS = {
-    "with W_q, W_k, W_v": True,
+    "with projections (Q = X Uᵀ)": True,
     "without (ω = X Xᵀ)": False,
 }
 
@@ -21,8 +21,9 @@ class SentenceExplorer(Explorer):
     """Attention weights ``(n_tokens, n_tokens)`` of a typed sentence, labelled with its tokens.
 
     Controls: ``sentence`` (text; empty or more than 32 tokens → inline message, the map keeps
-    its last good state), ``scaled`` (divide by ``sqrt(d)``), ``projections`` (with the seeded
-    ``W_q, W_k, W_v`` or document 003's simplified ``ω = X Xᵀ``).
+    its last good state), ``scaled`` (divide by ``sqrt(d)``), ``projections`` (document 003's
+    seeded ``U_q, U_k, U_v`` applied as ``X Uᵀ``, or 003's simplified ``ω = X Xᵀ``). Started on
+    003's sentence, the row of "you" is 003's ``attention_weights_2``.
     """
 
     def __init__(self, sentence: str = examples.translate.sentence, *, scaled: bool = True, projections: bool = True):
@@ -64,7 +65,7 @@ class SentenceExplorer(Explorer):
         )
 
     def _title(self) -> str:
-        how = "X W" if self.controls["projections"].value else "X Xᵀ"
+        how = "X Uᵀ" if self.controls["projections"].value else "X Xᵀ"
         scaled = "scaled" if self.controls["scaled"].value else "unscaled"
         return f"weights ({how}, {scaled})"
 
