@@ -9,15 +9,18 @@ a cell, a heatmap displays itself as a PNG — no pyplot state, no ``<Figure siz
 from __future__ import annotations
 
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import ClassVar
 
 import numpy as np
 import torch
+from matplotlib import colormaps, font_manager
 from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.colors import Normalize
+from matplotlib.colors import Normalize, to_rgb
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
-from PIL import Image
+from matplotlib.text import Text
+from PIL import Image, ImageDraw, ImageFont
 
 from . import style as _style
 
@@ -38,6 +41,21 @@ def as_numpy(matrix: object) -> np.ndarray:
     return arr
 
 
+_LUTS: dict[str, np.ndarray] = {}
+
+
+def _dark_cells(data: np.ndarray, cmap: str, lo: float, hi: float) -> np.ndarray:
+    """Which cells get white annotations: luminance of their colour ≤ 0.5 (same bins as matplotlib)."""
+    lut = _LUTS.get(cmap)
+    if lut is None:
+        colormap = colormaps[cmap]
+        rgba = colormap(np.arange(colormap.N))
+        lut = _LUTS[cmap] = 0.299 * rgba[:, 0] + 0.587 * rgba[:, 1] + 0.114 * rgba[:, 2]
+    scaled = (data - lo) / (hi - lo) if hi > lo else np.zeros_like(data)
+    index = np.clip((scaled * len(lut)).astype(np.int64), 0, len(lut) - 1)
+    return lut[index] <= 0.5
+
+
 def _fmt(value: float, decimals: int) -> str:
     if value != 0 and (abs(value) < 10 ** (-decimals) or abs(value) >= 1e5):
         return f"{value:.1e}"
@@ -45,36 +63,127 @@ def _fmt(value: float, decimals: int) -> str:
     return "0" if text in ("-0", "-0." + "0" * decimals, "0." + "0" * decimals) and value == 0 else text
 
 
+class _TextStamps:
+    """Annotation text rasterised once per (font, size, string) and pasted into the Agg buffer.
+
+    Drawing a matplotlib ``Text`` costs about 0.5 ms (layout + glyph rendering); an 8×8 annotated
+    heatmap has 64 of them. The annotations only ever show a handful of distinct short strings
+    (numbers), so each is rendered once with FreeType (Pillow) and then alpha-blended with numpy
+    (a few µs). Only plain unrotated texts take this path; anything else is drawn by matplotlib.
+    """
+
+    _H: ClassVar[dict[str, str]] = {"left": "l", "center": "m", "right": "r"}  # Pillow anchors
+    _V: ClassVar[dict[str, str]] = {"center": "m", "top": "a", "bottom": "d", "baseline": "s"}
+    MAX_CACHED = 4096
+
+    def __init__(self) -> None:
+        self._fonts: dict[tuple[str, float], ImageFont.FreeTypeFont] = {}
+        self._masks: dict[tuple, tuple[np.ndarray, int, int]] = {}
+
+    @classmethod
+    def supports(cls, artist) -> bool:
+        return (
+            isinstance(artist, Text)
+            and artist.get_rotation() == 0
+            and artist.get_ha() in cls._H
+            and artist.get_va() in cls._V
+            and artist.get_bbox_patch() is None
+            and not artist.get_path_effects()
+            and not artist.get_usetex()
+            and "\n" not in artist.get_text()
+            and "$" not in artist.get_text()
+        )
+
+    def _mask(self, text: Text, dpi: float) -> tuple[np.ndarray, int, int]:
+        prop = text.get_fontproperties()
+        size = round(prop.get_size_in_points() * dpi / 72, 2)
+        path = font_manager.findfont(prop)
+        anchor = self._H[text.get_ha()] + self._V[text.get_va()]
+        key = (path, size, anchor, text.get_text())
+        hit = self._masks.get(key)
+        if hit is not None:
+            return hit
+        font = self._fonts.get((path, size))
+        if font is None:
+            font = self._fonts[(path, size)] = ImageFont.truetype(path, size)
+        left, top, right, bottom = font.getbbox(text.get_text(), anchor=anchor)
+        img = Image.new("L", (max(right - left, 1), max(bottom - top, 1)), 0)
+        ImageDraw.Draw(img).text((-left, -top), text.get_text(), font=font, fill=255, anchor=anchor)
+        mask = np.asarray(img, dtype=np.float32)[..., None] / 255.0
+        if len(self._masks) >= self.MAX_CACHED:
+            self._masks.clear()
+        self._masks[key] = hit = (mask, left, top)
+        return hit
+
+    def paste(self, buf: np.ndarray, text: Text, dpi: float) -> None:
+        """Blend ``text`` into ``buf`` (``(height, width, 4)`` uint8, row 0 at the top)."""
+        if not text.get_visible() or not text.get_text():
+            return
+        mask, left, top = self._mask(text, dpi)
+        x, y = text.get_transform().transform(text.get_unitless_position())
+        height, width = buf.shape[:2]
+        x0, y0 = round(x) + left, round(height - y) + top
+        x1, y1 = x0 + mask.shape[1], y0 + mask.shape[0]
+        cx0, cy0, cx1, cy1 = max(x0, 0), max(y0, 0), min(x1, width), min(y1, height)
+        if cx0 >= cx1 or cy0 >= cy1:
+            return
+        alpha = mask[cy0 - y0 : cy1 - y0, cx0 - x0 : cx1 - x0] * (text.get_alpha() or 1.0)
+        color = np.array(to_rgb(text.get_color()), dtype=np.float32) * 255.0
+        region = buf[cy0:cy1, cx0:cx1, :3]
+        region[...] = (region * (1.0 - alpha) + color * alpha + 0.5).astype(np.uint8)
+
+
+_STAMPS = _TextStamps()
+
+
 class _Canvas:
-    """A figure with an Agg canvas of its own (never registered with pyplot)."""
+    """A figure with an Agg canvas of its own (never registered with pyplot), redrawn by blitting.
+
+    The non-animated artists (axes, ticks, labels, title) are drawn once into a cached background;
+    each redraw restores it and draws only the animated artists that ``artists()`` returns
+    (image, annotations, highlights). Anything that changes the background must call
+    :meth:`invalidate`.
+    """
 
     def __init__(self, figsize: tuple[float, float], dpi: int | None = None):
         self.fig = Figure(figsize=figsize, dpi=dpi or _style.current().dpi, layout="constrained")
         self.canvas = FigureCanvasAgg(self.fig)
         self._background = None
-        self._animated: list = []
+        self.artists: Callable[[], list] = list
+
+    def invalidate(self) -> None:
+        """Redraw everything on the next draw (labels, title, limits, size or style changed)."""
+        self._background = None
+
+    def _draw_animated(self) -> None:
+        renderer = self.canvas.get_renderer()
+        buf = None
+        for artist in self.artists():
+            if not artist.get_visible():
+                continue
+            if _TextStamps.supports(artist):
+                if buf is None:
+                    buf = np.asarray(self.canvas.buffer_rgba())
+                _STAMPS.paste(buf, artist, self.fig.dpi)
+            else:
+                artist.draw(renderer)
 
     def full_draw(self) -> None:
         self.canvas.draw()  # draws everything that is not animated
         self._background = self.canvas.copy_from_bbox(self.fig.bbox)
-        for artist in self._animated:
-            artist.axes.draw_artist(artist) if artist.axes else self.fig.draw_artist(artist)
+        self._draw_animated()
 
     def blit_draw(self) -> None:
         if self._background is None:
             self.full_draw()
             return
         self.canvas.restore_region(self._background)
-        renderer = self.canvas.get_renderer()
-        for artist in self._animated:
-            if artist.get_visible():
-                artist.draw(renderer)
+        self._draw_animated()
 
     def png(self) -> bytes:
-        buf = self.canvas.buffer_rgba()
-        img = Image.frombuffer("RGBA", (buf.shape[1], buf.shape[0]), buf, "raw", "RGBA", 0, 1)
+        buf = np.asarray(self.canvas.buffer_rgba())
         out = io.BytesIO()
-        img.convert("RGB").save(out, format="png", compress_level=1)
+        Image.fromarray(np.ascontiguousarray(buf[..., :3])).save(out, format="png", compress_level=1)
         return out.getvalue()
 
 
@@ -120,16 +229,35 @@ class Heatmap:
             ax = self._own.fig.add_subplot()
         else:
             self._own = None
+        # the canvas that blits this heatmap: its own, a HeatmapGrid's (see _attach) or none
+        self._canvas: _Canvas | None = self._own
         self.ax = ax
         self.fig = ax.figure
         self.image = ax.imshow(data, aspect="auto", interpolation="nearest")
         self.texts: list = []
         self.highlights: list[Rectangle] = []
         self._labels = (None, None)
+        self._look: tuple | None = None  # (cmap, lo, hi) last applied to the image
         self.data = data
         self._title, self._xlabel, self._ylabel = title, xlabel, ylabel
         self._build(data, row_labels, col_labels)
+        if self._own is not None:
+            self._own.artists = self.animated_artists
         _style.register(self)
+
+    def animated_artists(self) -> list:
+        """What changes per update, redrawn over the cached background: image, annotations, highlights."""
+        return [self.image, *self.texts, *self.highlights]
+
+    def _attach(self, canvas: _Canvas) -> None:
+        """Let ``canvas`` (a HeatmapGrid's) blit this heatmap's changing artists."""
+        self._canvas = canvas
+        for artist in self.animated_artists():
+            artist.set_animated(True)
+
+    def _invalidate(self) -> None:
+        if self._canvas is not None:
+            self._canvas.invalidate()
 
     # ------------------------------------------------------------------ layout
     @staticmethod
@@ -160,14 +288,12 @@ class Heatmap:
                 for i in range(n_rows)
                 for j in range(n_cols)
             ]
-        self.image.set_animated(True)
-        for t in self.texts:
-            t.set_animated(True)
-        if self._own is not None:
-            self._own._animated = [self.image, *self.texts, *self.highlights]
+        if self._canvas is not None:
+            for artist in self.animated_artists():
+                artist.set_animated(True)
+        self._look = None
         self._set_data(data)
-        if self._own is not None:
-            self._own._background = None
+        self._invalidate()
 
     def set_labels(self, row_labels=None, col_labels=None) -> None:
         """Tick labels (strings); ``None`` numbers the rows/columns from 1."""
@@ -181,8 +307,7 @@ class Heatmap:
         self.ax.set_yticks(range(0, n_rows, step_r), rows[::step_r])
         self.ax.set_xticks(range(0, n_cols, step_c), cols[::step_c], rotation=90 if n_cols > 8 else 0)
         self._labels = (rows, cols)
-        if self._own is not None:
-            self._own._background = None
+        self._invalidate()
 
     # ------------------------------------------------------------------ data
     def _limits(self, data: np.ndarray) -> tuple[float, float, str]:
@@ -202,16 +327,19 @@ class Heatmap:
     def _set_data(self, data: np.ndarray) -> None:
         lo, hi, cmap = self._limits(data)
         self.image.set_data(data)
-        self.image.set_cmap(cmap)
-        self.image.set_norm(Normalize(lo, hi))
+        if self._look is None or self._look[0] != cmap:
+            self.image.set_cmap(cmap)
+            self.image.set_norm(Normalize(lo, hi))
+        elif self._look[1:] != (lo, hi):
+            self.image.norm.vmin, self.image.norm.vmax = lo, hi  # no new norm object per change
+        self._look = (cmap, lo, hi)
         if self.texts:
-            rgba = self.image.cmap(self.image.norm(data))
-            luminance = 0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]
-            n_cols = data.shape[1]
-            for k, t in enumerate(self.texts):
-                i, j = divmod(k, n_cols)
-                t.set_text(_fmt(float(data[i, j]), self.decimals))
-                t.set_color("black" if luminance[i, j] > 0.5 else "white")
+            dark = _dark_cells(data, cmap, lo, hi).ravel()
+            for t, value, is_dark in zip(self.texts, data.ravel().tolist(), dark.tolist()):
+                t.set_text(_fmt(value, self.decimals))
+                color = "white" if is_dark else "black"
+                if t.get_color() != color:
+                    t.set_color(color)
         self.data = data
 
     def update(
@@ -238,8 +366,7 @@ class Heatmap:
         if title is not None and title != self._title:
             self._title = title
             self.ax.set_title(title)
-            if self._own is not None:
-                self._own._background = None
+            self._invalidate()
         return self
 
     def highlight(
@@ -262,13 +389,11 @@ class Heatmap:
                     fill=False,
                     edgecolor=st.highlight_color,
                     linewidth=st.line_width,
-                    animated=True,
+                    animated=self._canvas is not None,
                 )
             )
             for x, y, w, h in boxes
         ]
-        if self._own is not None:
-            self._own._animated = [self.image, *self.texts, *self.highlights]
         return self
 
     def restyle(self) -> None:
@@ -281,9 +406,9 @@ class Heatmap:
         for r in self.highlights:
             r.set_edgecolor(st.highlight_color)
             r.set_linewidth(st.line_width)
+        self._look = None
         self._set_data(self.data)
-        if self._own is not None:
-            self._own._background = None
+        self._invalidate()
 
     # ------------------------------------------------------------------ output
     def draw(self) -> None:
@@ -339,13 +464,14 @@ class HeatmapGrid:
             ax.set_visible(False)
         titles = list(titles) if titles is not None else [None] * n
         self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, titles, axes)]
-        self._own._animated = [a for hm in self.heatmaps for a in (hm.image, *hm.texts)]
+        for hm in self.heatmaps:
+            hm._attach(self._own)
+        self._own.artists = lambda: [a for hm in self.heatmaps for a in hm.animated_artists()]
         self.fig = self._own.fig
 
     def update(self, matrices: Sequence[object]) -> HeatmapGrid:
         for hm, m in zip(self.heatmaps, matrices):
             hm.update(m)
-        self._own._animated = [a for hm in self.heatmaps for a in (hm.image, *hm.texts, *hm.highlights)]
         return self
 
     def to_png(self) -> bytes:
@@ -394,7 +520,7 @@ class BarChart:
             if len(data) <= ANNOTATE_MAX
             else []
         )
-        self._own._animated = [*self.bars, *self.texts]
+        self._own.artists = lambda: [*self.bars, *self.texts]
         self.data = data
         self.update(data)
 
