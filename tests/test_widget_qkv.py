@@ -67,3 +67,13 @@ def test_bad_arguments():
         QKVExplorer(kind="keys")
     with pytest.raises(ValueError, match="example"):
         QKVExplorer("002")
+
+
+def test_static_fallback_is_the_result_and_follows_controls():
+    e = QKVExplorer("001", kind="key")
+    bundle = e._repr_mimebundle_()
+    assert bundle["text/plain"] == e.summary() and "image/png" in bundle
+    before = e.snapshot_png()
+    assert before == e.views["result"].image.value
+    e.controls["kind"].value = "value"  # another result matrix: another picture
+    assert e.snapshot_png() == e.views["result"].image.value != before

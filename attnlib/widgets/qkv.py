@@ -131,6 +131,10 @@ class QKVExplorer(Explorer):
         head = html.escape(f"{r_name.lower()} of {labels[i]} = x_{i + 1} {w_name} = {vector_text(result[i])}")
         self.products.value = f"<code>{head}<br>" + "<br>".join(lines) + "</code>"
 
+    def snapshot_png(self) -> bytes:
+        """Static fallback: the result (``Q``, ``K`` or ``V``) with the token's row and the chosen cell outlined."""
+        return self.views["result"].image.value
+
     @property
     def product_texts(self) -> list[str]:
         """The products currently written out, as plain text (one per output column)."""
