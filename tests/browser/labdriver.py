@@ -1,0 +1,223 @@
+"""Helpers for the real-browser test: a private JupyterLab server and a headless Chromium page.
+
+The server runs on 127.0.0.1 with a random token and private config/settings/workspaces/runtime
+directories, so nothing of the user's Jupyter setup is read or written. Chromium is Debian's
+(``/usr/bin/chromium``) driven by Playwright; ``playwright install`` is never needed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+# JupyterLab user settings written before the server starts
+SETTINGS = {
+    # no "Jupyter news" / update check popup
+    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
+    # render every cell (the default windowing leaves cells outside the viewport out of the DOM)
+    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
+}
+
+
+def find_chromium() -> str | None:
+    """Path of a Chromium executable, or ``None`` when there is none on this machine."""
+    for candidate in ("/usr/bin/chromium", shutil.which("chromium"), shutil.which("chromium-browser")):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class LabServer:
+    """A running ``jupyter lab`` process serving ``root``."""
+
+    process: subprocess.Popen
+    root: Path
+    port: int
+    token: str
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def api(self, path: str, method: str = "GET") -> object:
+        """Call the REST API with the token; returns the decoded JSON (or ``None`` when empty)."""
+        req = urllib.request.Request(
+            f"{self.base}/api/{path}", method=method, headers={"Authorization": f"token {self.token}"}
+        )
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            body = resp.read()
+        return json.loads(body) if body else None
+
+    def shutdown_kernels(self) -> None:
+        """Stop every kernel (one notebook's kernel must not outlive its test)."""
+        for kernel in self.api("kernels") or []:  # type: ignore[union-attr]
+            try:
+                self.api(f"kernels/{kernel['id']}", method="DELETE")
+            except urllib.error.URLError:
+                pass
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+
+
+def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
+    """Start JupyterLab on ``root`` with private Jupyter directories under ``private``."""
+    env = dict(os.environ)
+    dirs = {
+        "JUPYTER_CONFIG_DIR": private / "config",
+        "JUPYTERLAB_SETTINGS_DIR": private / "settings",
+        "JUPYTERLAB_WORKSPACES_DIR": private / "workspaces",
+        "JUPYTER_RUNTIME_DIR": private / "runtime",
+        "IPYTHONDIR": private / "ipython",
+    }
+    for name, path in dirs.items():
+        path.mkdir(parents=True, exist_ok=True)
+        env[name] = str(path)
+    for rel, value in SETTINGS.items():
+        target = dirs["JUPYTERLAB_SETTINGS_DIR"] / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(value))
+    env.pop("JUPYTER_TOKEN", None)
+    env["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"
+    port, token = free_port(), secrets.token_hex(24)
+    jupyter = Path(sys.executable).with_name("jupyter")
+    args = [
+        str(jupyter),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/run notebooks by command
+        "--LabApp.news_url=",
+    ]
+    if hasattr(os, "getuid") and os.getuid() == 0:
+        args.append("--allow-root")
+    log = private / "lab.log"
+    process = subprocess.Popen(args, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=root)
+    server = LabServer(process, root, port, token, log)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"jupyter lab exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            server.api("status")
+            return server
+        except (urllib.error.URLError, ConnectionError, OSError):
+            time.sleep(0.25)
+    server.stop()
+    raise RuntimeError(f"jupyter lab did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
+
+
+# --------------------------------------------------------------------------- page scripts
+OPEN_NOTEBOOK_JS = """
+async (path) => {
+  const app = window.jupyterapp;
+  const widget = await app.commands.execute('docmanager:open', {path, factory: 'Notebook'});
+  await widget.context.ready;
+  await widget.sessionContext.ready;
+  app.shell.activateById(widget.id);
+  return widget.id;
+}
+"""
+
+RUN_ALL_JS = """
+async (id) => {
+  const app = window.jupyterapp;
+  app.shell.activateById(id);
+  await app.commands.execute('notebook:run-all-cells');
+  return true;
+}
+"""
+
+# done: kernel idle and every code cell of the notebook shows an execution count in its prompt
+STATE_JS = """
+(id) => {
+  const panel = document.getElementById(id);
+  if (!panel) return {found: false};
+  const indicator = panel.querySelector('.jp-Notebook-ExecutionIndicator');
+  const prompts = [...panel.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')].map(p => p.textContent.trim());
+  const app = window.jupyterapp;
+  const widget = [...app.shell.widgets('main')].find(w => w.id === id);
+  const status = widget && widget.sessionContext ? widget.sessionContext.kernelDisplayStatus : null;
+  return {
+    found: true,
+    indicator: indicator ? indicator.getAttribute('data-status') : null,
+    status,
+    prompts,
+    numbered: prompts.filter(p => /^\\[\\d+\\]:$/.test(p)).length,
+    errors: panel.querySelectorAll('.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]').length,
+    tracebacks: [...panel.querySelectorAll('.jp-RenderedText[data-mime-type="application/vnd.jupyter.error"]')]
+        .map(e => e.textContent.slice(0, 400)),
+  };
+}
+"""
+
+# every widget output area: its images (src + PNG check + a content hash) and whether it shows an error
+WIDGETS_JS = """
+async (id) => {
+  const panel = document.getElementById(id);
+  const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')]
+      .filter(o => o.querySelector('.jupyter-widgets') || /Error displaying widget/.test(o.textContent));
+  const hash = async (buf) => {
+    const digest = await crypto.subtle.digest('SHA-256', buf);
+    return [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
+  };
+  const result = [];
+  for (const out of outputs) {
+    const images = [];
+    for (const img of out.querySelectorAll('img')) {
+      let png = false, digest = null;
+      try {
+        const buf = await (await fetch(img.src)).arrayBuffer();
+        const head = new Uint8Array(buf.slice(0, 8));
+        png = head[0] === 0x89 && head[1] === 0x50 && head[2] === 0x4e && head[3] === 0x47;
+        digest = await hash(buf);
+      } catch (e) { png = false; }
+      images.push({src: img.src, png, digest, width: img.naturalWidth});
+    }
+    result.push({
+      error: /Error displaying widget/.test(out.textContent),
+      images,
+      controls: out.querySelectorAll('select, .noUi-handle, .widget-toggle-button, .widget-checkbox input').length,
+    });
+  }
+  return result;
+}
+"""

@@ -1,0 +1,198 @@
+"""Every lesson in a real JupyterLab in headless Chromium: runs, widgets render, controls redraw.
+
+One server and one browser serve the whole module (module-scoped fixtures); each lesson gets its
+own kernel, shut down after its test. The lessons are copied to a temporary directory first, so
+running them never touches the repository. Screenshots land in ``test-artifacts/browser/``.
+
+Skipped only when no Chromium executable exists (``make chromium`` installs Debian's as root).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, WIDGETS_JS, find_chromium, start_lab
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+LESSONS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+RUN_TIMEOUT = 300.0  # seconds for one lesson's run-all on a busy 2-core machine
+
+# console messages that are not failures of the lessons: resource 404s of optional lab assets,
+# the kernel websocket being closed when a kernel is shut down between lessons
+HARMLESS_CONSOLE = re.compile(
+    r"Failed to load resource|favicon|WebSocket|kernel .* (disposed|restart)|Kernel .* not found|"
+    r"Comm .* not found|ResizeObserver loop",
+    re.IGNORECASE,
+)
+
+TIMINGS: dict[str, float] = {}
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    start = time.perf_counter()
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "root"
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    if (REPO / "images").is_dir():  # lessons show ../images/*.png in markdown
+        shutil.copytree(REPO / "images", root / "images")
+    server = start_lab(root, base / "jupyter")
+    TIMINGS["server ready"] = time.perf_counter() - start
+    pw = sync_api.sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    problems: list[str] = []
+    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+    page.on(
+        "console",
+        lambda msg: (
+            problems.append(f"console {msg.type}: {msg.text}")
+            if msg.type == "error" and not HARMLESS_CONSOLE.search(msg.text)
+            else None
+        ),
+    )
+    page.goto(f"{server.base}/lab/workspaces/browser-test/tree?reset&token={server.token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+    page.evaluate("() => window.jupyterapp.started")
+    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    TIMINGS["lab loaded"] = time.perf_counter() - start
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    try:
+        yield server, page, problems
+    finally:
+        TIMINGS["total"] = time.perf_counter() - start
+        lines = [f"{name}: {seconds:.1f} s" for name, seconds in TIMINGS.items()]
+        (ARTIFACTS / "timings.txt").write_text("\n".join(lines) + "\n")
+        print("\nbrowser test timings:\n  " + "\n  ".join(lines))
+        context.close()
+        browser.close()
+        pw.stop()
+        server.stop()
+
+
+def _wait_done(page, panel_id: str, timeout: float) -> dict:
+    deadline = time.monotonic() + timeout
+    state: dict = {}
+    while time.monotonic() < deadline:
+        state = page.evaluate(STATE_JS, panel_id)
+        done = state["found"] and state["status"] == "idle" and state["prompts"]
+        if done and state["numbered"] == len(state["prompts"]):
+            return state
+        page.wait_for_timeout(250)
+    raise AssertionError(f"lesson did not finish within {timeout:.0f} s: {state}")
+
+
+def _images(outputs: list[dict]) -> list[list[str | None]]:
+    return [[img["digest"] for img in out["images"]] for out in outputs]
+
+
+def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[str]]:
+    """Move one control in each widget output until one of its images changes.
+
+    Returns how many widget outputs redrew and a log of what was tried.
+    """
+    panel = page.locator(f"#{panel_id}")
+    outputs = panel.locator(".jp-OutputArea-output:has(.jupyter-widgets)")
+    log: list[str] = []
+    changed = 0
+    for k in range(outputs.count()):
+        if not before[k]["images"]:
+            continue
+        out = outputs.nth(k)
+        out.scroll_into_view_if_needed()
+        actions = []
+        selects = out.locator("select")
+        for s in range(selects.count()):
+            actions.append(("dropdown", selects.nth(s)))
+        handles = out.locator(".noUi-handle")
+        for s in range(handles.count()):
+            actions.append(("slider", handles.nth(s)))
+        for selector, kind in ((".widget-toggle-button", "toggle"), (".widget-checkbox input", "checkbox")):
+            loc = out.locator(selector)
+            for s in range(loc.count()):
+                actions.append((kind, loc.nth(s)))
+        for kind, control in actions[:6]:
+            old = [img["digest"] for img in before[k]["images"]]
+            if not control.is_visible() or not control.is_enabled():
+                continue
+            if kind == "dropdown":
+                n_options = control.locator("option").count()
+                if n_options < 2:
+                    continue
+                current = control.evaluate("s => s.selectedIndex")
+                control.select_option(index=(current + 1) % n_options)
+            elif kind == "slider":
+                control.focus()
+                page.keyboard.press("ArrowRight")
+                page.keyboard.press("ArrowRight")
+            else:
+                control.click()
+            deadline = time.monotonic() + 15
+            new = old
+            while time.monotonic() < deadline:
+                page.wait_for_timeout(150)
+                now = page.evaluate(WIDGETS_JS, panel_id)
+                new = [img["digest"] for img in now[k]["images"]]
+                if new != old:
+                    break
+            log.append(f"output {k}: {kind} -> {'redrawn' if new != old else 'no change'}")
+            if new != old:
+                changed += 1
+                break
+    return changed, log
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
+    server, page, problems = lab
+    problems.clear()
+    start = time.perf_counter()
+    panel_id = page.evaluate(OPEN_NOTEBOOK_JS, f"notebooks/{lesson}")
+    page.wait_for_selector(f"#{panel_id} .jp-Notebook", timeout=60_000)
+    opened = time.perf_counter() - start
+    try:
+        page.evaluate(RUN_ALL_JS, panel_id)
+        state = _wait_done(page, panel_id, RUN_TIMEOUT)
+        ran = time.perf_counter() - start
+        assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
+        page.wait_for_timeout(500)  # let the widget views attach
+        outputs = page.evaluate(WIDGETS_JS, panel_id)
+        errors = [k for k, out in enumerate(outputs) if out["error"]]
+        assert not errors, f"{lesson}: 'Error displaying widget' in widget outputs {errors}"
+        assert page.locator(f"#{panel_id}").get_by_text("Error displaying widget").count() == 0
+        assert outputs, f"{lesson}: no widget rendered"
+        with_images = [out for out in outputs if out["images"]]
+        assert with_images, f"{lesson}: no widget shows an image"
+        for out in with_images:
+            for img in out["images"]:
+                assert img["png"] and img["width"] > 0, f"{lesson}: widget image is not a rendered PNG: {img['src']}"
+        changed, log = _move_controls(page, panel_id, outputs)
+        assert changed >= 1, f"{lesson}: moving controls redrew no image ({log})"
+        first = page.locator(f"#{panel_id} .jp-OutputArea-output:has(.jupyter-widgets)").first
+        first.scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / lesson.replace(".ipynb", ".png")))
+        assert not problems, f"{lesson}: browser errors: {problems}"
+        TIMINGS[lesson] = time.perf_counter() - start
+        print(
+            f"{lesson}: open {opened:.1f} s, run-all done {ran:.1f} s, total {TIMINGS[lesson]:.1f} s; "
+            f"{len(outputs)} widget outputs, {changed} redrawn after a control moved"
+        )
+    finally:
+        page.evaluate(
+            "(id) => { const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);"
+            " if (w) { w.dispose(); } }",
+            panel_id,
+        )
+        server.shutdown_kernels()
