@@ -50,6 +50,9 @@ execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (ne
 bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
 	$(BIN)/python bench/bench_attention.py
 
+figures: $(STAMP)  ## redraw the diagrams in images/ from attnlib (byte-deterministic; commit the result)
+	$(BIN)/python -m attnlib.figures
+
 chromium:  ## install Debian's chromium for the browser tests where it is missing (root + apt only)
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
