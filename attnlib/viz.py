@@ -246,8 +246,8 @@ class Heatmap:
         _style.register(self)
 
     def animated_artists(self) -> list:
-        """What changes per update, redrawn over the cached background: image, annotations, highlights."""
-        return [self.image, *self.texts, *self.highlights]
+        """What changes per update, redrawn over the cached background: image, annotations, highlights, title."""
+        return [self.image, *self.texts, *self.highlights, self.ax.title]
 
     def _attach(self, canvas: _Canvas) -> None:
         """Let ``canvas`` (a HeatmapGrid's) blit this heatmap's changing artists."""
@@ -364,10 +364,23 @@ class Heatmap:
         if row_labels is not None or col_labels is not None:
             self.set_labels(row_labels, col_labels)
         if title is not None and title != self._title:
-            self._title = title
-            self.ax.set_title(title)
-            self._invalidate()
+            old_title, self._title = self._title or "", title
+            self.ax.title.set_text(title)  # set_title() would reset the font size to rcParams'
+            if not self._title_fits(old_title, title):
+                self._invalidate()
         return self
+
+    def _title_fits(self, old: str, new: str) -> bool:
+        """Whether ``new`` can be drawn over the cached background without a new layout.
+
+        The title is an animated artist (not in the background), so a change of its text alone only
+        needs a re-layout when its height changes (number of lines, empty or not) or when it gets
+        wider than the axes (constrained layout would then shrink the axes).
+        """
+        if self._canvas is None or not old or not new or old.count("\n") != new.count("\n"):
+            return False
+        renderer = self._canvas.canvas.get_renderer()
+        return self.ax.title.get_window_extent(renderer).width <= self.ax.get_window_extent(renderer).width
 
     def highlight(
         self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
