@@ -1,0 +1,141 @@
+"""Build a static reveal.js deck per lesson into slides/ that works offline (``make slides``).
+
+Usage: python scripts/build_slides.py [notebooks/NN_x.ipynb ...] [--out slides]
+
+By default nbconvert's decks load reveal.js, require.js, jQuery, MathJax and the widget renderer
+from CDNs, and show nothing without a network. Here they come from the npm packages pinned in
+package.json / package-lock.json (``npm ci`` fetches them into node_modules/ at build time): the
+needed files are copied once into ``<out>/_vendor/`` and every deck points at them with relative
+URLs, so the folder ``slides/`` (next to ``images/``, which the lessons embed as ``../images/…``)
+opens from disk with no network. Theme ``white`` (the default theme pulls web fonts).
+
+The stored outputs and widget state of each notebook are shown as they are (widgets in their
+initial state, without a kernel); to present with live widgets use jupyterlab-slideshow
+(docs/teaching-guide.md). Exit status 1 if a deck still references a remote URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+from jinja2 import DictLoader
+from nbconvert import SlidesExporter
+from traitlets.config import Config
+
+ROOT = Path(__file__).resolve().parent.parent
+NODE_MODULES = ROOT / "node_modules"
+VENDOR = "_vendor"
+
+# what each deck loads, relative to the deck's folder (the copies in <out>/_vendor)
+URLS = {
+    "reveal_url_prefix": f"{VENDOR}/reveal.js",
+    "require_js_url": f"{VENDOR}/requirejs/require.js",
+    "jquery_url": f"{VENDOR}/jquery/dist/jquery.min.js",
+    "widget_renderer_url": f"{VENDOR}/@jupyter-widgets/html-manager/dist/embed-amd.js",
+    "mathjax_url": f"{VENDOR}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
+}
+
+# npm package -> parts of it the decks need (everything else stays in node_modules)
+PACKAGES: dict[str, tuple[str, ...]] = {
+    "reveal.js": ("dist", "plugin", "package.json"),
+    "requirejs": ("require.js", "package.json"),
+    "jquery": ("dist", "package.json"),
+    "@jupyter-widgets/html-manager": ("dist", "package.json"),
+    "mathjax": ("MathJax.js", "config", "extensions", "jax", "localization", "fonts/HTML-CSS/TeX", "package.json"),
+}
+
+# a src/href/url to anything but a relative path or a data: URI
+# nbconvert's reveal template imports MermaidJS from a CDN on every page; the lessons draw no
+# Mermaid diagrams, so this template leaves that block out
+TEMPLATE = "offline_reveal.html.j2"
+TEMPLATE_SOURCE = (
+    "{%- extends 'index.html.j2' -%}\n{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}\n"
+)
+
+REMOTE = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//|https?://(?:unpkg|cdn)""")
+
+
+def ensure_node_modules() -> None:
+    """Run ``npm ci`` when a package the decks need is missing from node_modules/."""
+    if all((NODE_MODULES / name / "package.json").is_file() for name in PACKAGES):
+        return
+    npm = shutil.which("npm")
+    if npm is None:
+        raise SystemExit("error: npm is needed once to fetch reveal.js, MathJax … (package-lock.json); install Node.js")
+    subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=ROOT, check=True)
+
+
+def copy_vendor(out: Path) -> None:
+    """Copy the needed parts of each npm package into ``out/_vendor`` (skipped when up to date)."""
+    for name, parts in PACKAGES.items():
+        source = NODE_MODULES / name
+        target = out / VENDOR / name
+        stamp = target / "package.json"
+        if stamp.is_file() and stamp.read_bytes() == (source / "package.json").read_bytes():
+            continue
+        shutil.rmtree(target, ignore_errors=True)
+        for part in parts:
+            src = source / part
+            dst = target / part
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dst, ignore=shutil.ignore_patterns("*.map"))
+            else:
+                shutil.copy2(src, dst)
+
+
+def exporter() -> SlidesExporter:
+    """nbconvert's reveal.js exporter pointed at the local copies, theme ``white``."""
+    c = Config()
+    c.SlidesExporter.reveal_theme = "white"
+    c.SlidesExporter.reveal_transition = "none"
+    c.SlidesExporter.reveal_scroll = True  # long code cells scroll instead of being cut off
+    c.SlidesExporter.template_file = TEMPLATE
+    for option, url in URLS.items():
+        setattr(c.SlidesExporter, option, url)
+    return SlidesExporter(config=c, extra_loaders=[DictLoader({TEMPLATE: TEMPLATE_SOURCE})])
+
+
+def remote_references(html: str) -> list[str]:
+    """The remote URLs a deck would load (should be none)."""
+    return sorted({html[max(0, m.start() - 20) : m.end() + 60] for m in REMOTE.finditer(html)})
+
+
+def build(notebooks: list[Path], out: Path) -> list[Path]:
+    """Write ``out/<name>.slides.html`` for each notebook; returns the decks written."""
+    ensure_node_modules()
+    out.mkdir(parents=True, exist_ok=True)
+    copy_vendor(out)
+    slides = exporter()
+    written = []
+    for path in notebooks:
+        nb = nbformat.read(path, as_version=4)
+        html, _ = slides.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
+        remote = remote_references(html)
+        if remote:
+            raise SystemExit(f"error: {path.name}'s deck still loads remote URLs: {remote}")
+        deck = out / f"{path.stem}.slides.html"
+        deck.write_text(html, encoding="utf-8")
+        written.append(deck)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="build_slides.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="lessons (default: notebooks/NN_*.ipynb)")
+    parser.add_argument("--out", type=Path, default=ROOT / "slides", help="folder for the decks (default: slides/)")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for deck in build(notebooks, args.out):
+        print(f"wrote {deck}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,130 @@
+"""A `make slides` deck works offline in headless Chromium: no CDN, no page error, math typeset,
+widgets rendered from their saved state, slides advance.
+
+Every request that is not ``file://`` (or localhost) is blocked and recorded; the test fails if
+the deck tried any. Skipped only when there is no Chromium or no npm (needed once to fetch
+reveal.js, MathJax … from package-lock.json into node_modules/).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+DECK_LESSON = next((p for p in LESSONS if p.name.startswith("04_")), LESSONS[0] if LESSONS else None)
+
+
+def _build_slides():
+    spec = importlib.util.spec_from_file_location("build_slides", REPO / "scripts" / "build_slides.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if not Path(CHROMIUM).is_file():
+        pytest.skip(f"no chromium at {CHROMIUM} (install it with `make chromium`, needs root and apt-get)")
+    build_slides = _build_slides()
+    have_modules = all((build_slides.NODE_MODULES / n / "package.json").is_file() for n in build_slides.PACKAGES)
+    if not have_modules and shutil.which("npm") is None:
+        pytest.skip("no npm to fetch the decks' JavaScript (reveal.js, MathJax …) into node_modules/")
+    if DECK_LESSON is None:
+        pytest.skip("no lesson in notebooks/ yet")
+    root = tmp_path_factory.mktemp("deck")
+    (root / "images").symlink_to(REPO / "images")  # decks show ../images/*.png like the lessons
+    (deck,) = build_slides.build([DECK_LESSON], root / "slides")
+    return deck
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pw = sync_api.sync_playwright().start()
+    chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    yield chromium
+    chromium.close()
+    pw.stop()
+
+
+@pytest.fixture
+def opened(deck: Path, browser):
+    """The deck opened from disk; yields (page, blocked requests, page errors)."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    blocked: list[str] = []
+    errors: list[str] = []
+
+    def route(r) -> None:
+        url = urlparse(r.request.url)
+        if url.scheme in ("file", "data", "blob") or url.hostname in ("localhost", "127.0.0.1"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(deck.as_uri())
+    page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
+    yield page, blocked, errors
+    page.close()
+
+
+def test_deck_loads_nothing_remote(deck: Path, opened) -> None:
+    page, blocked, errors = opened
+    page.wait_for_timeout(1500)  # late loaders (widget renderer, MathJax extensions)
+    assert blocked == [], f"the deck tried the network: {blocked}"
+    assert errors == [], f"page errors: {errors}"
+    html = deck.read_text(encoding="utf-8")
+    for cdn in ("unpkg.com", "cdnjs", "jsdelivr", "cdn.mathjax", "fonts.googleapis"):
+        assert cdn not in html
+
+
+def test_math_is_typeset(opened) -> None:
+    page, _, errors = opened
+    page.wait_for_function(
+        "() => document.querySelectorAll('.MathJax_CHTML, .mjx-chtml, mjx-container, .MathJax').length > 0",
+        timeout=60_000,
+    )
+    assert errors == []
+
+
+def test_widgets_render_from_saved_state(opened) -> None:
+    page, _, errors = opened
+    page.wait_for_function(
+        "() => document.querySelectorAll('.jupyter-widgets, .widget-box').length > 0", timeout=60_000
+    )
+    assert errors == []
+
+
+def test_slides_advance(opened) -> None:
+    page, _, errors = opened
+    page.wait_for_function("() => location.hash.startsWith('#/')", timeout=30_000)
+    before = page.evaluate("location.hash")
+    for _ in range(3):  # fragments may take a key press or two first
+        page.keyboard.press("ArrowRight")
+        page.wait_for_timeout(200)
+    after = page.evaluate("location.hash")
+    assert after != before, f"still on slide {before} after three ArrowRight"
+    page.keyboard.press("Home")
+    page.wait_for_timeout(200)
+    assert page.evaluate("location.hash") in ("#/", "#/0", "")
+    assert errors == []
