@@ -50,6 +50,12 @@ execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (ne
 bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
 	$(BIN)/python bench/bench_attention.py
 
+slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
+	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))
+
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund
+
 figures: $(STAMP)  ## redraw the diagrams in images/ from attnlib (byte-deterministic; commit the result)
 	$(BIN)/python -m attnlib.figures
 
