@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -106,3 +107,11 @@ def test_example_numbers_are_attnlib_s() -> None:
     weights = steps.softmax(steps.score(queries, keys))
     context = weights @ values
     torch.testing.assert_close(context[0], torch.tensor([1.9366, 6.6831, 1.5951]), atol=1e-4, rtol=0)
+
+
+def test_every_image_a_lesson_embeds_is_drawn() -> None:
+    embedded = set()
+    for lesson in sorted((IMAGES.parent / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        embedded |= {(lesson.name, m) for m in re.findall(r"\.\./images/([\w.-]+)", lesson.read_text(encoding="utf-8"))}
+    missing = sorted((lesson, name) for lesson, name in embedded if name not in STATIC + ANIMATED)
+    assert not missing, f"lessons embed images attnlib.figures does not draw: {missing}"

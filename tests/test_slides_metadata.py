@@ -1,0 +1,43 @@
+"""Every lesson is a slide deck: each cell carries a valid slide type, the first one opens a slide.
+
+jupyterlab-slideshow (live, widgets working) and `make slides` (static reveal.js decks) both read
+``cell.metadata.slideshow.slide_type``; a cell without it silently joins the previous slide.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+MIN_SLIDES = 4  # a lesson is a few slides, not one long page
+
+
+def slide_types(path: Path) -> list[object]:
+    nb = nbformat.read(path, as_version=4)
+    return [cell.metadata.get("slideshow", {}).get("slide_type") for cell in nb.cells]
+
+
+def test_there_are_lessons() -> None:
+    assert LESSONS, "no notebooks/NN_*.ipynb found"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+def test_every_cell_has_a_valid_slide_type(path: Path) -> None:
+    bad = [(i, t) for i, t in enumerate(slide_types(path)) if t not in SLIDE_TYPES]
+    assert not bad, f"{path.name}: cells without a valid slideshow.slide_type (index, value): {bad}"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+def test_lesson_opens_with_a_slide(path: Path) -> None:
+    assert slide_types(path)[0] == "slide", f"{path.name}: the first cell must be a 'slide'"
+
+
+@pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
+def test_lesson_has_a_few_slides(path: Path) -> None:
+    n = sum(t == "slide" for t in slide_types(path))
+    assert n >= MIN_SLIDES, f"{path.name}: {n} 'slide' cells, expected at least {MIN_SLIDES}"
