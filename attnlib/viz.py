@@ -487,6 +487,11 @@ class HeatmapGrid:
             hm.update(m)
         return self
 
+    def restyle(self) -> None:
+        """Restyle every heatmap (each also does so itself; this makes a view's order irrelevant)."""
+        for hm in self.heatmaps:
+            hm.restyle()
+
     def to_png(self) -> bytes:
         self._own.blit_draw()
         return self._own.png()
@@ -536,6 +541,18 @@ class BarChart:
         self._own.artists = lambda: [*self.bars, *self.texts]
         self.data = data
         self.update(data)
+        _style.register(self)
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.style.use`)."""
+        st = _style.current()
+        for bar in self.bars:
+            bar.set_color(st.highlight_color)
+        for t in self.texts:
+            t.set_fontsize(st.annotation_size)
+        self.ax.title.set_fontsize(st.font_size * 1.1)
+        self.ax.tick_params(labelsize=st.font_size * 0.9)
+        self._own.invalidate()
 
     def update(self, values: Sequence[float] | object) -> BarChart:
         data = as_numpy(values)[0]

@@ -20,6 +20,8 @@ import re
 import ipywidgets as W
 import numpy as np
 
+from .. import style
+
 __all__ = ["Explorer", "MatrixParseError", "PlotView", "parse_matrix"]
 
 
@@ -72,10 +74,18 @@ class PlotView:
         self.plot = plot
         self.image = W.Image(format="png", layout=W.Layout(width=width) if width else W.Layout())
         self.refresh()
+        style.register(self)
 
     def refresh(self) -> None:
         """Redraw the changed artists and push the new PNG to the browser."""
         self.image.value = self.plot.to_png()
+
+    def restyle(self) -> None:
+        """Restyle the plot and push it (called by :func:`attnlib.style.use`, in any order)."""
+        restyle = getattr(self.plot, "restyle", None)
+        if restyle is not None:
+            restyle()
+        self.refresh()
 
 
 class Explorer:

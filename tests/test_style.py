@@ -1,0 +1,135 @@
+"""Projector style: one call restyles rcParams, new plots, plots already drawn and explorers' views."""
+
+from __future__ import annotations
+
+import gc
+import io
+
+import matplotlib as mpl
+import numpy as np
+import pytest
+from matplotlib.colors import to_hex
+from PIL import Image
+
+from attnlib import style, viz
+from attnlib.widgets.multihead import MultiHeadExplorer
+from attnlib.widgets.scores import ScoresExplorer
+from attnlib.widgets.softmax import SoftmaxExplorer
+
+LAPTOP, PROJECTOR = style.STYLES["laptop"], style.STYLES["projector"]
+
+# colour-blind-safe sequential and diverging colormaps (no red-green contrast)
+COLOUR_BLIND_SAFE = {"cividis", "viridis", "PuOr", "PuOr_r", "RdBu", "RdBu_r", "BrBG", "BrBG_r"}
+
+
+@pytest.fixture(autouse=True)
+def laptop_again():
+    style.use("laptop")
+    yield
+    style.use("laptop")
+
+
+def _png_size(png: bytes) -> tuple[int, int]:
+    return Image.open(io.BytesIO(png)).size
+
+
+def test_projector_sets_rcparams_and_laptop_restores_them() -> None:
+    before = {k: mpl.rcParams[k] for k in ("font.size", "lines.linewidth", "image.cmap", "axes.linewidth")}
+    style.use("projector")
+    assert mpl.rcParams["font.size"] == PROJECTOR.font_size >= 14
+    assert mpl.rcParams["lines.linewidth"] == PROJECTOR.line_width >= 3
+    assert mpl.rcParams["image.cmap"] == PROJECTOR.cmap
+    assert mpl.rcParams["axes.linewidth"] > before["axes.linewidth"]
+    assert mpl.rcParams["font.weight"] == "bold"
+    style.use("laptop")
+    assert {k: mpl.rcParams[k] for k in before} == before
+    assert mpl.rcParams["font.weight"] == "normal"
+
+
+def test_projector_is_large_high_contrast_and_colour_blind_safe() -> None:
+    assert PROJECTOR.font_size >= 1.5 * LAPTOP.font_size
+    assert PROJECTOR.annotation_size >= 1.5 * LAPTOP.annotation_size
+    assert PROJECTOR.line_width >= 2 * LAPTOP.line_width
+    assert {PROJECTOR.cmap, PROJECTOR.diverging_cmap} <= COLOUR_BLIND_SAFE
+    assert to_hex(PROJECTOR.highlight_color) == "#000000"  # highest contrast on white and on cividis
+    assert dict(PROJECTOR.rc)["text.color"] == "black"
+
+
+def test_use_returns_the_style_and_current_follows() -> None:
+    assert style.use("projector") is PROJECTOR is style.current()
+    assert style.use("laptop") is LAPTOP is style.current()
+
+
+def test_use_rejects_unknown_names() -> None:
+    with pytest.raises(ValueError, match="style must be one of"):
+        style.use("Projector")
+
+
+def test_new_heatmap_follows_the_style() -> None:
+    style.use("projector")
+    hm = viz.heatmap(np.eye(3))
+    assert hm.image.get_cmap().name == PROJECTOR.cmap
+    assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+
+
+def test_drawn_heatmap_restyles_both_ways() -> None:
+    weights = np.array([[0.7, 0.3], [0.2, 0.8]])
+    scores = np.array([[1.0, -2.0], [-0.5, 3.0]])
+    hm, signed = viz.heatmap(weights, title="weights"), viz.heatmap(scores)
+    hm.highlight(rows=[0])
+    laptop_png = hm.to_png()
+    assert hm.image.get_cmap().name == LAPTOP.cmap
+    style.use("projector")
+    assert hm.image.get_cmap().name == PROJECTOR.cmap
+    assert signed.image.get_cmap().name == PROJECTOR.diverging_cmap
+    assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+    assert hm.ax.title.get_fontsize() == pytest.approx(PROJECTOR.font_size * 1.1)
+    assert hm.highlights[0].get_linewidth() == pytest.approx(PROJECTOR.line_width)
+    assert to_hex(hm.highlights[0].get_edgecolor()) == to_hex(PROJECTOR.highlight_color)
+    assert hm.to_png() != laptop_png
+    style.use("laptop")
+    assert hm.image.get_cmap().name == LAPTOP.cmap
+    assert hm.texts[0].get_fontsize() == pytest.approx(LAPTOP.annotation_size)
+    assert hm.to_png() == laptop_png  # back exactly to the laptop look
+
+
+def test_heatmap_with_its_own_colormap_keeps_it() -> None:
+    hm = viz.heatmap(np.eye(2), cmap="magma")
+    style.use("projector")
+    assert hm.image.get_cmap().name == "magma"
+    assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+
+
+def test_bar_chart_restyles() -> None:
+    bars = viz.BarChart([[0.2, 0.5, 0.3]])
+    style.use("projector")
+    assert to_hex(bars.bars[0].get_facecolor()) == to_hex(PROJECTOR.highlight_color)
+    assert bars.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+
+
+def test_explorer_view_is_pushed_again_when_the_style_changes() -> None:
+    explorer = ScoresExplorer()
+    view = next(iter(explorer.views.values()))
+    laptop_png = view.image.value
+    style.use("projector")
+    assert view.image.value != laptop_png, "the widget still shows the laptop-styled PNG"
+    assert view.plot.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+    style.use("laptop")
+    assert view.image.value == laptop_png
+
+
+@pytest.mark.parametrize("make", [SoftmaxExplorer, MultiHeadExplorer])
+def test_every_view_of_an_explorer_restyles(make) -> None:
+    explorer = make()
+    before = {name: v.image.value for name, v in explorer.views.items()}
+    style.use("projector")
+    unchanged = [name for name, v in explorer.views.items() if v.image.value == before[name]]
+    assert not unchanged, f"{make.__name__}: views not restyled: {unchanged}"
+
+
+def test_listeners_are_held_weakly() -> None:
+    hm = viz.heatmap(np.eye(2))
+    n = len(style._listeners)
+    del hm
+    gc.collect()
+    assert len(style._listeners) < n
