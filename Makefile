@@ -9,7 +9,7 @@ JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help env lab test unit nbval lint format execute bench slides figures chromium clean
+.PHONY: help env lab test unit nbval lint format execute bench slides figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -49,6 +49,7 @@ execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (ne
 
 bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
 	$(BIN)/python bench/bench_attention.py
+	$(BIN)/python bench/bench_widgets.py
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))
@@ -66,6 +67,9 @@ chromium:  ## install Debian's chromium for the browser tests where it is missin
 		else \
 			echo "note: chromium is missing and cannot be installed here (needs root and apt-get); browser tests will be skipped"; \
 		fi; }
+
+browser: $(STAMP) chromium  ## only the real-browser test: every lesson in JupyterLab in headless Chromium
+	$(BIN)/pytest tests/browser -m browser
 
 clean:  ## remove generated folders (not .venv)
 	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis

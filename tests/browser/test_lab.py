@@ -112,10 +112,8 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
             continue
         out = outputs.nth(k)
         out.scroll_into_view_if_needed()
+        # sliders first (the most common control), then toggles, check boxes and dropdowns
         actions = []
-        selects = out.locator("select")
-        for s in range(selects.count()):
-            actions.append(("dropdown", selects.nth(s)))
         handles = out.locator(".noUi-handle")
         for s in range(handles.count()):
             actions.append(("slider", handles.nth(s)))
@@ -123,9 +121,14 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
             loc = out.locator(selector)
             for s in range(loc.count()):
                 actions.append((kind, loc.nth(s)))
+        selects = out.locator("select")
+        for s in range(selects.count()):
+            actions.append(("dropdown", selects.nth(s)))
         for kind, control in actions[:6]:
             old = [img["digest"] for img in before[k]["images"]]
             if not control.is_visible() or not control.is_enabled():
+                continue
+            if control.evaluate("el => !!el.closest('[disabled]')"):  # a disabled noUiSlider
                 continue
             if kind == "dropdown":
                 n_options = control.locator("option").count()
