@@ -50,6 +50,7 @@ execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (ne
 bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
 	$(BIN)/python bench/bench_attention.py
 	$(BIN)/python bench/bench_widgets.py
+	$(BIN)/python bench/bench_nbval.py
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))

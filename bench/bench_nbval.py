@@ -1,0 +1,48 @@
+"""Benchmark: wall time of the whole nbval run over every lesson (what `make nbval` runs).
+
+Runs ``pytest -n 2 --dist loadscope notebooks --nbval ...`` several times and prints each wall
+time and the median (goal: ≤ 40 s on a 2-core machine). A failing run is reported as such.
+
+Run: ``.venv/bin/python bench/bench_nbval.py [--repeats 3] [--workers 2]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL_S = 40.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    cmd = [
+        sys.executable, "-m", "pytest", "-q", "-n", str(args.workers), "--dist", "loadscope",
+        "notebooks", "--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg",
+    ]  # fmt: skip
+    notebooks = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
+    print(f"nbval over {len(notebooks)} lessons, -n {args.workers} --dist loadscope, {args.repeats} runs")
+    times = []
+    for i in range(args.repeats):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        elapsed = time.perf_counter() - start
+        last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        print(f"run {i + 1}: {elapsed:.1f} s  ({'ok' if proc.returncode == 0 else 'FAILED'}: {last})")
+        times.append(elapsed)
+    median = statistics.median(times)
+    verdict = "meets" if median <= GOAL_S else "misses"
+    print(f"median wall time: {median:.1f} s — {verdict} the goal of ≤ {GOAL_S:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
