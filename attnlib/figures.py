@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import io
 import math
+import re
 import sys
 import textwrap
 from collections.abc import Callable, Sequence
@@ -108,10 +109,14 @@ class Panel:
         return self.array.shape  # type: ignore[return-value]
 
     def left_margin(self) -> float:
-        """Inches needed left of the grid for the row labels."""
-        if not self.row_labels:
-            return 0.1
-        return 0.15 + 0.085 * max(len(s) for s in self.row_labels)
+        """Inches needed left of the grid for the row labels (and a title wider than the grid)."""
+        labels = 0.1 if not self.row_labels else 0.15 + 0.085 * max(len(s) for s in self.row_labels)
+        return max(labels, self.title_overhang())
+
+    def title_overhang(self) -> float:
+        """Inches the centred title sticks out on each side of the grid (about 0.1 inch a character)."""
+        visible = re.sub(r"\\[a-zA-Z]+|[$^_{}]", "", self.title)
+        return max(0.0, (0.1 * len(visible) - self.shape[1] * CELL) / 2)
 
 
 def _fmt(value: float, decimals: int) -> str:
@@ -179,7 +184,7 @@ def _row_size(items: Sequence[Item]) -> tuple[float, float]:
     height = 0.0
     for item in items:
         if isinstance(item, Panel):
-            width += item.left_margin() + item.shape[1] * CELL + 0.1
+            width += item.left_margin() + item.shape[1] * CELL + item.title_overhang() + 0.1
             height = max(height, item.shape[0] * CELL)
         else:
             width += 0.3 + 0.13 * len(item)
@@ -212,7 +217,7 @@ def _figure(rows: Sequence[Sequence[Item]], caption: str = "", *, size: tuple[fl
                 x += item.left_margin()
                 grid_y = y0 + (h - item.shape[0] * CELL) / 2
                 _draw_panel(fig, item, x, grid_y, width, height)
-                x += item.shape[1] * CELL + 0.1
+                x += item.shape[1] * CELL + item.title_overhang() + 0.1
             else:
                 step = 0.3 + 0.13 * len(item)
                 fig.text((x + step / 2) / width, (y0 + h / 2) / height, item, ha="center", va="center", fontsize=15)
@@ -349,7 +354,7 @@ def _scores_row(e: dict, row: int | None, col: int | None, shown: np.ndarray | N
         "×",
         Panel(
             e["keys"].T,
-            r"keys$^\top$ $K^\top$",
+            r"keys transposed $K^\top$",
             COLOURS["keys"],
             col_labels=_short(e["labels"]),
             cols=() if col is None else (col,),
