@@ -41,3 +41,19 @@ def test_lesson_opens_with_a_slide(path: Path) -> None:
 def test_lesson_has_a_few_slides(path: Path) -> None:
     n = sum(t == "slide" for t in slide_types(path))
     assert n >= MIN_SLIDES, f"{path.name}: {n} 'slide' cells, expected at least {MIN_SLIDES}"
+
+
+def test_static_decks_point_at_local_copies_only() -> None:
+    """``make slides`` renders without a CDN URL (the browser test opens such a deck offline)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build_slides", REPO / "scripts" / "build_slides.py")
+    build_slides = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_slides)
+    html, _ = build_slides.exporter().from_notebook_node(nbformat.read(LESSONS[0], as_version=4))
+    assert build_slides.remote_references(html) == []
+    for url in build_slides.URLS.values():
+        assert url.split("?")[0] in html, f"the deck does not load {url}"
+    assert "theme/white.css" in html
+    default, _ = build_slides.SlidesExporter().from_notebook_node(nbformat.read(LESSONS[0], as_version=4))
+    assert build_slides.remote_references(default), "the check must catch nbconvert's default CDN URLs"
