@@ -1,8 +1,13 @@
 """Plot styles: ``laptop`` (default) and ``projector`` (for presenting in class).
 
 ``attnlib.style.use("projector")`` switches every plot and widget drawn afterwards, and restyles
-the heatmaps that are already on screen, to large fonts, thick lines, high contrast and the
-colour-blind-safe ``cividis`` colormap. ``attnlib.style.use("laptop")`` switches back.
+what is already on screen (heatmaps, bar charts and the explorers' views, which push their new PNG
+to the browser at once), to large bold fonts, thick lines, black highlights and the
+colour-blind-safe ``cividis`` / ``PuOr`` colormaps. ``attnlib.style.use("laptop")`` switches back.
+
+Objects that want to follow register with :func:`register` (held weakly) and implement
+``restyle()``, which reads :func:`current`. The diagrams of :mod:`attnlib.figures` ignore the
+style on purpose (they are fixed files).
 """
 
 from __future__ import annotations
