@@ -138,8 +138,12 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
                 control.select_option(index=(current + 1) % n_options)
             elif kind == "slider":
                 control.focus()
+                before_value = control.get_attribute("aria-valuenow")
                 page.keyboard.press("ArrowRight")
                 page.keyboard.press("ArrowRight")
+                if control.get_attribute("aria-valuenow") == before_value:  # it was at its maximum
+                    page.keyboard.press("ArrowLeft")
+                    page.keyboard.press("ArrowLeft")
             else:
                 control.click()
             # wait for a new image; give up once the kernel has been idle for a second (nothing comes)
