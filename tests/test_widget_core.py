@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnlib import style
+from attnlib import style, viz
 from attnlib.viz import Heatmap, HeatmapGrid, _fmt
 from attnlib.widgets._core import Explorer, MatrixParseError, PlotView, parse_matrix
 
@@ -254,3 +254,17 @@ def test_grid_update_and_highlight_render() -> None:
         np.testing.assert_array_equal(hm.data, m)
         assert [t.get_text() for t in hm.texts] == [_fmt(float(v), 2) for v in m.ravel()]
     assert not np.array_equal(pixels(grid.to_png()), pixels(outlined))
+
+
+@pytest.mark.parametrize("shape", [(8, 8), (3, 5), (1, 6), (28, 28), (64, 64)])
+def test_fast_image_path_is_pixel_identical_to_matplotlib(shape, monkeypatch) -> None:
+    """The numpy image paste (viz._paste_image) draws exactly what matplotlib's imshow would."""
+    matrix = np.random.default_rng(sum(shape)).standard_normal(shape)
+    monkeypatch.setattr(viz, "FAST_IMAGES", False)
+    reference = pixels(Heatmap(matrix, title="t").to_png())
+    monkeypatch.setattr(viz, "FAST_IMAGES", True)
+    hm = Heatmap(matrix, title="t")
+    np.testing.assert_array_equal(pixels(hm.to_png()), reference)
+    hm.update(matrix[::-1].copy())  # blitted redraw
+    monkeypatch.setattr(viz, "FAST_IMAGES", False)
+    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(Heatmap(matrix[::-1].copy(), title="t").to_png()))
