@@ -216,11 +216,17 @@ class _Canvas:
         self.fig = Figure(figsize=figsize, dpi=dpi or _style.current().dpi, layout="constrained")
         self.canvas = FigureCanvasAgg(self.fig)
         self._background = None
+        self._relayout = True
         self.artists: Callable[[], list] = list
 
-    def invalidate(self) -> None:
-        """Redraw everything on the next draw (labels, title, limits, size or style changed)."""
+    def invalidate(self, *, relayout: bool = True) -> None:
+        """Redraw everything on the next draw (labels, title, limits, size or style changed).
+
+        ``relayout=False``: the change cannot move anything (e.g. tick labels replaced by labels of
+        exactly the same sizes), so the constrained layout (about half of a full draw) is skipped.
+        """
         self._background = None
+        self._relayout = self._relayout or relayout
 
     def _draw_animated(self) -> None:
         renderer = self.canvas.get_renderer()
@@ -241,7 +247,16 @@ class _Canvas:
                 artist.draw(renderer)
 
     def full_draw(self) -> None:
-        self.canvas.draw()  # draws everything that is not animated
+        engine = self.fig.get_layout_engine()
+        if self._relayout or engine is None:
+            self.canvas.draw()  # draws everything that is not animated
+        else:  # the axes keep the positions of the last layout
+            self.fig.set_layout_engine("none")
+            try:
+                self.canvas.draw()
+            finally:
+                self.fig.set_layout_engine(engine)
+        self._relayout = False
         self._background = self.canvas.copy_from_bbox(self.fig.bbox)
         self._draw_animated()
 
@@ -374,12 +389,23 @@ class Heatmap:
         cols = list(col_labels) if col_labels is not None else [str(j + 1) for j in range(n_cols)]
         if (rows, cols) == self._labels:
             return
+        old_rows, old_cols = self._labels
+        same_counts = old_rows is not None and (len(old_rows), len(old_cols)) == (n_rows, n_cols)
+        sizes = self._label_sizes() if same_counts and self._canvas is not None else None
         step_r = max(1, n_rows // 32)
         step_c = max(1, n_cols // 32)
         self.ax.set_yticks(range(0, n_rows, step_r), rows[::step_r])
         self.ax.set_xticks(range(0, n_cols, step_c), cols[::step_c], rotation=90 if n_cols > 8 else 0)
         self._labels = (rows, cols)
-        self._invalidate()
+        if self._canvas is not None:
+            # labels of exactly the old sizes leave the layout as it is (e.g. "Input 1" → "Input 2")
+            self._canvas.invalidate(relayout=sizes is None or self._label_sizes() != sizes)
+
+    def _label_sizes(self) -> list[tuple[float, float]]:
+        """Rendered (width, height) of every tick label, in pixels."""
+        renderer = self._canvas.canvas.get_renderer()
+        labels = [*self.ax.get_xticklabels(), *self.ax.get_yticklabels()]
+        return [(box.width, box.height) for box in (t.get_window_extent(renderer) for t in labels)]
 
     # ------------------------------------------------------------------ data
     def _limits(self, data: np.ndarray) -> tuple[float, float, str]:

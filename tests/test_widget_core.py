@@ -268,3 +268,21 @@ def test_fast_image_path_is_pixel_identical_to_matplotlib(shape, monkeypatch) ->
     hm.update(matrix[::-1].copy())  # blitted redraw
     monkeypatch.setattr(viz, "FAST_IMAGES", False)
     np.testing.assert_array_equal(pixels(hm.to_png()), pixels(Heatmap(matrix[::-1].copy(), title="t").to_png()))
+
+
+def test_relabel_equals_a_fresh_render_with_and_without_relayout() -> None:
+    """Same-size tick labels skip the layout, other labels redo it: both match a fresh heatmap."""
+    matrix = np.random.default_rng(0).standard_normal((1, 3))
+    values = ["v1", "v2", "v3"]
+    hm = Heatmap(matrix, row_labels=["Input 1"], col_labels=values)
+    hm.to_png()
+    for k in (2, 3, 4):
+        hm.update(matrix * k, row_labels=[f"Input {k}"], col_labels=values)
+        assert hm._canvas._relayout is False  # "Input k" has the size of "Input 1"
+        png = hm.to_png()
+    fresh = Heatmap(matrix * 4, row_labels=["Input 4"], col_labels=values)
+    np.testing.assert_array_equal(pixels(png), pixels(fresh.to_png()))
+    hm.update(matrix, row_labels=["a much longer label"], col_labels=values)
+    assert hm._canvas._relayout is True
+    fresh = Heatmap(matrix, row_labels=["a much longer label"], col_labels=values)
+    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(fresh.to_png()))
