@@ -82,8 +82,8 @@ def control_values(control: W.Widget) -> list[object]:
     return [v for v in values if v != current] + [current]
 
 
-def matrix_size(explorer: Explorer) -> str:
-    """The largest heatmap shown by ``explorer`` as ``rows×cols`` (``-`` when it has none)."""
+def matrix_shape(explorer: Explorer) -> tuple[int, int]:
+    """The largest heatmap ``(rows, cols)`` shown by ``explorer`` now (``(0, 0)`` when it has none)."""
     shapes = []
     for view in explorer.views.values():
         plots = getattr(view.plot, "heatmaps", [view.plot])
@@ -91,22 +91,24 @@ def matrix_size(explorer: Explorer) -> str:
             data = getattr(plot, "data", None)
             if isinstance(data, np.ndarray) and data.ndim == 2 and isinstance(plot, Heatmap):
                 shapes.append(data.shape)
-    if not shapes:
-        return "-"
-    rows, cols = max(shapes, key=lambda s: s[0] * s[1])
-    return f"{rows}×{cols}"
+    return max(shapes, key=lambda s: s[0] * s[1], default=(0, 0))
+
+
+def size_text(shape: tuple[int, int]) -> str:
+    return f"{shape[0]}×{shape[1]}" if shape[0] else "-"
 
 
 def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float], int, list[str]]:
-    """Times ``changes`` control changes; returns size, times (ms), error count, controls used."""
+    """Times ``changes`` control changes; returns the largest heatmap seen, times (ms), errors, controls."""
     explorer = cls()
+    largest = matrix_shape(explorer)
     times: list[float] = []
     errors = 0
     used: list[str] = []
     plan = [(name, c, control_values(c)) for name, c in explorer.controls.items()]
     plan = [(name, c, vals) for name, c, vals in plan if vals]
     if not plan:
-        return matrix_size(explorer), times, errors, used
+        return size_text(largest), times, errors, used
     used = [name for name, _, _ in plan]
     while len(times) < changes:
         for _, control, values in plan:
@@ -116,7 +118,8 @@ def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float],
                 times.append((time.perf_counter() - t0) * 1000)
                 if explorer.message.value:
                     errors += 1
-    return matrix_size(explorer), times, errors, used
+                largest = max(largest, matrix_shape(explorer), key=lambda s: s[0] * s[1])
+    return size_text(largest), times, errors, used
 
 
 def bench_heatmap(n: int, reps: int) -> float:
@@ -142,7 +145,7 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=40, help="control changes timed per explorer")
     args = parser.parse_args()
     notes = []
-    print("| explorer | largest heatmap | controls cycled | changes | median ms | p90 ms | inline errors |")
+    print("| explorer | largest heatmap seen | controls cycled | changes | median ms | p90 ms | inline errors |")
     print("|---|---|---|---:|---:|---:|---:|")
     for key, cls, note in explorers():
         if cls is None:
