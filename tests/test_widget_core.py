@@ -286,3 +286,25 @@ def test_relabel_equals_a_fresh_render_with_and_without_relayout() -> None:
     assert hm._canvas._relayout is True
     fresh = Heatmap(matrix, row_labels=["a much longer label"], col_labels=values)
     np.testing.assert_array_equal(pixels(hm.to_png()), pixels(fresh.to_png()))
+
+
+def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
+    import ipywidgets as W
+
+    from attnlib.widgets import Explorer
+
+    class Counting(Explorer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.updates = 0
+            self.controls["n"] = W.IntSlider(value=1, min=0, max=9)
+            self.observe_controls()
+
+        def update(self) -> None:
+            self.updates += 1
+
+    ex = Counting()
+    ex.set_quietly("n", max=5, value=4)
+    assert (ex.controls["n"].value, ex.controls["n"].max, ex.updates) == (4, 5, 0)
+    ex.controls["n"].value = 2
+    assert ex.updates == 1

@@ -107,6 +107,16 @@ class Explorer:
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
 
+    def set_quietly(self, name: str, **traits: object) -> None:
+        """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
+        control = self.controls[name]
+        control.unobserve(self._on_change, names="value")
+        try:
+            for trait, value in traits.items():
+                setattr(control, trait, value)
+        finally:
+            control.observe(self._on_change, names="value")
+
     def _on_change(self, _change=None) -> None:
         try:
             self.update()

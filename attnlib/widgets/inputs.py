@@ -104,12 +104,7 @@ class InputsExplorer(Explorer):
 
     def _set_text(self, text: str) -> None:
         """Set the text box without triggering another update."""
-        box = self.controls["values"]
-        box.unobserve(self._on_change, names="value")
-        try:
-            box.value = text
-        finally:
-            box.observe(self._on_change, names="value")
+        self.set_quietly("values", value=text)
 
     def _show_shape(self) -> None:
         n, d = self.inputs.shape

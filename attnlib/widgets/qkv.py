@@ -89,15 +89,6 @@ class QKVExplorer(Explorer):
             ]
         )
 
-    def _set_silently(self, name: str, **traits) -> None:
-        control = self.controls[name]
-        control.unobserve(self._on_change, names="value")
-        try:
-            for trait, value in traits.items():
-                setattr(control, trait, value)
-        finally:
-            control.observe(self._on_change, names="value")
-
     def update(self) -> None:
         """Recompute with :func:`attnlib.derive_qkv`, outline the token's row and the chosen column."""
         c = self.controls
@@ -105,14 +96,14 @@ class QKVExplorer(Explorer):
         ex = _DOCUMENTS[key]
         if key != self.example:
             self.example = key
-            self._set_silently("token", options=_token_options(ex), value=min(c["token"].value, len(ex.rows) - 1))
+            self.set_quietly("token", options=_token_options(ex), value=min(c["token"].value, len(ex.rows) - 1))
         inputs, weights = ex.inputs, ex.weights
         index, w_name, r_name = KINDS[c["kind"].value]
         weight = weights[index]
         result = derive_qkv(inputs, *weights)[index]
         d_out = weight.shape[1]
         if c["column"].max != d_out - 1:
-            self._set_silently("column", max=d_out - 1, value=min(c["column"].value, d_out - 1))
+            self.set_quietly("column", max=d_out - 1, value=min(c["column"].value, d_out - 1))
         i, d = c["token"].value, c["column"].value
         labels = list(ex.token_labels)
         outs = [str(j + 1) for j in range(d_out)]

@@ -64,15 +64,6 @@ class ScoresExplorer(Explorer):
             ]
         )
 
-    def _set_silently(self, name: str, **traits) -> None:
-        control = self.controls[name]
-        control.unobserve(self._on_change, names="value")
-        try:
-            for trait, value in traits.items():
-                setattr(control, trait, value)
-        finally:
-            control.observe(self._on_change, names="value")
-
     def update(self) -> None:
         """Recompute ``Q Kᵀ`` with :func:`attnlib.score` and outline the chosen query's row."""
         c = self.controls
@@ -81,8 +72,8 @@ class ScoresExplorer(Explorer):
         n = len(ex.rows)
         if name != self.example:
             self.example = name
-            self._set_silently("query", options=_options(ex, "query"), value=min(c["query"].value, n - 1))
-            self._set_silently("key", options=_options(ex, "key"), value=min(c["key"].value, n - 1))
+            self.set_quietly("query", options=_options(ex, "query"), value=min(c["query"].value, n - 1))
+            self.set_quietly("key", options=_options(ex, "key"), value=min(c["key"].value, n - 1))
         queries, keys, _ = ex.qkv()
         scores = score(queries, keys)
         i, j = c["query"].value, c["key"].value

@@ -83,12 +83,7 @@ class WeightsExplorer(Explorer):
             w = self.weights
             sizes = {"d_in": w.w_query.shape[0], "d_k": w.w_query.shape[1], "d_v": w.w_value.shape[1]}
             for name, size in sizes.items():
-                control = self.controls[name]
-                control.unobserve(self._on_change, names="value")
-                try:
-                    control.value = int(size)
-                finally:
-                    control.observe(self._on_change, names="value")
+                self.set_quietly(name, value=int(size))
         self.shapes.value = html.escape(
             " · ".join(f"{n} {tuple(w.shape)}" for n, w in zip(NAMES, self.weights))
             + "   (rows: d_in; columns: d_k, d_k, d_v)"
