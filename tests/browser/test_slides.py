@@ -14,20 +14,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from labdriver import CHROMIUM_ARGS, find_chromium
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+CHROMIUM = find_chromium()
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 DECK_LESSON = next((p for p in LESSONS if p.name.startswith("04_")), LESSONS[0] if LESSONS else None)
 
@@ -41,8 +33,8 @@ def _build_slides():
 
 @pytest.fixture(scope="module")
 def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if not Path(CHROMIUM).is_file():
-        pytest.skip(f"no chromium at {CHROMIUM} (install it with `make chromium`, needs root and apt-get)")
+    if CHROMIUM is None:
+        pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
     build_slides = _build_slides()
     have_modules = all((build_slides.NODE_MODULES / n / "package.json").is_file() for n in build_slides.PACKAGES)
     if not have_modules and shutil.which("npm") is None:
