@@ -460,7 +460,10 @@ class Heatmap:
             else:
                 self._set_data(data)
         if row_labels is not None or col_labels is not None:
-            self.set_labels(row_labels, col_labels)
+            rows, cols = self._labels  # a side that is not given keeps its labels
+            self.set_labels(
+                row_labels if row_labels is not None else rows, col_labels if col_labels is not None else cols
+            )
         if title is not None and title != self._title:
             old_title, self._title = self._title or "", title
             self.ax.title.set_text(title)  # set_title() would reset the font size to rcParams'

@@ -308,3 +308,10 @@ def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
     assert (ex.controls["n"].value, ex.controls["n"].max, ex.updates) == (4, 5, 0)
     ex.controls["n"].value = 2
     assert ex.updates == 1
+
+
+def test_update_with_one_side_of_labels_keeps_the_other():
+    hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])
+    hm.update(np.eye(2) * 2, row_labels=["c", "d"])
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["c", "d"]
+    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["x", "y"]
