@@ -69,7 +69,6 @@ class SoftmaxExplorer(Explorer):
         )
         self.controls["query"] = W.Dropdown(options=self._query_options(), value=query, description="query")
         self.stats = W.HTML()
-        self._syncing = False
         weights = self.weights()
         # the heatmap comes first: it is the PNG a reader without a kernel sees
         self.views["heatmap"] = PlotView(
@@ -131,8 +130,6 @@ class SoftmaxExplorer(Explorer):
         self.controls["scores"].value = format_matrix(scores)  # triggers update()
 
     def update(self) -> None:
-        if self._syncing:
-            return
         matrix = parse_matrix(self.controls["scores"].value)
         scores = torch.tensor(matrix, dtype=torch.float32)
         if scores.shape != self.scores.shape:
@@ -152,12 +149,7 @@ class SoftmaxExplorer(Explorer):
         query = self.controls["query"]
         if query.options != tuple(self._query_options()):
             keep = min(query.value, len(labels) - 1)
-            self._syncing = True  # the option change must not trigger a nested update
-            try:
-                query.options = self._query_options()
-                query.value = keep
-            finally:
-                self._syncing = False
+            self.set_quietly("query", options=self._query_options(), value=keep)
         try:
             weights = self.weights()
         except ValueError:

@@ -36,7 +36,6 @@ class SummingExplorer(Explorer):
         n_k = values.shape[0]
         terms = n_k if terms is None else terms
         self.labels = labels
-        self._syncing = False
         c = self.controls
         c["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
         c["query"] = W.Dropdown(
@@ -80,22 +79,14 @@ class SummingExplorer(Explorer):
             view.refresh()
 
     def update(self) -> None:
-        if self._syncing:
-            return
         c = self.controls
         weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
         if labels != self.labels:
             self.labels = labels
             n_k = values.shape[0]
             keep = min(c["query"].value, len(labels) - 1)
-            self._syncing = True  # the option changes must not trigger nested updates
-            try:
-                c["query"].options = [(label, i) for i, label in enumerate(labels)]
-                c["query"].value = keep
-                c["terms"].max = n_k
-                c["terms"].value = n_k
-            finally:
-                self._syncing = False
+            self.set_quietly("query", options=[(label, i) for i, label in enumerate(labels)], value=keep)
+            self.set_quietly("terms", max=n_k, value=n_k)
         self._redraw(weights, values)
 
     def summary(self) -> str:

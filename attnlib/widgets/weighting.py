@@ -42,7 +42,6 @@ class WeightingExplorer(Explorer):
         super().__init__()
         weights, values, labels = example_attention(example, scaled=scaled)
         self.labels = labels
-        self._syncing = False
         self.controls["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
         self.controls["query"] = W.Dropdown(
             options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
@@ -86,19 +85,12 @@ class WeightingExplorer(Explorer):
         return [f"α{query + 1},{j + 1}·v{j + 1}" for j in range(n_k)]
 
     def update(self) -> None:
-        if self._syncing:
-            return
         c = self.controls
         weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
         if labels != self.labels:
             self.labels = labels
             keep = min(c["query"].value, len(labels) - 1)
-            self._syncing = True  # the option change must not trigger a nested update
-            try:
-                c["query"].options = [(label, i) for i, label in enumerate(labels)]
-                c["query"].value = keep
-            finally:
-                self._syncing = False
+            self.set_quietly("query", options=[(label, i) for i, label in enumerate(labels)], value=keep)
         query = c["query"].value
         value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
         dims = [str(k + 1) for k in range(values.shape[1])]
