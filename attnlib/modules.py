@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import AttentionInputError, check_mask, check_tensor, shape_str
-from .steps import _softmax, attention, scale_scores, score
+from .steps import _softmax, attention, attention_weights, scale_scores, score
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
@@ -161,8 +161,6 @@ class MultiHeadAttention(nn.Module):
         k = split_heads(self.W_key(key), self.num_heads)
         v = split_heads(self.W_value(value), self.num_heads)
         if return_weights:
-            from .steps import attention_weights
-
             weights = attention_weights(q, k, v, mask=mask)
             heads = weights @ v
         else:
@@ -187,8 +185,6 @@ class MultiHeadAttention(nn.Module):
         ``batch_first`` is ignored: the layout is always batch-first here. ``scaled=False`` drops
         the ``1/sqrt(d_head)`` (for comparison only; :meth:`forward` always scales).
         """
-        from .steps import attention_weights
-
         _check_features("query", query, self.d_model, "d_model")
         if query.dim() not in (2, 3):
             raise AttentionInputError(

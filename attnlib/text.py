@@ -8,6 +8,7 @@ import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError
+from .steps import attention_weights, derive_qkv, init_weights
 
 __all__ = ["MAX_TOKENS", "build_vocabulary", "embed", "encode", "sentence_attention", "tokenize"]
 
@@ -89,8 +90,6 @@ def sentence_attention(
     Raises:
         AttentionInputError: no words, or more than ``max_tokens`` tokens.
     """
-    from .steps import attention_weights, derive_qkv, init_weights
-
     tokens = tokenize(sentence)
     if len(tokens) > max_tokens:
         raise AttentionInputError(f"sentence has {len(tokens)} tokens; at most {max_tokens} are shown")
