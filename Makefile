@@ -9,7 +9,7 @@ JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help env lab test unit nbval lint format execute bench slides figures chromium browser clean
+.PHONY: help env lab learn editions test unit nbval lint format execute bench slides figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -24,12 +24,20 @@ $(STAMP): requirements.lock pyproject.toml
 
 env: $(STAMP)  ## create .venv with the pinned versions (requirements.lock)
 
-lab: $(STAMP)  ## open JupyterLab on notebooks/ (127.0.0.1, token auth)
-	@scripts/lab.sh $(BIN)
+lab: $(STAMP)  ## teachers: open JupyterLab on notebooks/, the teacher edition (127.0.0.1, token auth)
+	@scripts/lab.sh $(BIN) notebooks
 
-test: $(STAMP) chromium  ## the whole suite: ruff, unit tests, nbval on every lesson, browser tests
+learn: $(STAMP)  ## learners: copy the learner edition into my-lessons/ (never overwrites) and open it
+	$(BIN)/python scripts/build_editions.py --workspace my-lessons
+	@scripts/lab.sh $(BIN) my-lessons
+
+editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
+	$(BIN)/python scripts/build_editions.py --out build/editions
+
+test: $(STAMP) chromium  ## the whole suite: ruff, unit tests, nbval on every lesson (learner edition), browser tests
 	$(BIN)/ruff check .
-	$(BIN)/pytest -n $(JOBS) --dist loadscope tests notebooks $(NBVAL)
+	$(BIN)/python scripts/build_editions.py --out build/editions
+	$(BIN)/pytest -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(BIN)/pytest -n $(JOBS) --dist loadscope tests -m "not browser"

@@ -80,15 +80,61 @@ def test_compare_number() -> None:
 
 
 def test_check_unknown_lesson_names_the_choices() -> None:
-    with pytest.raises(ValueError, match=r"no exercise 'attention'; choose one of \('inputs', 'weights'"):
-        check("attention", None)
+    feedback = check("attention", None)
+    assert not feedback.correct
+    assert feedback.message.startswith("there is no exercise 'attention'; the lessons with exercises are ")
+    assert "softmax" in feedback.message
 
 
-def test_lessons_are_the_eleven_lesson_keys() -> None:
-    assert exercises.LESSONS == (
-        "inputs", "weights", "qkv", "scores", "softmax", "weighting", "summing", "scaling",
-        "module", "sentence", "multihead",
-    )  # fmt: skip
+def test_lessons_are_the_modules_of_the_package() -> None:
+    from pathlib import Path
+
+    modules = sorted(p.stem for p in Path(exercises.__file__).parent.glob("[a-z]*.py"))
+    assert list(exercises.LESSONS) == modules
+    assert {"inputs", "weights", "qkv", "scores", "softmax", "weighting", "summing", "scaling"} <= set(modules)
+
+
+def test_exercise_names_are_checked_and_unique() -> None:
+    from attnlib.exercises._core import exercise
+
+    exercises.exercises("softmax")  # import the lesson module: softmax.1 is registered
+    with pytest.raises(ValueError, match=r"exercise names look like .softmax\.2."):
+        exercise("Softmax 2")
+    with pytest.raises(ValueError, match="registered twice"):
+        exercise("softmax.1")(lambda answer: Feedback(True, "x"))
+
+
+def test_a_failing_checker_becomes_a_sentence(monkeypatch) -> None:
+    from attnlib.exercises import _core
+
+    def broken(answer: object) -> Feedback:
+        raise IndexError("boom")
+
+    exercises.exercises("softmax")  # registered first, so that the broken checker replaces it
+    monkeypatch.setitem(_core._REGISTRY, "softmax.1", broken)
+    feedback = check("softmax.1", 1)
+    assert (
+        not feedback.correct and feedback.message.startswith(_core.CHECKER_FAILED) and "IndexError" in feedback.message
+    )
+
+
+def test_known_mistakes_carry_their_id() -> None:
+    fb = compare_tensor(EXPECTED / 2, EXPECTED, name="s", wrong=[(EXPECTED / 2, "scale by sqrt", "scale-by-d")])
+    assert fb.mistake == "scale-by-d" and fb.message == "scale by sqrt"
+    assert compare_number(2.0, 1.0, name="x", wrong=[(2.0, "doubled", "rounded")]).mistake == "rounded"
+
+
+def test_learner_code_errors_become_sentences() -> None:
+    from attnlib.exercises import run_learner_code
+
+    assert run_learner_code(lambda x: x + 1, 1, name="your function") == 2
+    assert run_learner_code(..., name="your softmax").message.startswith("Replace the ...")
+    assert (
+        run_learner_code(3, name="your softmax").message
+        == "your softmax should be a function (def … or lambda …), not int."
+    )
+    fb = run_learner_code(lambda x: 1 / 0, 1, name="your softmax")
+    assert fb.message == "your softmax raised ZeroDivisionError: division by zero"
 
 
 @pytest.mark.parametrize("lesson", exercises.LESSONS)
@@ -96,6 +142,6 @@ def test_check_dispatches_to_the_lesson_checker(lesson: str) -> None:
     module = importlib.import_module(f"attnlib.exercises.{lesson}")
     assert callable(module.check)
     # an unanswered exercise is never correct, and check() returns the checker's Feedback
-    fb = check(lesson, ...)
+    fb = check(f"{lesson}.1", ...)
     assert isinstance(fb, Feedback) and not fb
     assert fb == module.check(...)

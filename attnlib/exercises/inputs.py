@@ -6,7 +6,7 @@ import torch
 
 from ..examples import four_inputs, three_inputs
 from ..steps import prepare_inputs
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -16,6 +16,7 @@ def expected() -> torch.Tensor:
     return prepare_inputs(three_inputs.rows)
 
 
+@exercise("inputs.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against ``X`` of document 001, shape ``(n_tokens, d_in) = (3, 4)``."""
     x = expected()

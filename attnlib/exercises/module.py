@@ -7,7 +7,7 @@ from torch import Tensor
 
 from .. import examples
 from ..modules import SelfAttention, causal_mask
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected", "typical_mistakes"]
 
@@ -50,6 +50,7 @@ def typical_mistakes() -> list[tuple[Tensor, str]]:
     ]
 
 
+@exercise("module.1")
 def check(answer: object) -> Feedback:
     return compare_tensor(
         answer,

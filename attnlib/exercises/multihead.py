@@ -7,7 +7,7 @@ from torch import Tensor
 
 from .. import examples
 from ..modules import causal_mask
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["N_TOKENS", "check", "expected", "typical_mistakes"]
 
@@ -40,6 +40,7 @@ def typical_mistakes() -> list[tuple[Tensor, str]]:
     ]
 
 
+@exercise("multihead.1")
 def check(answer: object) -> Feedback:
     return compare_tensor(
         answer,

@@ -6,7 +6,7 @@ import torch
 
 from ..examples import three_inputs
 from ..steps import derive_qkv
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -16,6 +16,7 @@ def expected() -> torch.Tensor:
     return derive_qkv(three_inputs.inputs, *three_inputs.weights).queries
 
 
+@exercise("qkv.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against the queries of document 001, ``(n_tokens, d_k) = (3, 3)``."""
     queries, keys, values = derive_qkv(three_inputs.inputs, *three_inputs.weights)

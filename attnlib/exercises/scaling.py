@@ -12,7 +12,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import scale_scores, score, softmax
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -25,6 +25,7 @@ def expected() -> Tensor:
     return softmax(scale_scores(score(queries, keys), queries.shape[-1]))
 
 
+@exercise("scaling.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
     queries, keys, _ = examples.four_inputs.qkv()

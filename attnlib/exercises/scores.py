@@ -12,7 +12,7 @@ import torch
 
 from ..examples import four_inputs
 from ..steps import score
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -23,6 +23,7 @@ def expected() -> torch.Tensor:
     return score(queries, keys)
 
 
+@exercise("scores.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against ``Q Kᵀ`` of document 000 (every query against every key)."""
     queries, keys, values = four_inputs.qkv()

@@ -9,7 +9,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import softmax
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["QUERY_INDEX", "check", "expected", "omega", "typical_mistakes"]
 
@@ -63,6 +63,7 @@ def typical_mistakes() -> list[tuple[Tensor, str]]:
     ]
 
 
+@exercise("sentence.1")
 def check(answer: object) -> Feedback:
     return compare_tensor(
         answer,

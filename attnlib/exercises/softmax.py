@@ -13,7 +13,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -30,6 +30,7 @@ def expected() -> Tensor:
     return softmax(_scores(), dim=-1)
 
 
+@exercise("softmax.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
     scores = _scores()

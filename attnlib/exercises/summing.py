@@ -10,7 +10,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax, sum_weighted_values, weight_values
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -23,6 +23,7 @@ def expected() -> Tensor:
     return sum_weighted_values(weight_values(softmax(score(queries, keys)), values))
 
 
+@exercise("summing.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
     queries, keys, values = examples.three_inputs.qkv()

@@ -11,7 +11,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax, weight_values
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["check", "expected"]
 
@@ -24,6 +24,7 @@ def expected() -> Tensor:
     return weight_values(softmax(score(queries, keys)), values)[0]
 
 
+@exercise("weighting.1")
 def check(answer: object) -> Feedback:
     """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
     queries, keys, values = examples.three_inputs.qkv()

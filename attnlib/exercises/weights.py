@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..steps import init_weights
-from . import Feedback, compare_tensor
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["D_IN", "D_K", "D_V", "check", "expected"]
 
@@ -18,6 +18,7 @@ def expected() -> torch.Tensor:
     return torch.tensor([list(w.shape) for w in weights], dtype=torch.float64)
 
 
+@exercise("weights.1")
 def check(answer: object) -> Feedback:
     """Check ``answer = [shape of W_q, shape of W_k, shape of W_v]`` for d_in=4, d_k=3, d_v=5."""
     shapes = expected()

@@ -1,0 +1,71 @@
+"""The learner and teacher editions built from the one source (scripts/build_editions.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import nbformat
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("build_editions", REPO / "scripts" / "build_editions.py")
+editions = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(editions)
+LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("editions")
+    editions.build(out)
+    return out
+
+
+def test_both_editions_hold_every_lesson(built: Path) -> None:
+    names = [p.name for p in LESSONS]
+    assert sorted(p.name for p in (built / "learner").glob("*.ipynb")) == names
+    assert sorted(p.name for p in (built / "teacher").glob("*.ipynb")) == names
+    assert (built / "images").is_dir() and (built / "README.md").is_file()
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_learner_edition_has_no_teacher_cells_and_the_same_code(built: Path, lesson: Path) -> None:
+    source = nbformat.read(lesson, as_version=4)
+    learner = nbformat.read(built / "learner" / lesson.name, as_version=4)
+    assert not any(editions.is_teacher_only(c) for c in learner.cells)
+    assert not any(c.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes" for c in learner.cells)
+    # only teacher cells were removed: code cells, their sources and stored outputs are identical,
+    # so nbval on the learner edition checks the very outputs of the teacher edition
+    code = [(c.source, c.outputs) for c in source.cells if c.cell_type == "code"]
+    assert [(c.source, c.outputs) for c in learner.cells if c.cell_type == "code"] == code
+    removed = [c for c in source.cells if editions.is_teacher_only(c)]
+    assert len(learner.cells) == len(source.cells) - len(removed)
+
+
+def test_teacher_edition_is_the_source(built: Path) -> None:
+    for lesson in LESSONS:
+        assert (built / "teacher" / lesson.name).read_bytes() == lesson.read_bytes()
+
+
+def test_teacher_cells_are_recognised() -> None:
+    notes = nbformat.v4.new_markdown_cell("say this", metadata={"slideshow": {"slide_type": "notes"}})
+    tagged = nbformat.v4.new_code_cell("1", metadata={"tags": ["teacher"]})
+    plain = nbformat.v4.new_markdown_cell("read this", metadata={"slideshow": {"slide_type": "slide"}})
+    nb = nbformat.v4.new_notebook(cells=[notes, plain, tagged])
+    assert [c.source for c in editions.learner_edition(nb).cells] == ["read this"]
+    assert len(nb.cells) == 3  # the source is not changed
+
+
+def test_workspace_keeps_a_learners_work_and_restores_a_deleted_lesson(tmp_path: Path) -> None:
+    first = editions.fill_workspace(tmp_path)
+    assert [p.name for p in first] == [p.name for p in LESSONS]
+    mine = tmp_path / "lessons" / LESSONS[0].name
+    mine.write_text("my own work")
+    broken = tmp_path / "lessons" / LESSONS[1].name
+    broken.unlink()
+    again = editions.fill_workspace(tmp_path)
+    assert again == [broken]  # only the deleted lesson comes back, fresh
+    assert mine.read_text() == "my own work"
+    restored = nbformat.read(broken, as_version=4)
+    assert not any(editions.is_teacher_only(c) for c in restored.cells)
