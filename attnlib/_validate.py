@@ -17,6 +17,13 @@ class AttentionInputError(ValueError):
     """Raised when the arguments of an attention step do not fit together."""
 
 
+def check_positive_int(name: str, value: object) -> int:
+    """``value`` if it is an ``int`` >= 1 (``True`` is not a size); else an error naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise AttentionInputError(f"{name} must be a positive integer, got {value!r}")
+    return value
+
+
 def shape_str(t: Tensor | tuple[int, ...] | torch.Size) -> str:
     """``(3, 4)`` for a tensor of shape ``torch.Size([3, 4])``."""
     dims = tuple(t.shape) if isinstance(t, Tensor) else tuple(t)

@@ -11,6 +11,11 @@ name              document  what it is
 ``translate``     003       "can you help me to translate this sentence", 16-d embeddings
 ``encodings``     004       3 token encodings of size 2 and a seeded ``SelfAttention`` module
 ================  ========  ==================================================================
+
+and the helpers that build the documents' seeded objects in one place:
+:func:`document_004_module` (004's module, seed 42), :func:`document_004_weights` (004's weights
+rebuilt by arithmetic, with one or two roundings, lesson 09) and :func:`random_qk` (unit-variance
+queries and keys, lesson 08).
 """
 
 from __future__ import annotations
@@ -21,17 +26,22 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor
 
-from .steps import Weights, derive_qkv
-from .text import build_vocabulary, encode, tokenize
+from ._validate import check_positive_int
+from .modules import SelfAttention
+from .steps import QKV, Weights, derive_qkv
+from .text import build_vocabulary, encode, project_as_columns, tokenize
 
 __all__ = [
     "ALL",
     "MatrixExample",
     "SentenceExample",
+    "document_004_module",
+    "document_004_weights",
     "encodings",
     "four_inputs",
     "get",
     "history",
+    "random_qk",
     "three_inputs",
     "translate",
 ]
@@ -122,6 +132,17 @@ class SentenceExample:
             w_value = torch.rand(self.d, self.d_v)
         return SimpleNamespace(embedded=embedded, w_query=w_query, w_key=w_key, w_value=w_value)
 
+    def qkv(self) -> QKV:
+        """Queries, keys and values as the document computes them from :meth:`run`'s draws.
+
+        002 multiplies rows, ``X W``; 003 applies its matrices to column vectors, ``q = U x``,
+        i.e. ``X Uᵀ`` (:func:`attnlib.text.project_as_columns`).
+        """
+        run = self.run()
+        if self.notes.get("weights_applied_as") == "U x (= X Uᵀ)":
+            return project_as_columns(run.embedded, run.w_query, run.w_key, run.w_value)
+        return derive_qkv(run.embedded, run.w_query, run.w_key, run.w_value)
+
 
 four_inputs = MatrixExample(
     key="000",
@@ -191,6 +212,52 @@ encodings = MatrixExample(
     token_labels=("token 1", "token 2", "token 3"),
     notes={"seed": 42, "d_model": 2, "printed_context_2_0": -0.9534},
 )
+
+
+
+def document_004_module(d_in: int = 2) -> SelfAttention:
+    """Document 004's module: ``torch.manual_seed(42)`` then ``SelfAttention(d_in)`` (layers q, v, k).
+
+    Drawn inside ``torch.random.fork_rng``, so the caller's random state is left alone.
+    """
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(encodings.notes["seed"])
+        return SelfAttention(d_in)
+
+
+def document_004_weights(*, roundings: int) -> Weights:
+    """004's three weight matrices ``(d_in, d_out) = (2, 2)`` rebuilt by arithmetic (lesson 09).
+
+    ``nn.Linear(2, 2)`` draws each weight as ``w = low + u · (high − low)`` with ``u`` uniform in
+    [0, 1) (the numbers ``torch.rand`` gives after ``manual_seed(42)``) and ``high = −low = 1/√2``.
+    In float32 that formula can be evaluated with ``roundings=2`` (round the product, then the sum)
+    or ``roundings=1`` (exact product and sum, rounded once, as a fused multiply–add does). The two
+    differ in the last bit of some weights; which one ``torch.manual_seed(42)`` gives depends on the
+    CPU kernel torch runs. Returned as the document prints them, ``weight.transpose(0, 1)``.
+    """
+    if roundings not in (1, 2):
+        raise ValueError(f"roundings must be 1 or 2, got {roundings!r}")
+    u = torch.rand(12, generator=torch.Generator().manual_seed(encodings.notes["seed"]))
+    high = torch.tensor(2**-0.5, dtype=torch.float32)
+    low, width = -high, high - (-high)
+    if roundings == 2:
+        w = u * width + low
+    else:
+        w = (u.double() * width.double() + low.double()).float()
+    w_query, w_value, w_key = (m.T.contiguous() for m in w.reshape(3, 2, 2))  # created as q, v, k
+    return Weights(w_query, w_key, w_value)
+
+
+def random_qk(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> tuple[Tensor, Tensor]:
+    """Queries and keys ``(n_tokens, d_k)`` with independent N(0, 1) entries (lesson 08's random data).
+
+    Drawn from a private seeded generator, so the caller's random state is left alone.
+    """
+    check_positive_int("d_k", d_k)
+    check_positive_int("n_tokens", n_tokens)
+    gen = torch.Generator().manual_seed(seed)
+    return torch.randn(n_tokens, d_k, generator=gen), torch.randn(n_tokens, d_k, generator=gen)
+
 
 ALL: dict[str, MatrixExample | SentenceExample] = {
     e.key: e for e in (four_inputs, three_inputs, history, translate, encodings)

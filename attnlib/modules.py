@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor, nn
 
-from ._validate import AttentionInputError, check_mask, check_tensor, shape_str
+from ._validate import AttentionInputError, check_mask, check_positive_int, check_tensor, shape_str
 from .steps import _softmax, attention, attention_weights, scale_scores, score
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
@@ -21,8 +21,7 @@ def causal_mask(n_tokens: int) -> Tensor:
     ``torch.nn.MultiheadAttention``'s ``attn_mask`` uses the opposite one (True = NOT allowed),
     so pass it ``~causal_mask(n)``.
     """
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, int) or n_tokens < 1:
-        raise AttentionInputError(f"n_tokens must be a positive integer, got {n_tokens!r}")
+    check_positive_int("n_tokens", n_tokens)
     return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()
 
 
@@ -39,7 +38,8 @@ class SelfAttention(nn.Module):
 
     The three projections are bias-free ``nn.Linear`` layers, as in "Attention Is All You Need"
     and document 004. They are created in document 004's order — query, *value*, key — so that
-    ``torch.manual_seed(42); SelfAttention(2)`` reproduces 004's weights exactly.
+    ``torch.manual_seed(42); SelfAttention(2)`` draws 004's weights (:func:`attnlib.examples.document_004_module`).
+    Created in another order, the layers take other numbers from the stream and the output changes.
 
     Args:
         d_in: size of each input vector (004 calls it ``d_model``).
@@ -55,25 +55,28 @@ class SelfAttention(nn.Module):
         super().__init__()
         d_out = d_in if d_out is None else d_out
         self.d_in, self.d_out, self.scaled = d_in, d_out, scaled
-        self.W_query = nn.Linear(d_in, d_out, bias=bias)
-        self.W_value = nn.Linear(d_in, d_out, bias=bias)
-        self.W_key = nn.Linear(d_in, d_out, bias=bias)
+        self.w_query = nn.Linear(d_in, d_out, bias=bias)
+        self.w_value = nn.Linear(d_in, d_out, bias=bias)
+        self.w_key = nn.Linear(d_in, d_out, bias=bias)
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         """``x (..., n_tokens, d_in)`` → context ``(..., n_tokens, d_out)``; ``mask`` True = may attend."""
         _check_features("x", x, self.d_in, "d_in")
-        return attention(self.W_query(x), self.W_key(x), self.W_value(x), scale=None if self.scaled else 1.0, mask=mask)
+        return attention(self.w_query(x), self.w_key(x), self.w_value(x), scale=None if self.scaled else 1.0, mask=mask)
 
     @torch.no_grad()
-    def steps(self, x: Tensor, mask: Tensor | None = None) -> SimpleNamespace:
+    def intermediates(self, x: Tensor, mask: Tensor | None = None) -> SimpleNamespace:
         """Every intermediate matrix of :meth:`forward`, for checking it step by step.
+
+        The same maths as :meth:`forward`, one step at a time; the two may differ in the last bit
+        (``forward`` calls :func:`attnlib.attention`), so compare them with ``torch.allclose``.
 
         Returns a namespace with ``queries``, ``keys``, ``values`` ``(..., n, d_out)``, ``scores``,
         ``scaled_scores`` (``-inf`` where ``mask`` is False), ``weights`` ``(..., n, n)`` and
         ``context`` ``(..., n, d_out)``.
         """
         _check_features("x", x, self.d_in, "d_in")
-        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
         s = score(q, k)
         scaled = scale_scores(s, self.d_out) if self.scaled else s
         mask = check_mask(mask, tuple(scaled.shape))
@@ -120,8 +123,7 @@ class MultiHeadAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, batch_first: bool = True):
         super().__init__()
-        if isinstance(num_heads, bool) or not isinstance(num_heads, int) or num_heads < 1:
-            raise AttentionInputError(f"num_heads must be a positive integer, got {num_heads!r}")
+        check_positive_int("num_heads", num_heads)
         if d_model % num_heads:
             raise AttentionInputError(
                 f"d_model={d_model} is not divisible by num_heads={num_heads}: every head needs "
@@ -129,9 +131,9 @@ class MultiHeadAttention(nn.Module):
             )
         self.d_model, self.num_heads, self.d_head = d_model, num_heads, d_model // num_heads
         self.batch_first = batch_first
-        self.W_query = nn.Linear(d_model, d_model, bias=bias)
-        self.W_key = nn.Linear(d_model, d_model, bias=bias)
-        self.W_value = nn.Linear(d_model, d_model, bias=bias)
+        self.w_query = nn.Linear(d_model, d_model, bias=bias)
+        self.w_key = nn.Linear(d_model, d_model, bias=bias)
+        self.w_value = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
 
     def forward(
@@ -157,9 +159,9 @@ class MultiHeadAttention(nn.Module):
             query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
         elif not self.batch_first:
             query, key, value = (t.transpose(0, 1) for t in (query, key, value))
-        q = split_heads(self.W_query(query), self.num_heads)
-        k = split_heads(self.W_key(key), self.num_heads)
-        v = split_heads(self.W_value(value), self.num_heads)
+        q = split_heads(self.w_query(query), self.num_heads)
+        k = split_heads(self.w_key(key), self.num_heads)
+        v = split_heads(self.w_value(value), self.num_heads)
         if return_weights:
             weights = attention_weights(q, k, v, mask=mask)
             heads = weights @ v
@@ -174,7 +176,7 @@ class MultiHeadAttention(nn.Module):
         return (out, weights) if return_weights else out
 
     @torch.no_grad()
-    def steps(self, query: Tensor, *, mask: Tensor | None = None, scaled: bool = True) -> SimpleNamespace:
+    def intermediates(self, query: Tensor, *, mask: Tensor | None = None, scaled: bool = True) -> SimpleNamespace:
         """Every intermediate of self-attention on ``query`` (lesson 11), batch-first or unbatched.
 
         For ``query (batch, n, d_model)`` (or ``(n, d_model)``, then without the batch axis):
@@ -192,7 +194,7 @@ class MultiHeadAttention(nn.Module):
             )
         unbatched = query.dim() == 2
         x = query.unsqueeze(0) if unbatched else query
-        q, k, v = self.W_query(x), self.W_key(x), self.W_value(x)
+        q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
         qs, ks, vs = (split_heads(t, self.num_heads) for t in (q, k, v))
         weights = attention_weights(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
         heads = weights @ vs
@@ -231,7 +233,7 @@ class MultiHeadAttention(nn.Module):
         bias = m.in_proj_bias is not None
         new = cls(m.embed_dim, m.num_heads, bias=bias, batch_first=m.batch_first)
         with torch.no_grad():
-            for i, lin in enumerate((new.W_query, new.W_key, new.W_value)):
+            for i, lin in enumerate((new.w_query, new.w_key, new.w_value)):
                 rows = slice(i * m.embed_dim, (i + 1) * m.embed_dim)
                 lin.weight.copy_(m.in_proj_weight[rows])
                 if bias:

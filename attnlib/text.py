@@ -8,9 +8,17 @@ import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError
-from .steps import attention_weights, derive_qkv, init_weights
+from .steps import QKV, attention_weights, derive_qkv, init_weights
 
-__all__ = ["MAX_TOKENS", "build_vocabulary", "embed", "encode", "sentence_attention", "tokenize"]
+__all__ = [
+    "MAX_TOKENS",
+    "build_vocabulary",
+    "embed",
+    "encode",
+    "project_as_columns",
+    "sentence_attention",
+    "tokenize",
+]
 
 MAX_TOKENS = 32  # what the sentence explorer accepts: a 32×32 map is still readable
 
@@ -65,6 +73,19 @@ def embed(token_ids: Tensor, *, num_embeddings: int, d: int, seed: int) -> Tenso
         return table(token_ids).detach()
 
 
+def project_as_columns(embedded: Tensor, u_query: Tensor, u_key: Tensor, u_value: Tensor) -> QKV:
+    """Document 003's projections ``q = U x`` for every row ``x`` of ``embedded``: ``Q = X Uᵀ``.
+
+    Args:
+        embedded: ``X``, shape ``(n_tokens, d)``.
+        u_query, u_key, u_value: ``(d_k, d)``, ``(d_k, d)``, ``(d_v, d)``, applied to column vectors.
+
+    Returns:
+        ``QKV(X U_queryᵀ, X U_keyᵀ, X U_valueᵀ)``: the row-vector weights are ``W = Uᵀ``.
+    """
+    return derive_qkv(embedded, u_query.T, u_key.T, u_value.T)
+
+
 def sentence_attention(
     sentence: str,
     *,
@@ -98,7 +119,7 @@ def sentence_attention(
     embedded = embed(ids, num_embeddings=len(vocabulary), d=d, seed=seed)
     if projections:
         u_query, u_key, u_value = init_weights(d, d, seed=seed)
-        queries, keys, values = derive_qkv(embedded, u_query.T, u_key.T, u_value.T)
+        queries, keys, values = project_as_columns(embedded, u_query, u_key, u_value)
     else:
         queries = keys = values = embedded
     scores = queries @ keys.T

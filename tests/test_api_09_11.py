@@ -32,9 +32,9 @@ def test_self_attention_steps_with_mask_match_sdpa_and_forward(scaled):
     module = SelfAttention(4, 3, scaled=scaled)
     x = torch.randn(2, 5, 4)
     mask = causal_mask(5)
-    steps = module.steps(x, mask=mask)
+    steps = module.intermediates(x, mask=mask)
     with torch.no_grad():
-        q, k, v = module.W_query(x), module.W_key(x), module.W_value(x)
+        q, k, v = module.w_query(x), module.w_key(x), module.w_value(x)
         want = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=None if scaled else 1.0)
         assert torch.allclose(steps.context, want, atol=1e-6)
         assert torch.allclose(steps.context, module(x, mask=mask), atol=1e-6)
@@ -47,7 +47,7 @@ def test_self_attention_steps_rejects_a_mask_of_the_wrong_shape():
     torch.manual_seed(0)
     module = SelfAttention(2)
     with pytest.raises(AttentionInputError, match="mask"):
-        module.steps(examples.encodings.inputs, mask=causal_mask(4))
+        module.intermediates(examples.encodings.inputs, mask=causal_mask(4))
 
 
 @pytest.mark.parametrize("batched", [True, False])
@@ -55,7 +55,7 @@ def test_multihead_steps_shapes_and_output(batched):
     torch.manual_seed(2)
     module = MultiHeadAttention(12, 3)
     x = torch.randn(2, 5, 12) if batched else torch.randn(5, 12)
-    steps = module.steps(x, mask=causal_mask(5))
+    steps = module.intermediates(x, mask=causal_mask(5))
     lead = (2,) if batched else ()
     assert steps.queries.shape == (*lead, 5, 12)
     assert steps.queries_split.shape == (*lead, 3, 5, 4)
@@ -64,7 +64,7 @@ def test_multihead_steps_shapes_and_output(batched):
     assert steps.concatenated.shape == (*lead, 5, 12)
     with torch.no_grad():
         assert torch.allclose(steps.output, module(x, mask=causal_mask(5)), atol=1e-6)
-        assert torch.equal(steps.queries_split, split_heads(module.W_query(x), 3))
+        assert torch.equal(steps.queries_split, split_heads(module.w_query(x), 3))
     assert torch.equal(combine_heads(steps.heads), steps.concatenated)
 
 
@@ -72,7 +72,7 @@ def test_multihead_steps_unscaled_differs_and_matches_sdpa_with_scale_one():
     torch.manual_seed(3)
     module = MultiHeadAttention(8, 2)
     x = torch.randn(1, 4, 8)
-    scaled, unscaled = module.steps(x), module.steps(x, scaled=False)
+    scaled, unscaled = module.intermediates(x), module.intermediates(x, scaled=False)
     assert not torch.allclose(scaled.weights, unscaled.weights)
     want = F.scaled_dot_product_attention(unscaled.queries_split, unscaled.keys_split, unscaled.values_split, scale=1.0)
     assert torch.allclose(unscaled.heads, want, atol=1e-6)
@@ -81,7 +81,7 @@ def test_multihead_steps_unscaled_differs_and_matches_sdpa_with_scale_one():
 def test_multihead_steps_rejects_wrong_features():
     module = MultiHeadAttention(8, 2)
     with pytest.raises(AttentionInputError, match="d_model"):
-        module.steps(torch.randn(4, 6))
+        module.intermediates(torch.randn(4, 6))
 
 
 @pytest.mark.parametrize("projections", [True, False])

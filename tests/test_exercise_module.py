@@ -19,7 +19,7 @@ def test_expected_is_004s_module_with_a_causal_mask():
     assert torch.equal(weights > 0, causal_mask(3))
     assert torch.allclose(weights.sum(-1), torch.ones(3))
     with torch.no_grad():
-        context = attention(module.W_query(x), module.W_key(x), module.W_value(x), mask=causal_mask(3))
-        assert torch.allclose(weights @ module.W_value(x), context, atol=1e-6)
+        context = attention(module.w_query(x), module.w_key(x), module.w_value(x), mask=causal_mask(3))
+        assert torch.allclose(weights @ module.w_value(x), context, atol=1e-6)
     # the last token sees everything, so its row equals 004's unmasked attention_percents row
     assert torch.allclose(weights[2], torch.tensor([0.3715, 0.2413, 0.3872]), atol=1e-4)

@@ -23,7 +23,7 @@ def test_self_attention_is_softmax_qk_over_sqrt_d_times_v() -> None:
     m = attnlib.SelfAttention(4, 3)
     x = rand(5, 4)
     with torch.no_grad():
-        q, k, v = m.W_query(x), m.W_key(x), m.W_value(x)
+        q, k, v = m.w_query(x), m.w_key(x), m.w_value(x)
         expected = F.softmax(q @ k.T / math.sqrt(3), dim=-1) @ v
         got = m(x)
     assert got.shape == (5, 3)
@@ -35,7 +35,7 @@ def test_self_attention_unscaled() -> None:
     m = attnlib.SelfAttention(4, scaled=False)
     x = rand(5, 4)
     with torch.no_grad():
-        q, k, v = m.W_query(x), m.W_key(x), m.W_value(x)
+        q, k, v = m.w_query(x), m.w_key(x), m.w_value(x)
         torch.testing.assert_close(m(x), F.softmax(q @ k.T, dim=-1) @ v)
 
 
@@ -45,17 +45,17 @@ def test_self_attention_reproduces_document_004_weights_order() -> None:
     w_q, w_v, w_k = (nn.Linear(2, 2, bias=False) for _ in range(3))
     torch.manual_seed(42)
     m = attnlib.SelfAttention(2)
-    assert torch.equal(m.W_query.weight, w_q.weight)
-    assert torch.equal(m.W_value.weight, w_v.weight)
-    assert torch.equal(m.W_key.weight, w_k.weight)
-    assert m.W_query.bias is None
+    assert torch.equal(m.w_query.weight, w_q.weight)
+    assert torch.equal(m.w_value.weight, w_v.weight)
+    assert torch.equal(m.w_key.weight, w_k.weight)
+    assert m.w_query.bias is None
 
 
 def test_self_attention_steps_are_consistent_with_forward() -> None:
     torch.manual_seed(42)
     m = attnlib.SelfAttention(2)
     x = examples.encodings.inputs
-    s = m.steps(x)
+    s = m.intermediates(x)
     torch.testing.assert_close(s.scores, s.queries @ s.keys.T)
     torch.testing.assert_close(s.scaled_scores, s.scores / math.sqrt(2))
     torch.testing.assert_close(s.weights, F.softmax(s.scaled_scores, dim=-1))
@@ -70,7 +70,7 @@ def test_self_attention_batched_and_masked() -> None:
     causal = torch.ones(5, 5, dtype=torch.bool).tril()
     got = m(x, mask=causal)
     with torch.no_grad():
-        expected = F.scaled_dot_product_attention(m.W_query(x), m.W_key(x), m.W_value(x), is_causal=True)
+        expected = F.scaled_dot_product_attention(m.w_query(x), m.w_key(x), m.w_value(x), is_causal=True)
     torch.testing.assert_close(got.detach(), expected, atol=1e-6, rtol=1e-6)
 
 
@@ -153,7 +153,7 @@ def test_from_torch_unbatched() -> None:
 
 def test_from_torch_keeps_dtype() -> None:
     ref = nn.MultiheadAttention(4, 2).double()
-    assert attnlib.MultiHeadAttention.from_torch(ref).W_query.weight.dtype == torch.float64
+    assert attnlib.MultiHeadAttention.from_torch(ref).w_query.weight.dtype == torch.float64
 
 
 def test_from_torch_rejects_other_modules_and_configurations() -> None:
@@ -170,7 +170,7 @@ def test_one_head_is_single_head_attention_plus_projections() -> None:
     m = attnlib.MultiHeadAttention(4, 1, bias=False)
     x = rand(2, 3, 4)
     with torch.no_grad():
-        inner = attnlib.attention(m.W_query(x), m.W_key(x), m.W_value(x))
+        inner = attnlib.attention(m.w_query(x), m.w_key(x), m.w_value(x))
         torch.testing.assert_close(m(x), m.out_proj(inner))
 
 

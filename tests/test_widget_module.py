@@ -18,7 +18,7 @@ def _reference(source: str, scaled: bool, causal: bool):
     module = SelfAttention(x.shape[-1], scaled=scaled)
     with torch.no_grad():
         mask = causal_mask(x.shape[0]) if causal else None
-        q, k, v = module.W_query(x), module.W_key(x), module.W_value(x)
+        q, k, v = module.w_query(x), module.w_key(x), module.w_value(x)
         scores = q @ k.T / (x.shape[-1] ** 0.5 if scaled else 1.0)
         if mask is not None:
             scores = scores.masked_fill(~mask, float("-inf"))

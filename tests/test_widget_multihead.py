@@ -14,8 +14,8 @@ from attnlib.widgets.multihead import MultiHeadExplorer, multihead_inputs
 def _reference(num_heads: int, scaled: bool, causal: bool) -> torch.Tensor:
     x, _, module = multihead_inputs(num_heads)
     with torch.no_grad():
-        q = split_heads(module.W_query(x), num_heads)
-        k = split_heads(module.W_key(x), num_heads)
+        q = split_heads(module.w_query(x), num_heads)
+        k = split_heads(module.w_key(x), num_heads)
         scores = q @ k.transpose(-2, -1)
         if scaled:
             scores = scores / (16 // num_heads) ** 0.5

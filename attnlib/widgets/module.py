@@ -26,10 +26,7 @@ def module_inputs(source: str) -> tuple[torch.Tensor, list[str], SelfAttention]:
         x, labels = examples.translate.run().embedded, examples.translate.tokens
     else:
         raise ValueError(f"source must be one of {sorted(SOURCES)}, got {source!r}")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(examples.encodings.notes["seed"])
-        module = SelfAttention(x.shape[-1])
-    return x, labels, module
+    return x, labels, examples.document_004_module(x.shape[-1])
 
 
 class ModuleExplorer(Explorer):
@@ -85,7 +82,7 @@ class ModuleExplorer(Explorer):
         x, labels, module = module_inputs(self.controls["source"].value)
         module.scaled = self.controls["scaled"].value
         mask = causal_mask(x.shape[0]) if self.controls["causal"].value else None
-        return module.steps(x, mask=mask), labels
+        return module.intermediates(x, mask=mask), labels
 
     def update(self) -> None:
         result, labels = self._compute()

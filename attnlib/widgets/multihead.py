@@ -83,7 +83,7 @@ class MultiHeadExplorer(Explorer):
     def weights(self) -> torch.Tensor:
         """The current per-head weights, shape ``(num_heads, n_tokens, n_tokens)``."""
         mask = causal_mask(len(self.tokens)) if self.controls["causal"].value else None
-        return self.module.steps(self.x, mask=mask, scaled=self.controls["scaled"].value).weights
+        return self.module.intermediates(self.x, mask=mask, scaled=self.controls["scaled"].value).weights
 
     def _title(self, head: int) -> str:
         parts = ["scaled" if self.controls["scaled"].value else "unscaled"]

@@ -2,60 +2,14 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import ipywidgets as W
-import torch
-from torch import Tensor
 
-from ..steps import scale_scores, score, softmax
+from ..examples import random_qk
+from ..saturation import ScalingStats, scaling_stats
 from ..viz import Heatmap
 from ._core import Explorer, PlotView
 
 __all__ = ["ScalingExplorer", "ScalingStats", "random_qk", "scaling_stats"]
-
-
-def random_qk(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> tuple[Tensor, Tensor]:
-    """Queries and keys ``(n_tokens, d_k)`` with independent N(0, 1) entries, from a private seeded generator."""
-    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-        raise ValueError(f"d_k must be a positive integer, got {d_k!r}")
-    gen = torch.Generator().manual_seed(seed)
-    return torch.randn(n_tokens, d_k, generator=gen), torch.randn(n_tokens, d_k, generator=gen)
-
-
-class ScalingStats(NamedTuple):
-    """Unscaled/scaled ``scores`` and ``weights`` ``(n_tokens, n_tokens)`` and their summaries."""
-
-    scores: Tensor
-    scaled_scores: Tensor
-    weights: Tensor
-    scaled_weights: Tensor
-    std: float
-    scaled_std: float
-    max_weight: float
-    scaled_max_weight: float
-
-
-def scaling_stats(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> ScalingStats:
-    """Scores of random q, k of size ``d_k`` before and after ``scale_scores``, with their softmaxes.
-
-    ``std`` is the standard deviation of all ``n_tokens²`` scores; ``max_weight`` the mean over
-    the rows of each row's largest weight (1 = every row one-hot, ``1/n_tokens`` = uniform).
-    """
-    queries, keys = random_qk(d_k, n_tokens=n_tokens, seed=seed)
-    scores = score(queries, keys)
-    scaled = scale_scores(scores, d_k)
-    weights, scaled_weights = softmax(scores), softmax(scaled)
-    return ScalingStats(
-        scores,
-        scaled,
-        weights,
-        scaled_weights,
-        float(scores.std()),
-        float(scaled.std()),
-        float(weights.amax(dim=-1).mean()),
-        float(scaled_weights.amax(dim=-1).mean()),
-    )
 
 
 class ScalingExplorer(Explorer):
