@@ -1,55 +1,64 @@
-"""What every lesson checker that lists its typical mistakes promises (lessons 09–11):
-the right answer passes as a tensor and as a list, ``...``/None ask to be replaced, each typical
-mistake differs from the right answer and gets its own hint, and a wrong shape is named."""
+"""What every checker of lessons 06–11 promises: ``...``/None ask to be replaced, each typical wrong
+answer (``wrong_answers()`` of the lesson's module) is refused with its own hint and the mistake id it
+reveals, no wrong answer reaches the checker's safety net, and there are at least three exercises."""
 
 from __future__ import annotations
 
 import importlib
 
 import pytest
-import torch
 
-from attnlib.exercises import check
+from attnlib.exercises import MISTAKES, check, exercises
+from attnlib.exercises._core import CHECKER_FAILED
 
-LESSONS = ("module", "sentence", "multihead")
+LESSONS = ("weighting", "summing", "scaling", "module", "sentence", "multihead")
 CASES = [
-    (lesson, i)
+    (name, i, mistake)
     for lesson in LESSONS
-    for i in range(len(importlib.import_module(f"attnlib.exercises.{lesson}").typical_mistakes()))
+    for name, answers in importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers().items()
+    for i, (_answer, mistake) in enumerate(answers)
 ]
 
 
-def _exercise(lesson: str):
-    return importlib.import_module(f"attnlib.exercises.{lesson}")
-
-
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_missing_answer_asks_to_replace_the_dots(lesson):
+def test_at_least_three_exercises_each_with_typical_wrong_answers(lesson):
+    names = exercises(lesson)
+    assert names[:3] == [f"{lesson}.1", f"{lesson}.2", f"{lesson}.3"]
+    wrong = importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers()
+    assert set(wrong) == set(names)
+    assert all(len(answers) >= 2 for answers in wrong.values())
+
+
+@pytest.mark.parametrize("name", [n for lesson in LESSONS for n in exercises(lesson)])
+def test_missing_answer_asks_to_replace_the_dots(name):
     for missing in (..., None):
-        feedback = check(lesson, missing)
+        feedback = check(name, missing)
         assert not feedback.correct
         assert feedback.message.startswith("Replace the ...")
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_right_answer_passes_as_tensor_and_list(lesson):
-    right = _exercise(lesson).expected()
-    assert check(lesson, right).correct
-    assert check(lesson, right.tolist()).correct
-
-
-@pytest.mark.parametrize(("lesson", "index"), CASES, ids=[f"{lesson}-{i}" for lesson, i in CASES])
-def test_each_typical_mistake_differs_and_gets_its_hint(lesson, index):
-    exercise = _exercise(lesson)
-    wrong, hint = exercise.typical_mistakes()[index]
-    assert not torch.allclose(wrong.to(torch.float64), exercise.expected().to(torch.float64), atol=1e-3)
-    feedback = check(lesson, wrong)
+@pytest.mark.parametrize(("name", "index", "mistake"), CASES, ids=[f"{n}-{i}" for n, i, _ in CASES])
+def test_each_typical_wrong_answer_gets_its_hint(name, index, mistake):
+    lesson = name.split(".")[0]
+    answer, _ = importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers()[name][index]
+    feedback = check(name, answer)
     assert not feedback.correct
-    assert feedback.message == hint
+    assert not feedback.message.startswith(CHECKER_FAILED)
+    assert feedback.mistake == mistake
+    assert mistake is None or mistake in MISTAKES
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_wrong_shape_is_named(lesson):
-    feedback = check(lesson, [1.0, 2.0])
-    assert not feedback.correct
-    assert "shape" in feedback.message
+def test_the_known_misconceptions_each_have_feedback():
+    revealed = {m for _, _, m in CASES}
+    assert {
+        "scale-by-d-model",
+        "scale-by-d",
+        "mask-with-zero",
+        "mask-after-softmax",
+        "fully-masked-row",
+        "heads-view-no-transpose",
+        "heads-parameters",
+        "k-q-transposed",
+        "weights-not-values",
+        "softmax-axis",
+    } <= revealed

@@ -1,25 +1,34 @@
-"""Lesson-specific facts of the module exercise (the shared contract is in test_exercise_contract.py)."""
-
-from __future__ import annotations
+"""Lesson 09 checkers: the lesson's solutions pass; the typical slips get their hint and mistake id."""
 
 import torch
 
-from attnlib.exercises import module as exercise
+from attnlib.exercises import check
 
 
-def test_expected_is_004s_module_with_a_causal_mask():
-    from attnlib import SelfAttention, attention, examples
-    from attnlib.modules import causal_mask
+def masked_softmax(scores, mask):
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
 
-    torch.manual_seed(42)
-    module = SelfAttention(2)
-    x = examples.encodings.inputs
-    weights = exercise.expected()
-    # row i attends only to tokens 0..i and sums to 1
-    assert torch.equal(weights > 0, causal_mask(3))
-    assert torch.allclose(weights.sum(-1), torch.ones(3))
-    with torch.no_grad():
-        context = attention(module.w_query(x), module.w_key(x), module.w_value(x), mask=causal_mask(3))
-        assert torch.allclose(weights @ module.w_value(x), context, atol=1e-6)
-    # the last token sees everything, so its row equals 004's unmasked attention_percents row
-    assert torch.allclose(weights[2], torch.tensor([0.3715, 0.2413, 0.3872]), atol=1e-4)
+
+def safe_masked_softmax(scores, mask):
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+    return torch.where(mask.any(dim=-1, keepdim=True), weights, torch.zeros_like(weights))
+
+
+def test_predict():
+    assert check("module.1", [0.2689, 0.7311, 0.0]).correct
+    assert check("module.1", torch.softmax(torch.tensor([1.0, 2.0, 0.0]), 0)).mistake == "mask-with-zero"
+    after = torch.softmax(torch.tensor([1.0, 2.0, 3.0]), 0) * torch.tensor([1.0, 1.0, 0.0])
+    assert check("module.1", after).mistake == "mask-after-softmax"
+
+
+def test_masked_softmax_runs_on_fresh_inputs():
+    assert check("module.2", masked_softmax).correct
+    assert check("module.2", lambda s, m: torch.softmax(s.masked_fill(~m, 0.0), -1)).mistake == "mask-with-zero"
+    assert check("module.2", lambda s, m: torch.softmax(s, -1) * m).mistake == "mask-after-softmax"
+
+
+def test_a_fully_masked_row():
+    assert check("module.3", safe_masked_softmax).correct
+    assert check("module.3", masked_softmax).mistake == "fully-masked-row"  # NaN
+    large = check("module.3", lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1))
+    assert large.mistake == "fully-masked-row" and "uniform" in large.message

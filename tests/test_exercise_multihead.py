@@ -1,20 +1,28 @@
-"""Lesson-specific facts of the multihead exercise (the shared contract is in test_exercise_contract.py)."""
-
-from __future__ import annotations
+"""Lesson 11 checkers: the lesson's solutions pass; the typical slips get their hint and mistake id."""
 
 import torch
 
-from attnlib.exercises import multihead as exercise
+from attnlib import MultiHeadAttention
+from attnlib.exercises import check
 
 
-def test_expected_is_torchs_convention():
-    # torch's attn_mask True = NOT allowed: the masked MultiheadAttention must equal attnlib with the mask inverted
-    from attnlib import MultiHeadAttention
-    from attnlib.modules import causal_mask
+def test_parameters():
+    count = sum(p.numel() for p in MultiHeadAttention(512, num_heads=8).parameters())
+    assert check("multihead.1", count).correct
+    assert check("multihead.1", 8 * count).mistake == "heads-parameters"
 
-    torch.manual_seed(0)
-    mha = torch.nn.MultiheadAttention(16, 4, batch_first=True).eval()
-    x = torch.randn(1, exercise.N_TOKENS, 16)
-    want, _ = mha(x, x, x, attn_mask=exercise.expected())
-    ours = MultiHeadAttention.from_torch(mha)(x, mask=causal_mask(exercise.N_TOKENS))
-    assert torch.allclose(want, ours, atol=1e-5)
+
+def test_split_runs_on_fresh_inputs():
+    def split(x, h):
+        b, n, d = x.shape
+        return x.view(b, n, h, d // h).transpose(1, 2)
+
+    assert check("multihead.2", split).correct
+    no_transpose = check("multihead.2", lambda x, h: x.view(x.shape[0], h, x.shape[1], x.shape[2] // h))
+    assert no_transpose.mistake == "heads-view-no-transpose"
+
+
+def test_window_mask():
+    i = torch.arange(5)
+    assert check("multihead.3", (i[:, None] - i[None, :]).abs() > 1).correct
+    assert not check("multihead.3", (i[:, None] - i[None, :]).abs() <= 1).correct

@@ -1,47 +1,31 @@
-"""Lesson 08 checker: right answer, each typical slip's hint, the placeholder."""
+"""Lesson 08 checkers: the lesson's solutions pass; the typical slips get their hint and mistake id."""
 
 import math
 
-import pytest
 import torch
 
-from attnlib import attention_weights, examples, score
+from attnlib import softmax
 from attnlib.exercises import check
-from attnlib.exercises import scaling as ex
 
 
-def _scores():
-    q, k, _ = examples.four_inputs.qkv()
-    return score(q, k)
+def test_by_hand():
+    assert check("scaling.1", [2.0, 1.0, 0.0]).correct
+    assert check("scaling.1", [0.5, 0.25, 0.0]).mistake == "scale-by-d"
+    assert check("scaling.1", [8.0, 4.0, 0.0]).mistake == "scale-forgotten"
 
 
-def test_right_answer_is_default_scaled_attention_weights():
-    q, k, _v = examples.four_inputs.qkv()
-    assert q.shape[-1] == 5
-    assert torch.allclose(ex.expected(), torch.softmax(_scores() / math.sqrt(5), dim=-1))
-    assert torch.allclose(ex.expected(), attention_weights(q, k))
-    assert check("scaling", ex.expected()).correct
+def test_scaled_weights_runs_on_fresh_inputs():
+    def scaled_weights(queries, keys):
+        return torch.softmax(queries @ keys.T / math.sqrt(queries.shape[-1]), dim=-1)
+
+    assert check("scaling.2", scaled_weights).correct
+    assert check("scaling.2", lambda q, k: softmax(q @ k.T / q.shape[-1])).mistake == "scale-by-d"
+    assert check("scaling.2", lambda q, k: softmax(k @ q.T / math.sqrt(q.shape[-1]))).mistake == "k-q-transposed"
+    assert check("scaling.2", lambda q, k: softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0)).mistake == "softmax-axis"
 
 
-@pytest.mark.parametrize("answer", [..., None])
-def test_placeholder(answer):
-    fb = check("scaling", answer)
-    assert not fb.correct and fb.message.startswith("Replace the ...")
-
-
-@pytest.mark.parametrize(
-    ("make", "phrase"),
-    [
-        (lambda s: torch.softmax(s, dim=-1), "forgot to divide"),
-        (lambda s: torch.softmax(s / 5, dim=-1), "square root"),
-        (lambda s: torch.softmax(s / 2, dim=-1), "sqrt(4)"),
-        (lambda s: torch.softmax(s * math.sqrt(5), dim=-1), "multiplied"),
-        (lambda s: s / math.sqrt(5), "scaled scores"),
-        (lambda s: torch.softmax(s / math.sqrt(5), dim=0), "dim=-1"),
-        (lambda s: torch.softmax(s.T / math.sqrt(5), dim=-1), "K Qᵀ"),
-    ],
-)
-def test_typical_wrong_answers_get_their_hint(make, phrase):
-    fb = check("scaling", make(_scores()))
-    assert not fb.correct
-    assert phrase in fb.message
+def test_per_head_divisor():
+    assert check("scaling.3", math.sqrt(512 / 8)).correct
+    assert check("scaling.3", 8).correct
+    assert check("scaling.3", math.sqrt(512)).mistake == "scale-by-d-model"
+    assert check("scaling.3", 64).mistake == "scale-by-d"

@@ -1,18 +1,29 @@
-"""Lesson-specific facts of the sentence exercise (the shared contract is in test_exercise_contract.py)."""
+"""Lesson 10 checkers: the lesson's solutions pass; the typical slips get their hint and mistake id."""
 
-from __future__ import annotations
+import math
 
 import torch
 
-from attnlib.exercises import sentence as exercise
+from attnlib import examples, score, softmax
+from attnlib.exercises import check
 
 
-def test_expected_comes_from_003s_omega():
-    from attnlib import examples
+def test_rows_used():
+    assert check("sentence.1", len(set(examples.history.ids.tolist()))).correct
+    assert check("sentence.1", 26).correct
+    fb = check("sentence.1", 28)
+    assert not fb.correct and "distinct" in fb.message
 
-    om = exercise.omega()
-    # 003 prints omega[1] (the row of "you"); our omega must reproduce it
-    printed = torch.tensor([-25.1623, 9.3602, 14.3667, 32.1482, 53.8976, 46.6626, -1.2131, -32.9392])
-    assert torch.allclose(om[1], printed, atol=1e-3)
-    assert examples.translate.tokens[exercise.QUERY_INDEX] == "translate"
-    assert torch.allclose(exercise.expected(), torch.softmax(om[5] / 4, dim=0))
+
+def test_simple_attention_runs_on_fresh_inputs():
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=-1) @ x).correct
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=0) @ x).mistake == "softmax-axis"
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=-1)).mistake == "weights-not-values"
+
+
+def test_context_of_this():
+    q, k, v = examples.translate.qkv()
+    right = softmax(score(q, k)[6] / math.sqrt(16), dim=0) @ v
+    assert check("sentence.3", right).correct
+    assert check("sentence.3", softmax(score(k, q)[6] / 4, dim=0) @ v).mistake == "k-q-transposed"
+    assert check("sentence.3", softmax(score(q, k)[6], dim=0) @ v).mistake == "scale-forgotten"

@@ -1,50 +1,34 @@
-"""Lesson 06 checker: right answer, each typical slip's hint, the placeholder."""
+"""Lesson 06 checkers: the lesson's solutions pass; the typical slips get their hint and mistake id."""
 
-import pytest
+import math
+
 import torch
 
-from attnlib import examples, score, softmax, weight_values
+from attnlib import examples, score, softmax
 from attnlib.exercises import check
-from attnlib.exercises import weighting as ex
 
 
-def _parts():
+def test_by_hand():
+    alpha, v = torch.tensor([0.25, 0.75]), torch.tensor([[4.0, 2.0], [0.0, 8.0]])
+    assert check("weighting.1", [[1.0, 0.5], [0.0, 6.0]]).correct
+    assert check("weighting.1", alpha[:, None] * v).correct
+    assert check("weighting.1", [1.0, 6.5]).mistake == "weights-not-values"
+
+
+def test_weigh_runs_on_fresh_inputs():
+    def weigh(weights, values):
+        return weights[:, :, None] * values[None, :, :]
+
+    assert check("weighting.2", weigh).correct
+    assert check("weighting.2", lambda a, b: b[:, None] * a.T[:, :, None]).mistake == "transposed"
+    assert check("weighting.2", lambda a, b: a @ b).mistake == "weights-not-values"
+    fb = check("weighting.2", lambda a, b: 1 / 0)
+    assert not fb.correct and "ZeroDivisionError" in fb.message
+
+
+def test_scaled_input_1():
     q, k, v = examples.three_inputs.qkv()
     s = score(q, k)
-    return s, softmax(s), v
-
-
-def test_right_answer():
-    _s, w, v = _parts()
-    by_hand = torch.stack([w[0, j] * v[j] for j in range(3)])
-    assert torch.allclose(ex.expected(), by_hand)
-    assert torch.allclose(ex.expected(), weight_values(w, v)[0])
-    assert check("weighting", by_hand).correct
-
-
-def test_document_000_indexing_is_attnlib_layout_transposed():
-    q, k, v = examples.four_inputs.qkv()
-    w = softmax(score(q, k))
-    doc = v[:, None] * w.T[:, :, None]  # document 000: [value j, query i]
-    assert torch.equal(doc, weight_values(w, v).transpose(0, 1))
-
-
-@pytest.mark.parametrize("answer", [..., None])
-def test_placeholder(answer):
-    fb = check("weighting", answer)
-    assert not fb.correct and fb.message.startswith("Replace the ...")
-
-
-@pytest.mark.parametrize(
-    ("make", "phrase"),
-    [
-        (lambda s, w, v: w[:, 0:1] * v, "column 1"),
-        (lambda s, w, v: s[0][:, None] * v, "raw scores"),
-        (lambda s, w, v: torch.tensor([0.0, 0.5, 0.5])[:, None] * v, "rounded"),
-        (lambda s, w, v: w[0][:, None] * v.T, "Vᵀ"),
-    ],
-)
-def test_typical_wrong_answers_get_their_hint(make, phrase):
-    fb = check("weighting", make(*_parts()))
-    assert not fb.correct
-    assert phrase in fb.message
+    assert check("weighting.3", softmax(s / math.sqrt(3))[0][:, None] * v).correct
+    assert check("weighting.3", softmax(s)[0][:, None] * v).mistake == "scale-forgotten"
+    assert check("weighting.3", softmax(s / 3)[0][:, None] * v).mistake == "scale-by-d"

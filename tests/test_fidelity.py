@@ -24,7 +24,6 @@ import pytest
 import torch
 from torch import Tensor
 
-import attnlib
 from attnlib import examples, steps, text
 
 try:  # Python >= 3.11

@@ -1,57 +1,107 @@
-"""Lesson 08 exercise: the scaled attention weights of document 000's example.
+"""Lesson 08 exercises: dividing the scores by √d_k (step 8, applied between scores and softmax).
 
-The learner answers with ``softmax(Q Kᵀ / sqrt(d_k))`` for 000's four inputs, shape
-``(n_q, n_k) = (4, 4)``, with ``d_k = 5`` (000 itself never scales).
+- ``scaling.1`` by hand: the scores [8, 4, 0] of a query with d_k = 16, scaled.
+- ``scaling.2`` code: ``scaled_weights(queries, keys)`` = softmax(Q Kᵀ / √d_k), run on fresh inputs.
+- ``scaling.3`` transfer: the divisor in one head of a model with d_model = 512 and h = 8 heads.
 """
 
 from __future__ import annotations
 
 import math
 
+import torch
 from torch import Tensor
 
-from .. import examples
 from ..steps import scale_scores, score, softmax
-from ._core import Feedback, compare_tensor, exercise
+from ._core import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
-__all__ = ["check", "expected"]
+__all__ = ["by_hand", "per_head_divisor", "scaled_weights", "wrong_answers"]
 
-NAME = "the scaled weights of document 000 (softmax of Q Kᵀ / sqrt(5))"
+HAND_SCORES = torch.tensor([8.0, 4.0, 0.0])
+HAND_D_K = 16
+D_MODEL, NUM_HEADS = 512, 8
 
 
-def expected() -> Tensor:
-    """``softmax(scale_scores(Q Kᵀ, d_k=5))`` for document 000: ``(4, 4)``."""
-    queries, keys, _ = examples.four_inputs.qkv()
-    return softmax(scale_scores(score(queries, keys), queries.shape[-1]))
+def _fresh_inputs() -> tuple[Tensor, Tensor]:
+    """Queries ``(n_q, d_k) = (3, 7)`` and keys ``(n_k, d_k) = (5, 7)`` never shown in a lesson."""
+    gen = torch.Generator().manual_seed(8)
+    return torch.randn(3, 7, generator=gen), torch.randn(5, 7, generator=gen)
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    d_head = D_MODEL // NUM_HEADS
+    return {
+        "scaling.1": [(HAND_SCORES / HAND_D_K, "scale-by-d"), (HAND_SCORES, "scale-forgotten")],
+        "scaling.2": [
+            (lambda q, k: softmax(q @ k.T / q.shape[-1]), "scale-by-d"),
+            (lambda q, k: softmax(q @ k.T), "scale-forgotten"),
+            (lambda q, k: softmax(k @ q.T / math.sqrt(q.shape[-1])), "k-q-transposed"),
+            (lambda q, k: softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0), "softmax-axis"),
+        ],
+        "scaling.3": [
+            (math.sqrt(D_MODEL), "scale-by-d-model"),
+            (float(d_head), "scale-by-d"),
+            (float(D_MODEL), "scale-by-d-model"),
+        ],
+    }
 
 
 @exercise("scaling.1")
-def check(answer: object) -> Feedback:
-    """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
-    queries, keys, _ = examples.four_inputs.qkv()
-    scores = score(queries, keys)
-    d_k = queries.shape[-1]
-    d_in = examples.four_inputs.inputs.shape[-1]
+def by_hand(answer: object) -> Feedback:
+    """The scaled scores of s = [8, 4, 0] with d_k = 16."""
     wrong = [
-        (softmax(scores), "These are 000's unscaled weights: you forgot to divide the scores by sqrt(d_k)."),
-        (softmax(scores / d_k), "You divided by d_k = 5; divide by its square root, sqrt(5) ≈ 2.236."),
+        (HAND_SCORES / HAND_D_K, "You divided by d_k = 16; the scale is √d_k = 4.", "scale-by-d"),
+        (HAND_SCORES, "These are the scores unchanged: divide them by √d_k.", "scale-forgotten"),
+        (softmax(HAND_SCORES / 4), "Those are already the weights; give the scaled scores, before the softmax."),
+    ]
+    return compare_tensor(answer, HAND_SCORES / math.sqrt(HAND_D_K), name="the scaled scores (3 numbers)", wrong=wrong)
+
+
+@exercise("scaling.2")
+def scaled_weights(answer: object) -> Feedback:
+    """A function ``scaled_weights(queries (n_q, d_k), keys (n_k, d_k)) -> (n_q, n_k)``."""
+    queries, keys = _fresh_inputs()
+    got = run_learner_code(answer, queries.clone(), keys.clone(), name="your scaled_weights(queries, keys)")
+    if isinstance(got, Feedback):
+        return got
+    d_k = queries.shape[-1]
+    raw = score(queries, keys)
+    wrong = [
+        (softmax(raw / d_k), "You divided by d_k = 7; divide by √d_k (math.sqrt(d_k)).", "scale-by-d"),
+        (softmax(raw), "No scaling: divide the scores by √d_k before the softmax.", "scale-forgotten"),
         (
-            softmax(scores / math.sqrt(d_in)),
-            "You divided by sqrt(4), the size of the inputs; the dot products are over the queries "
-            "and keys, of size d_k = 5.",
+            softmax(keys @ queries.T / math.sqrt(d_k)),
+            "You computed K Qᵀ: one row per key. The scores are Q Kᵀ, one row per query (n_q, n_k).",
+            "k-q-transposed",
         ),
         (
-            softmax(scores * math.sqrt(d_k)),
-            "You multiplied by sqrt(d_k); scaling divides, so that the scores shrink.",
-        ),
-        (
-            scale_scores(scores, d_k),
-            "These are the scaled scores; apply the softmax to turn them into weights.",
-        ),
-        (softmax(scale_scores(scores, d_k), dim=0), "Take the softmax over the keys (dim=-1), not the queries."),
-        (
-            softmax(scale_scores(scores.T, d_k)),
-            "You used K Qᵀ (keys times queries): the scores are Q Kᵀ, row i = query i against every key.",
+            softmax(raw / math.sqrt(d_k), dim=0),
+            "Your softmax runs over the queries (dim=0): each query's weights over the keys must sum to 1, dim=-1.",
+            "softmax-axis",
         ),
     ]
-    return compare_tensor(answer, expected(), name=NAME, wrong=wrong)
+    return compare_tensor(
+        got,
+        softmax(scale_scores(raw, d_k)),
+        name="scaled_weights(queries, keys) on new queries (3×7) and keys (5×7)",
+        wrong=wrong,
+        success="softmax(Q Kᵀ / √d_k): scaling sits between the scores and the softmax.",
+    )
+
+
+@exercise("scaling.3")
+def per_head_divisor(answer: object) -> Feedback:
+    """d_model = 512, h = 8 heads: the number each head divides its scores by."""
+    d_head = D_MODEL // NUM_HEADS
+    wrong = [
+        (
+            math.sqrt(D_MODEL),
+            "√512 scales by the model width; each head's queries and keys have d_head = 512 / 8 = 64 entries, "
+            "so the head divides by √64.",
+            "scale-by-d-model",
+        ),
+        (float(d_head), "64 is d_head itself; the divisor is its square root.", "scale-by-d"),
+        (float(D_MODEL), "512 is the model width, and not even its square root: use √d_head.", "scale-by-d-model"),
+    ]
+    return compare_number(answer, math.sqrt(d_head), name="the divisor of one head", wrong=wrong)

@@ -1,4 +1,9 @@
-"""Lesson 10 exercise: the attention weights of "translate" in document 003's scaled part."""
+"""Lesson 10 exercises: from a sentence to attention.
+
+- ``sentence.1`` predict: how many rows of its 50 000-row embedding table document 002's sentence uses.
+- ``sentence.2`` code: 003's attention without weight matrices, ``simple_attention(X) = softmax(X Xᵀ) X``.
+- ``sentence.3`` transfer: the context vector of "this" (index 6) in 003's scaled part.
+"""
 
 from __future__ import annotations
 
@@ -8,67 +13,120 @@ import torch
 from torch import Tensor
 
 from .. import examples
-from ..steps import softmax
-from ._core import Feedback, compare_tensor, exercise
+from ..steps import score, softmax
+from ..text import embed
+from ._core import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
-__all__ = ["QUERY_INDEX", "check", "expected", "omega", "typical_mistakes"]
+__all__ = ["context_of_last_word", "rows_used", "simple_attention", "wrong_answers"]
 
-QUERY_INDEX = 5  # "translate" in "can you help me to translate this sentence"
-NAME = 'the attention weights of "translate" (8 numbers)'
+WORD = 6  # "this" in "can you help me to translate this sentence"
 
 
-def omega(*, as_document: bool = True) -> Tensor:
-    """003's ``ω = Q Kᵀ`` ``(8, 8)``; ``as_document=False`` applies the weights as ``X U`` instead of ``X Uᵀ``."""
+def _fresh_embedding() -> Tensor:
+    """``X (6, 5)``: six tokens of a sentence no lesson embeds, from a seeded table."""
+    return embed(torch.tensor([3, 1, 4, 1, 5, 9]), num_embeddings=10, d=5, seed=10)
+
+
+def _simple(x: Tensor, *, dim: int = -1, scale: float = 1.0) -> Tensor:
+    return softmax(x @ x.T / scale, dim=dim) @ x
+
+
+def _wrong_context(*, as_columns: bool = True, transposed: bool = False, scaled: bool = True) -> Tensor:
     run = examples.translate.run()
-    x = run.embedded
-    if as_document:
-        queries, keys = x @ run.w_query.T, x @ run.w_key.T
+    if as_columns:
+        q, k, v = examples.translate.qkv()
     else:
-        queries, keys = x @ run.w_query, x @ run.w_key
-    return queries @ keys.T
+        q, k, v = run.embedded @ run.w_query, run.embedded @ run.w_key, run.embedded @ run.w_value
+    s = score(k, q) if transposed else score(q, k)
+    return softmax(s[WORD] / (math.sqrt(examples.translate.d) if scaled else 1.0), dim=0) @ v
 
 
-def expected() -> Tensor:
-    """``softmax(ω[5] / sqrt(16))``, shape ``(8,)``."""
-    d = examples.translate.d
-    return softmax(omega()[QUERY_INDEX] / math.sqrt(d), dim=0)
-
-
-def typical_mistakes() -> list[tuple[Tensor, str]]:
-    om = omega()
-    d = examples.translate.d
-    return [
-        (softmax(om[QUERY_INDEX], dim=0), "Forgot to scale: divide ω by sqrt(d) = 4 before the softmax."),
-        (
-            softmax(om[:, QUERY_INDEX] / math.sqrt(d), dim=0),
-            "You took a column of ω (every query against the key of 'translate', i.e. K·Q): take the row ω[5].",
-        ),
-        (
-            softmax(om[QUERY_INDEX - 1] / math.sqrt(d), dim=0),
-            "That is the row of 'to' (index 4): Python counts from 0, 'translate' is index 5.",
-        ),
-        (
-            softmax(om[QUERY_INDEX + 1] / math.sqrt(d), dim=0),
-            "That is the row of 'this' (index 6): 'translate' is index 5.",
-        ),
-        (softmax(om[QUERY_INDEX] / d, dim=0), "You divided by d = 16; the scale is sqrt(d) = 4."),
-        (
-            softmax(omega(as_document=False)[QUERY_INDEX] / math.sqrt(d), dim=0),
-            "Document 003 applies its matrices as U x, i.e. X Uᵀ: transpose the U's (queries = X @ U_query.T).",
-        ),
-        (
-            om[QUERY_INDEX] / math.sqrt(d),
-            "These are scaled scores: apply the softmax (dim=0) to turn them into weights.",
-        ),
-    ]
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    return {
+        "sentence.1": [(28, None), (50000, None)],
+        "sentence.2": [
+            (lambda x: _simple(x, dim=0), "softmax-axis"),
+            (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
+            (lambda x: softmax(x @ x.T), "weights-not-values"),
+        ],
+        "sentence.3": [
+            (_wrong_context(transposed=True), "k-q-transposed"),
+            (_wrong_context(scaled=False), "scale-forgotten"),
+            (_wrong_context(as_columns=False), None),
+        ],
+    }
 
 
 @exercise("sentence.1")
-def check(answer: object) -> Feedback:
+def rows_used(answer: object) -> Feedback:
+    """The number of rows of 002's ``nn.Embedding(50000, 16)`` its sentence looks up."""
+    ids = examples.history.ids
+    wrong = [
+        (
+            float(ids.numel()),
+            "28 is the number of tokens; 'the' and 'to' occur twice and look up the same row twice. "
+            "Count the distinct ids.",
+        ),
+        (50000.0, "The table has 50 000 rows, but a lookup only touches the rows of the ids in the sentence."),
+    ]
+    return compare_number(answer, float(len(set(ids.tolist()))), name="the number of rows used", wrong=wrong, tol=0.5)
+
+
+@exercise("sentence.2")
+def simple_attention(answer: object) -> Feedback:
+    """A function ``simple_attention(X (n, d)) -> (n, d)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
+    x = _fresh_embedding()
+    got = run_learner_code(answer, x.clone(), name="your simple_attention(X)")
+    if isinstance(got, Feedback):
+        return got
+    wrong = [
+        (
+            _simple(x, dim=0),
+            "Your softmax runs down the columns (dim=0): each word's weights over the others must sum to 1, "
+            "softmax(..., dim=-1).",
+            "softmax-axis",
+        ),
+        (
+            _simple(x, scale=math.sqrt(x.shape[-1])),
+            "You scaled by √d: right for scaled dot-product attention, but 003's first form does not scale.",
+        ),
+        (
+            softmax(x @ x.T),
+            "These are the weights (n, n); the context vectors weight the embeddings: weights @ X (n, d).",
+            "weights-not-values",
+        ),
+        (x.T @ x, "Xᵀ X is (d, d): it compares features, not words. The word-to-word scores are X Xᵀ (n, n)."),
+    ]
     return compare_tensor(
-        answer,
-        expected(),
-        name=NAME,
-        wrong=[(t.to(torch.float32), hint) for t, hint in typical_mistakes()],
-        success="They sum to 1.",
+        got,
+        _simple(x),
+        name="simple_attention(X) on a new 6-word embedding (6×5)",
+        wrong=wrong,
+        success="ω = X Xᵀ, softmax per row, weights @ X.",
     )
+
+
+@exercise("sentence.3")
+def context_of_last_word(answer: object) -> Feedback:
+    """003's scaled part: the context vector z of "this" (index 6), 16 numbers."""
+    wrong = [
+        (
+            _wrong_context(transposed=True),
+            "You took a column of ω (the key of 'this' against every query, K Qᵀ): its weights come from "
+            "its query against every key, the row ω[6] of Q Kᵀ.",
+            "k-q-transposed",
+        ),
+        (
+            _wrong_context(scaled=False),
+            "Divide the scores by √d = 4 before the softmax, as 003 does.",
+            "scale-forgotten",
+        ),
+        (
+            _wrong_context(as_columns=False),
+            "Document 003 applies its matrices to column vectors, q = U x, so for the rows of X: X Uᵀ, not X U.",
+        ),
+    ]
+    q, k, v = examples.translate.qkv()
+    right = softmax(score(q, k)[WORD] / math.sqrt(examples.translate.d), dim=0) @ v
+    return compare_tensor(answer, right, name='the context vector of "this" (16 numbers)', wrong=wrong)

@@ -1,54 +1,134 @@
-"""Lesson 06 exercise: the weighted values of Input 1 in document 001.
+"""Lesson 06 exercises: weighting each value by its weight (step 6).
 
-The learner answers with a ``(n_k, d_v) = (3, 3)`` matrix whose row ``j`` is ``α_1j · v_j``
-(the weight of Input 1's query on key ``j`` times value ``j``), i.e. ``weight_values(W, V)[0]``.
+- ``weighting.1`` by hand: two values, one query's two weights → the ``(n_k, d_v)`` weighted values.
+- ``weighting.2`` code: ``weigh(weights, values)`` → the grid ``(n_q, n_k, d_v)``, run on fresh inputs.
+- ``weighting.3`` transfer: document 001's Input 1 with *scaled* weights (÷√3), as document 004 does.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax, weight_values
-from ._core import Feedback, compare_tensor, exercise
+from ._core import Feedback, compare_tensor, exercise, run_learner_code
 
-__all__ = ["check", "expected"]
+__all__ = ["by_hand", "scaled_input_1", "weigh", "wrong_answers"]
 
-NAME = "the three weighted values of Input 1 (row j = α_1j · v_j)"
+#: ``weighting.1``: one query's weights on two keys, and the two values (rows).
+HAND_WEIGHTS = torch.tensor([0.25, 0.75])
+HAND_VALUES = torch.tensor([[4.0, 2.0], [0.0, 8.0]])
 
 
-def expected() -> Tensor:
-    """``weight_values(weights, values)[0]`` for document 001: ``(3, 3)``."""
+def _fresh_inputs() -> tuple[Tensor, Tensor]:
+    """Weights ``(n_q, n_k) = (2, 3)`` (rows sum to 1) and values ``(n_k, d_v) = (3, 4)`` never shown in a lesson."""
+    gen = torch.Generator().manual_seed(6)
+    return softmax(torch.randn(2, 3, generator=gen)), torch.randn(3, 4, generator=gen)
+
+
+def _scaled_parts() -> tuple[Tensor, Tensor, Tensor]:
     queries, keys, values = examples.three_inputs.qkv()
-    return weight_values(softmax(score(queries, keys)), values)[0]
+    return score(queries, keys), values, torch.tensor(float(queries.shape[-1]))
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    w, v = HAND_WEIGHTS, HAND_VALUES
+    scores, v001, d_k = _scaled_parts()
+    return {
+        "weighting.1": [
+            ((w[:, None] * v).sum(dim=0), "weights-not-values"),
+            (w.flip(0)[:, None] * v, None),
+            (w[:, None] * v.T, None),
+        ],
+        "weighting.2": [
+            (lambda a, b: b[:, None] * a.T[:, :, None], "transposed"),
+            (lambda a, b: a @ b, "weights-not-values"),
+            (lambda a, b: a * b, None),  # raises: (2, 3) * (3, 4) do not broadcast
+        ],
+        "weighting.3": [
+            (softmax(scores)[0][:, None] * v001, "scale-forgotten"),
+            (softmax(scores / d_k)[0][:, None] * v001, "scale-by-d"),
+            (softmax(scores / math.sqrt(d_k))[:, 0:1] * v001, None),
+        ],
+    }
 
 
 @exercise("weighting.1")
-def check(answer: object) -> Feedback:
-    """Check ``answer`` against :func:`expected`, with hints for the typical slips."""
-    queries, keys, values = examples.three_inputs.qkv()
-    scores = score(queries, keys)
-    weights = softmax(scores)
-    printed = torch.tensor(examples.three_inputs.notes["printed_softmax_1"])
+def by_hand(answer: object) -> Feedback:
+    """α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8]: the weighted values α_j v_j, one row per key."""
+    w, v = HAND_WEIGHTS, HAND_VALUES
     wrong = [
         (
-            weights[:, 0:1] * values,
-            "You used column 1 of the weights (how much every query attends to key 1) instead of "
-            "row 1 (how much Input 1's query attends to every key): take weights[0, j] * values[j].",
+            (w[:, None] * v).sum(dim=0),
+            "That is the sum of the weighted values, [1, 6]: step 7's output. Step 6 keeps them apart: "
+            "one row per key, α_j · v_j.",
+            "weights-not-values",
+        ),
+        (w.flip(0)[:, None] * v, "You gave v₁ the weight of key 2: row j is α_j (the weight of key j) times v_j."),
+        (w[:, None] * v.T, "You weighted the columns of V: value j is row j of V."),
+    ]
+    return compare_tensor(answer, w[:, None] * v, name="the two weighted values (2×2, row j = α_j v_j)", wrong=wrong)
+
+
+@exercise("weighting.2")
+def weigh(answer: object) -> Feedback:
+    """A function ``weigh(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, n_k, d_v)`` without ``weight_values``."""
+    weights, values = _fresh_inputs()
+    got = run_learner_code(answer, weights.clone(), values.clone(), name="your weigh(weights, values)")
+    if isinstance(got, Feedback):
+        return got
+    wrong = [
+        (
+            values[:, None] * weights.T[:, :, None],
+            "That is document 000's layout (n_k, n_q, d_v): put the query first, weights[:, :, None] * values[None].",
+            "transposed",
         ),
         (
-            scores[0][:, None] * values,
-            "You multiplied the values by the raw scores [2, 4, 4]; use the softmax weights.",
-        ),
-        (
-            printed[:, None] * values,
-            "These are document 001's rounded figures (weights [0.0, 0.5, 0.5]); use the exact "
-            "weights [0.0634, 0.4683, 0.4683].",
-        ),
-        (
-            weights[0][:, None] * values.T,
-            "You weighted the rows of Vᵀ: value j is row j of V (one value per key).",
+            weights @ values,
+            "weights @ values already sums over the keys (that is step 7, lesson 07); step 6 keeps every "
+            "weighted value: shape (n_q, n_k, d_v).",
+            "weights-not-values",
         ),
     ]
-    return compare_tensor(answer, expected(), name=NAME, wrong=wrong)
+    return compare_tensor(
+        got,
+        weight_values(weights, values),
+        name="weigh(weights, values) on new weights (2×3) and values (3×4)",
+        wrong=wrong,
+        success="It works on inputs it has never seen: broadcasting (n_q, n_k, 1) · (1, n_k, d_v).",
+    )
+
+
+@exercise("weighting.3")
+def scaled_input_1(answer: object) -> Feedback:
+    """001's Input 1 with weights softmax(scores / √3): its three weighted values ``(3, 3)``."""
+    scores, values, d_k = _scaled_parts()
+    weights = softmax(scores / math.sqrt(d_k))
+    wrong = [
+        (
+            softmax(scores)[0][:, None] * values,
+            "These use the unscaled weights of the lesson: divide the scores by √d_k = √3 before the softmax.",
+            "scale-forgotten",
+        ),
+        (
+            softmax(scores / d_k)[0][:, None] * values,
+            "You divided the scores by d_k = 3; the scale is √d_k = √3 ≈ 1.73.",
+            "scale-by-d",
+        ),
+        (
+            weights[:, 0:1] * values,
+            "You used column 1 of the weights (every query's weight on key 1) instead of row 1 (Input 1's "
+            "weight on every key): take weights[0, j] * values[j].",
+        ),
+    ]
+    return compare_tensor(
+        answer,
+        weights[0][:, None] * values,
+        name="Input 1's weighted values with scaled weights (3×3)",
+        wrong=wrong,
+        success="Value 1 now keeps 14 % instead of 6 %: scaling spreads the weights.",
+    )
