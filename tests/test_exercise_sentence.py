@@ -6,13 +6,14 @@ import torch
 
 from attnlib import examples, score, softmax
 from attnlib.exercises import check
+from attnlib.text import build_vocabulary
 
 
-def test_rows_used():
-    assert check("sentence.1", len(set(examples.history.ids.tolist()))).correct
-    assert check("sentence.1", 26).correct
-    fb = check("sentence.1", 28)
-    assert not fb.correct and "distinct" in fb.message
+def test_id_of_to():
+    assert check("sentence.1", 5).correct
+    assert check("sentence.1", build_vocabulary("to be or not to be")["to"]).correct
+    fb = check("sentence.1", 3)
+    assert not fb.correct and "duplicates" in fb.message
 
 
 def test_simple_attention_runs_on_fresh_inputs():

@@ -1,6 +1,6 @@
 """Lesson 10 exercises: from a sentence to attention.
 
-- ``sentence.1`` predict: how many rows of its 50 000-row embedding table document 002's sentence uses.
+- ``sentence.1`` by hand: the id of "to" in "to be or not to be" with document 002's vocabulary.
 - ``sentence.2`` code: 003's attention without weight matrices, ``simple_attention(X) = softmax(X Xᵀ) X``.
 - ``sentence.3`` transfer: the context vector of "this" (index 6) in 003's scaled part.
 """
@@ -14,10 +14,12 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax
-from ..text import embed
+from ..text import build_vocabulary, embed
 from ._core import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
-__all__ = ["context_of_last_word", "rows_used", "simple_attention", "wrong_answers"]
+__all__ = ["context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
+
+SHORT = "to be or not to be"
 
 WORD = 6  # "this" in "can you help me to translate this sentence"
 
@@ -44,7 +46,7 @@ def _wrong_context(*, as_columns: bool = True, transposed: bool = False, scaled:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     return {
-        "sentence.1": [(28, None), (50000, None)],
+        "sentence.1": [(3, None), (4, None)],
         "sentence.2": [
             (lambda x: _simple(x, dim=0), "softmax-axis"),
             (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
@@ -59,18 +61,17 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
 
 @exercise("sentence.1")
-def rows_used(answer: object) -> Feedback:
-    """The number of rows of 002's ``nn.Embedding(50000, 16)`` its sentence looks up."""
-    ids = examples.history.ids
+def id_of_to(answer: object) -> Feedback:
+    """The id of "to" in document 002's vocabulary of "to be or not to be"."""
     wrong = [
         (
-            float(ids.numel()),
-            "28 is the number of tokens; 'the' and 'to' occur twice and look up the same row twice. "
-            "Count the distinct ids.",
+            float(build_vocabulary(SHORT, unique=True)["to"]),
+            "3 numbers each distinct word once. Document 002 numbers the sorted list *with* its duplicates: "
+            "be, be, not, or, to, to.",
         ),
-        (50000.0, "The table has 50 000 rows, but a lookup only touches the rows of the ids in the sentence."),
+        (4.0, "4 is the first of the two numbers 'to' gets; the dictionary keeps the last one."),
     ]
-    return compare_number(answer, float(len(set(ids.tolist()))), name="the number of rows used", wrong=wrong, tol=0.5)
+    return compare_number(answer, float(build_vocabulary(SHORT)["to"]), name='the id of "to"', wrong=wrong, tol=0.5)
 
 
 @exercise("sentence.2")
@@ -108,7 +109,7 @@ def simple_attention(answer: object) -> Feedback:
 
 
 @exercise("sentence.3")
-def context_of_last_word(answer: object) -> Feedback:
+def context_of_word(answer: object) -> Feedback:
     """003's scaled part: the context vector z of "this" (index 6), 16 numbers."""
     wrong = [
         (
