@@ -94,3 +94,44 @@ def test_run_leaves_the_global_random_state_alone() -> None:
     examples.history.run()
     examples.translate.run()
     assert torch.equal(torch.random.get_rng_state(), before)
+
+
+def test_sentence_examples_project_as_their_documents_do() -> None:
+    run = examples.translate.run()
+    q, k, v = examples.translate.qkv()  # 003: q = U x, i.e. X Uᵀ
+    assert torch.allclose(q, run.w_query.matmul(run.embedded.T).T, atol=1e-5)
+    assert torch.equal(v, run.embedded @ run.w_value.T)
+    run = examples.history.run()
+    q, k, v = examples.history.qkv()  # 002: X W
+    assert torch.equal(k, run.embedded @ run.w_key) and v.shape == (28, 28)
+
+
+def test_document_004_module_is_seed_42_in_order_q_v_k_and_leaves_the_rng_alone() -> None:
+    torch.manual_seed(7)
+    before = torch.random.get_rng_state()
+    module = examples.document_004_module()
+    assert torch.equal(torch.random.get_rng_state(), before)
+    torch.manual_seed(42)
+    q, v, k = (torch.nn.Linear(2, 2, bias=False) for _ in range(3))
+    assert torch.equal(module.w_query.weight, q.weight)
+    assert torch.equal(module.w_value.weight, v.weight)
+    assert torch.equal(module.w_key.weight, k.weight)
+    assert examples.document_004_module(16).d_in == 16
+
+
+def test_document_004_weights_rounded_once_or_twice() -> None:
+    once, twice = examples.document_004_weights(roundings=1), examples.document_004_weights(roundings=2)
+    for a, b in zip(once, twice):
+        assert a.shape == (2, 2) and a.dtype == torch.float32
+        assert torch.allclose(a, b, atol=1e-7, rtol=0) and not torch.equal(a, b)
+    with pytest.raises(ValueError, match="roundings must be 1 or 2"):
+        examples.document_004_weights(roundings=3)
+
+
+def test_random_qk_is_seeded_unit_variance_and_checks_its_sizes() -> None:
+    q, k = examples.random_qk(64, n_tokens=4000, seed=0)
+    assert q.shape == k.shape == (4000, 64)
+    assert abs(float(q.var()) - 1) < 0.05
+    assert torch.equal(q, examples.random_qk(64, n_tokens=4000, seed=0)[0])
+    with pytest.raises(ValueError, match="n_tokens must be a positive integer, got 0"):
+        examples.random_qk(4, n_tokens=0)

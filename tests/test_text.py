@@ -70,3 +70,13 @@ def test_embed_rejects_bad_ids() -> None:
         text.embed(torch.tensor([0.0]), num_embeddings=3, d=2, seed=0)
     with pytest.raises(AttentionInputError, match=r"token id 3 does not fit num_embeddings=3"):
         text.embed(torch.tensor([0, 3]), num_embeddings=3, d=2, seed=0)
+
+
+def test_project_as_columns_is_u_x_for_every_row() -> None:
+    from attnlib.text import project_as_columns
+
+    x = torch.randn(5, 3, generator=torch.Generator().manual_seed(0))
+    u = torch.randn(4, 3, generator=torch.Generator().manual_seed(1))
+    q, k, v = project_as_columns(x, u, 2 * u, u[:2])
+    assert torch.allclose(q, torch.stack([u @ row for row in x]), atol=1e-6)
+    assert k.shape == (5, 4) and v.shape == (5, 2)
