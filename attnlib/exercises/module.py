@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from ._calls import compare_call
 from ._core import Feedback, compare_tensor, exercise, run_learner_code, to_answer_tensor
 
 __all__ = ["masked_softmax", "predict", "safe_masked_softmax", "wrong_answers"]
@@ -107,9 +108,6 @@ def predict(answer: object) -> Feedback:
 def masked_softmax(answer: object) -> Feedback:
     """A function ``masked_softmax(scores (n_q, n_k), mask (n_q, n_k) bool, True = may attend)``."""
     scores, mask = _fresh_inputs(hidden_row=False)
-    got = run_learner_code(answer, scores.clone(), mask.clone(), name="your masked_softmax(scores, mask)")
-    if isinstance(got, Feedback):
-        return got
     wrong = [
         (_mask_with_zero(scores, mask), _HINT_ZERO, "mask-with-zero"),
         (_mask_after_softmax(scores, mask), _HINT_AFTER, "mask-after-softmax"),
@@ -118,9 +116,11 @@ def masked_softmax(answer: object) -> Feedback:
             "Your mask is inverted: True means *may attend*, so hide the keys where mask is False (~mask).",
         ),
     ]
-    return compare_tensor(
-        got,
-        _reference(scores, mask),
+    return compare_call(
+        answer,
+        (scores, mask),
+        call="your masked_softmax(scores, mask)",
+        expected=_reference(scores, mask),
         name="masked_softmax(scores, mask) on new scores (4×5)",
         wrong=wrong,
         success="Hidden keys get exactly 0 and every row still sums to 1.",

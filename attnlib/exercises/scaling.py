@@ -13,7 +13,8 @@ import torch
 from torch import Tensor
 
 from ..steps import scale_scores, score, softmax
-from ._core import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._calls import compare_call
+from ._core import Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["by_hand", "per_head_divisor", "scaled_weights", "wrong_answers"]
 
@@ -62,9 +63,6 @@ def by_hand(answer: object) -> Feedback:
 def scaled_weights(answer: object) -> Feedback:
     """A function ``scaled_weights(queries (n_q, d_k), keys (n_k, d_k)) -> (n_q, n_k)``."""
     queries, keys = _fresh_inputs()
-    got = run_learner_code(answer, queries.clone(), keys.clone(), name="your scaled_weights(queries, keys)")
-    if isinstance(got, Feedback):
-        return got
     d_k = queries.shape[-1]
     raw = score(queries, keys)
     wrong = [
@@ -81,9 +79,11 @@ def scaled_weights(answer: object) -> Feedback:
             "softmax-axis",
         ),
     ]
-    return compare_tensor(
-        got,
-        softmax(scale_scores(raw, d_k)),
+    return compare_call(
+        answer,
+        (queries, keys),
+        call="your scaled_weights(queries, keys)",
+        expected=softmax(scale_scores(raw, d_k)),
         name="scaled_weights(queries, keys) on new queries (3×7) and keys (5×7)",
         wrong=wrong,
         success="softmax(Q Kᵀ / √d_k): scaling sits between the scores and the softmax.",

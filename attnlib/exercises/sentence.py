@@ -15,7 +15,8 @@ from torch import Tensor
 from .. import examples
 from ..steps import score, softmax
 from ..text import build_vocabulary, embed
-from ._core import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._calls import compare_call
+from ._core import Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
 
@@ -78,9 +79,6 @@ def id_of_to(answer: object) -> Feedback:
 def simple_attention(answer: object) -> Feedback:
     """A function ``simple_attention(X (n, d)) -> (n, d)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
     x = _fresh_embedding()
-    got = run_learner_code(answer, x.clone(), name="your simple_attention(X)")
-    if isinstance(got, Feedback):
-        return got
     wrong = [
         (
             _simple(x, dim=0),
@@ -99,9 +97,11 @@ def simple_attention(answer: object) -> Feedback:
         ),
         (x.T @ x, "Xᵀ X is (d, d): it compares features, not words. The word-to-word scores are X Xᵀ (n, n)."),
     ]
-    return compare_tensor(
-        got,
-        _simple(x),
+    return compare_call(
+        answer,
+        (x,),
+        call="your simple_attention(X)",
+        expected=_simple(x),
         name="simple_attention(X) on a new 6-word embedding (6×5)",
         wrong=wrong,
         success="ω = X Xᵀ, softmax per row, weights @ X.",

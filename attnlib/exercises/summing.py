@@ -12,7 +12,8 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import derive_qkv, score, softmax, sum_weighted_values, weight_values
-from ._core import Feedback, compare_tensor, exercise, run_learner_code
+from ._calls import compare_call
+from ._core import Feedback, compare_tensor, exercise
 from .weighting import HAND_VALUES, HAND_WEIGHTS
 
 __all__ = ["by_hand", "new_token", "outputs", "wrong_answers"]
@@ -65,9 +66,6 @@ def by_hand(answer: object) -> Feedback:
 def outputs(answer: object) -> Feedback:
     """A function ``outputs(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
     weights, values = _fresh_inputs()
-    got = run_learner_code(answer, weights.clone(), values.clone(), name="your outputs(weights, values)")
-    if isinstance(got, Feedback):
-        return got
     wrong = [
         (
             weight_values(weights, values).sum(dim=-1),
@@ -80,9 +78,11 @@ def outputs(answer: object) -> Feedback:
             "weights-not-values",
         ),
     ]
-    return compare_tensor(
-        got,
-        sum_weighted_values(weight_values(weights, values)),
+    return compare_call(
+        answer,
+        (weights, values),
+        call="your outputs(weights, values)",
+        expected=sum_weighted_values(weight_values(weights, values)),
         name="outputs(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="Each row is a weighted average of the rows of V.",

@@ -14,7 +14,8 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import score, softmax, weight_values
-from ._core import Feedback, compare_tensor, exercise, run_learner_code
+from ._calls import compare_call
+from ._core import Feedback, compare_tensor, exercise
 
 __all__ = ["by_hand", "scaled_input_1", "weigh", "wrong_answers"]
 
@@ -78,9 +79,6 @@ def by_hand(answer: object) -> Feedback:
 def weigh(answer: object) -> Feedback:
     """A function ``weigh(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, n_k, d_v)`` without ``weight_values``."""
     weights, values = _fresh_inputs()
-    got = run_learner_code(answer, weights.clone(), values.clone(), name="your weigh(weights, values)")
-    if isinstance(got, Feedback):
-        return got
     wrong = [
         (
             values[:, None] * weights.T[:, :, None],
@@ -94,9 +92,11 @@ def weigh(answer: object) -> Feedback:
             "weights-not-values",
         ),
     ]
-    return compare_tensor(
-        got,
-        weight_values(weights, values),
+    return compare_call(
+        answer,
+        (weights, values),
+        call="your weigh(weights, values)",
+        expected=weight_values(weights, values),
         name="weigh(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="It works on inputs it has never seen: broadcasting (n_q, n_k, 1) · (1, n_k, d_v).",
