@@ -214,7 +214,6 @@ encodings = MatrixExample(
 )
 
 
-
 def document_004_module(d_in: int = 2) -> SelfAttention:
     """Document 004's module: ``torch.manual_seed(42)`` then ``SelfAttention(d_in)`` (layers q, v, k).
 

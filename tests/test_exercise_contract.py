@@ -62,3 +62,11 @@ def test_the_known_misconceptions_each_have_feedback():
         "weights-not-values",
         "softmax-axis",
     } <= revealed
+
+
+def test_a_function_stub_is_asked_for_its_body():
+    def stub(*args): ...
+
+    for name in ("weighting.2", "summing.2", "scaling.2", "module.2", "sentence.2", "multihead.2"):
+        feedback = check(name, stub)
+        assert not feedback.correct and "returned None" in feedback.message

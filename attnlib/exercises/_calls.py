@@ -30,4 +30,6 @@ def compare_call(
     got = run_learner_code(function, *copies, name=call)
     if isinstance(got, Feedback):
         return got
+    if got is None:
+        return Feedback(False, f"{call} returned None: replace the ... in its body with the computation and return it.")
     return compare_tensor(got, expected, name=name, wrong=wrong, success=success)
