@@ -114,12 +114,7 @@ def _001_weighted_1(weights_1: Tensor) -> Tensor:
 
 def _003():
     run = examples.translate.run()
-    x = run.embedded
-    # 003 applies U x to each column vector: queries = (U X^T)^T = X U^T
-    q, k, v = (
-        steps.project(x, u.T, name=n)
-        for u, n in ((run.w_query, "U_query"), (run.w_key, "U_key"), (run.w_value, "U_value"))
-    )
+    q, k, v = examples.translate.qkv()  # 003 applies U x to each column vector: X Uᵀ
     return run, q, k, v
 
 
@@ -132,7 +127,7 @@ def _003_weights_2() -> Tensor:
 def _002():
     ex = examples.history
     run = ex.run()
-    q, k, v = steps.derive_qkv(run.embedded, run.w_query, run.w_key, run.w_value)
+    q, k, v = ex.qkv()
     context = steps.attention(q, k, v)  # default scale 1/sqrt(d_k), as 002 divides by sqrt(d_k)
     return ex, run, q, k, v, context
 
