@@ -1,4 +1,4 @@
-"""What every checker of lessons 06–11 promises: ``...``/None ask to be replaced, each typical wrong
+"""What every checker of lessons 01–11 promises: ``...``/None ask to be replaced, each typical wrong
 answer (``wrong_answers()`` of the lesson's module) is refused with its own hint and the mistake id it
 reveals, no wrong answer reaches the checker's safety net, and there are at least three exercises."""
 
@@ -11,7 +11,10 @@ import pytest
 from attnlib.exercises import MISTAKES, check, exercises
 from attnlib.exercises._core import CHECKER_FAILED
 
-LESSONS = ("weighting", "summing", "scaling", "module", "sentence", "multihead")
+LESSONS = (
+    "inputs", "weights", "qkv", "scores", "softmax",
+    "weighting", "summing", "scaling", "module", "sentence", "multihead",
+)  # fmt: skip
 CASES = [
     (name, i, mistake)
     for lesson in LESSONS
@@ -67,6 +70,7 @@ def test_the_known_misconceptions_each_have_feedback():
 def test_a_function_stub_is_asked_for_its_body():
     def stub(*args): ...
 
-    for name in ("weighting.2", "summing.2", "scaling.2", "module.2", "sentence.2", "multihead.2"):
+    for name in ("inputs.2", "scores.2", "softmax.2", "weighting.2", "summing.2", "scaling.2", "module.2", "sentence.2",
+                 "multihead.2"):  # fmt: skip
         feedback = check(name, stub)
         assert not feedback.correct and "returned None" in feedback.message

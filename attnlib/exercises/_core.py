@@ -228,7 +228,9 @@ def compare_number(
     """Like :func:`compare_tensor` for a single number (a one-element tensor counts as a number)."""
     if _missing(answer):
         return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
-    if isinstance(answer, Tensor) and answer.numel() == 1 and not answer.is_complex():
+    if isinstance(answer, Tensor):
+        if answer.numel() != 1 or answer.is_complex():
+            return Feedback(False, f"{name} should be one number, got a tensor of shape {tuple(answer.shape)}.")
         answer = answer.detach().item()
     if isinstance(answer, bool) or (not isinstance(answer, int | float | str) and not hasattr(answer, "__float__")):
         return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")

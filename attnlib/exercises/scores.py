@@ -1,58 +1,90 @@
-"""Lesson 04 exercise: document 000's scores ``S = Q Kᵀ``, shape ``(n_q, n_k) = (4, 4)``.
+"""Lesson 04 exercises: scores as dot products, S = Q Kᵀ.
 
-Document 000 rather than 001: 001's ``Q Kᵀ`` happens to be symmetric, so a ``K Qᵀ`` mix-up
-would go unnoticed there.
+- ``scores.1`` by hand: one query against three keys.
+- ``scores.2`` code: ``scores_of(queries, keys)`` with n_q ≠ n_k, run on fresh inputs.
+- ``scores.3`` transfer: with W_q = W_k the score matrix K Kᵀ of document 001 (symmetric, always).
 """
 
 from __future__ import annotations
 
-import math
-
 import torch
+from torch import Tensor
 
-from ..examples import four_inputs
+from .. import examples
 from ..steps import score
+from ._calls import compare_call
 from ._core import Feedback, compare_tensor, exercise
 
-__all__ = ["check", "expected"]
+__all__ = ["by_hand", "same_weights", "scores_of", "wrong_answers"]
+
+HAND_QUERY = (1.0, 2.0, 0.0)
+HAND_KEYS = ((1.0, 0.0, 1.0), (0.0, 1.0, 3.0), (2.0, 1.0, 0.0))
 
 
-def expected() -> torch.Tensor:
-    """``S = Q Kᵀ`` of document 000, shape ``(4, 4)``; ``S[i, j] = q_i · k_j``."""
-    queries, keys, _ = four_inputs.qkv()
-    return score(queries, keys)
+def _fresh() -> tuple[Tensor, Tensor]:
+    gen = torch.Generator().manual_seed(4)
+    return torch.randn(2, 3, generator=gen), torch.randn(5, 3, generator=gen)
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    q, k = torch.tensor(HAND_QUERY), torch.tensor(HAND_KEYS)
+    _, keys, _ = examples.three_inputs.qkv()
+    queries, _, _ = examples.three_inputs.qkv()
+    return {
+        "scores.1": [(q @ k, "k-q-transposed"), (k.sum(dim=1) * q.sum(), None)],
+        "scores.2": [(lambda a, b: b @ a.T, "k-q-transposed"), (lambda a, b: a @ b, None)],
+        "scores.3": [(score(queries, keys), None), (keys.T @ keys, None)],
+    }
 
 
 @exercise("scores.1")
-def check(answer: object) -> Feedback:
-    """Check ``answer`` against ``Q Kᵀ`` of document 000 (every query against every key)."""
-    queries, keys, values = four_inputs.qkv()
-    scores = score(queries, keys)
-    d_k = queries.shape[-1]
+def by_hand(answer: object) -> Feedback:
+    """The scores of q = [1, 2, 0] against k_1 = [1, 0, 1], k_2 = [0, 1, 3], k_3 = [2, 1, 0]."""
+    q, k = torch.tensor(HAND_QUERY), torch.tensor(HAND_KEYS)
     wrong = [
         (
-            scores.T.contiguous(),
-            "You computed K Qᵀ (or transposed the result): row i must hold query i's scores, "
-            "S[i, j] = q_i · k_j. Compute queries @ keys.T.",
+            q @ k,
+            "You multiplied q by the matrix whose ROWS are the keys, pairing q with columns. Each score pairs q "
+            "with one key: s_j = q · k_j, i.e. K q (or q Kᵀ).",
+            "k-q-transposed",
         ),
+        (k.sum(dim=1) * q.sum(), "A dot product multiplies entry by entry, then adds: q·k = Σ_c q_c k_c."),
+    ]
+    return compare_tensor(answer, k @ q, name="the three scores of q", wrong=wrong)
+
+
+@exercise("scores.2")
+def scores_of(answer: object) -> Feedback:
+    """A function ``scores_of(queries (n_q, d_k), keys (n_k, d_k))`` → ``(n_q, n_k)``, without score()."""
+    queries, keys = _fresh()
+    wrong = [
         (
-            scores[0],
-            "That is the row of Input 1 only; the exercise asks for every query: a (4, 4) matrix.",
+            keys @ queries.T,
+            "That is K Qᵀ, shape (n_k, n_q): the transpose of the scores. Rows must be queries: Q Kᵀ.",
+            "k-q-transposed",
         ),
+    ]
+    return compare_call(
+        answer, (queries, keys), call="your scores_of(queries, keys)", expected=queries @ keys.T,
+        name="scores_of on 2 new queries and 5 new keys (2×5)", wrong=wrong,
+        success="With n_q ≠ n_k you can see it: rows are queries, columns keys.",
+    )  # fmt: skip
+
+
+@exercise("scores.3")
+def same_weights(answer: object) -> Feedback:
+    """001's scores if the queries used the key weights (W_q = W_k): ``K Kᵀ`` ``(3, 3)``."""
+    queries, keys, _ = examples.three_inputs.qkv()
+    wrong = [
         (
-            scores / math.sqrt(d_k),
-            "Those are scaled by 1/√d_k; scaling is step 8 (lesson 08), and document 000 never scales. "
-            "Here: plain Q Kᵀ.",
+            score(queries, keys),
+            "Those are the lesson's scores Q Kᵀ with 001's own W_q. Here W_q = W_k, so every query equals its "
+            "key: Q = K.",
         ),
-        (queries @ queries.T, "You multiplied the queries with themselves: use the keys, Q Kᵀ."),
-        (keys @ keys.T, "You multiplied the keys with themselves: use the queries, Q Kᵀ."),
-        (queries @ values.T, "You used the values; the scores compare queries with KEYS: Q Kᵀ."),
-        (queries * keys, "That is an element-wise product: a score is a dot product, summed over d_k."),
+        (keys.T @ keys, "Kᵀ K is (d_k, d_k): it pairs features, not tokens. The scores are K Kᵀ, (n, n)."),
     ]
     return compare_tensor(
-        answer,
-        scores,
-        name="the scores Q Kᵀ of document 000",
-        wrong=wrong,
-        success="Row i lists how strongly query i matches each key.",
-    )
+        answer, keys @ keys.T, name="001's scores with W_q = W_k", wrong=wrong,
+        success="K Kᵀ is symmetric for ANY inputs: s_ij = k_i·k_j = s_ji. Q Kᵀ is symmetric only by coincidence.",
+    )  # fmt: skip

@@ -1,50 +1,110 @@
-"""Lesson 02 exercise: the shapes of ``W_q``, ``W_k``, ``W_v`` for ``d_in=4``, ``d_k=3``, ``d_v=5``."""
+"""Lesson 02 exercises: the shapes and the size of the three weight matrices.
+
+- ``weights.1`` by hand: the shapes of W_q, W_k, W_v for d_in = 6, d_k = 2, d_v = 3.
+- ``weights.2`` code: ``count_weights(d_in, d_k, d_v)``, run on sizes the lesson never used.
+- ``weights.3`` transfer: the shape of ``nn.Linear(4, 3).weight`` (PyTorch stores W transposed).
+"""
 
 from __future__ import annotations
 
 import torch
+from torch import Tensor, nn
 
 from ..steps import init_weights
-from ._core import Feedback, compare_tensor, exercise
+from ._core import Feedback, compare_tensor, exercise, run_learner_code
 
-__all__ = ["D_IN", "D_K", "D_V", "check", "expected"]
+__all__ = ["count_weights", "linear_shape", "shapes", "wrong_answers"]
 
-D_IN, D_K, D_V = 4, 3, 5
+D_IN, D_K, D_V = 6, 2, 3
+#: ``weights.2`` is run on these ``(d_in, d_k, d_v)``
+FRESH_SIZES = ((5, 4, 7), (16, 8, 8), (3, 1, 2))
 
 
-def expected() -> torch.Tensor:
-    """The three shapes as rows ``[rows, cols]``: ``(3, 2)``, read from :func:`attnlib.init_weights`."""
-    weights = init_weights(D_IN, D_K, D_V)
-    return torch.tensor([list(w.shape) for w in weights], dtype=torch.float64)
+def _shapes() -> Tensor:
+    return torch.tensor([list(w.shape) for w in init_weights(D_IN, D_K, D_V)], dtype=torch.float64)
+
+
+def _count(d_in: int, d_k: int, d_v: int) -> int:
+    return sum(w.numel() for w in init_weights(d_in, d_k, d_v))
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    s = _shapes()
+    return {
+        "weights.1": [(s.flip(1), "transposed"), ([[D_IN, D_K]] * 3, None), ([[D_IN, D_V]] * 3, None)],
+        "weights.2": [(lambda d_in, d_k, d_v: 3 * d_in * d_k, None), (lambda d_in, d_k, d_v: d_in * d_k * d_v, None)],
+        "weights.3": [([4, 3], "transposed"), ([3, 3], None)],
+    }
 
 
 @exercise("weights.1")
-def check(answer: object) -> Feedback:
-    """Check ``answer = [shape of W_q, shape of W_k, shape of W_v]`` for d_in=4, d_k=3, d_v=5."""
-    shapes = expected()
+def shapes(answer: object) -> Feedback:
+    """``[shape of W_q, shape of W_k, shape of W_v]`` for d_in = 6, d_k = 2, d_v = 3."""
+    s = _shapes()
     wrong = [
         (
-            shapes.flip(1),
-            "Rows and columns are swapped: X (n_tokens, d_in) is multiplied on the LEFT, "
-            "so every W needs d_in rows: (d_in, d_out).",
+            s.flip(1),
+            "Rows and columns are swapped: X (n_tokens, d_in) multiplies W from the LEFT, so every W has d_in "
+            "rows: (d_in, d_out).",
+            "transposed",
         ),
         (
             torch.tensor([[D_IN, D_K]] * 3, dtype=torch.float64),
-            "W_v makes the values, and values have their own size d_v = 5 (only queries and keys must share d_k).",
+            f"W_v makes the values, which have their own size d_v = {D_V}; only queries and keys share d_k.",
         ),
         (
             torch.tensor([[D_IN, D_V]] * 3, dtype=torch.float64),
-            "Queries and keys have size d_k = 3; only W_v has d_v = 5 columns.",
+            f"Queries and keys have size d_k = {D_K}; only W_v has d_v = {D_V} columns.",
         ),
         (
             torch.tensor([[D_IN, D_V], [D_IN, D_K], [D_IN, D_K]], dtype=torch.float64),
-            "The order is W_q, W_k, W_v: the one with d_v = 5 columns comes last.",
+            "The order is W_q, W_k, W_v: the one with d_v columns comes last.",
+        ),
+    ]
+    return compare_tensor(answer, s, name="the shapes of W_q, W_k and W_v", wrong=wrong, atol=0.5)
+
+
+@exercise("weights.2")
+def count_weights(answer: object) -> Feedback:
+    """A function ``count_weights(d_in, d_k, d_v)``: how many numbers the three matrices hold."""
+    got = []
+    for sizes in FRESH_SIZES:
+        result = run_learner_code(answer, *sizes, name="your count_weights(d_in, d_k, d_v)")
+        if isinstance(result, Feedback):
+            return result
+        if result is None:
+            return Feedback(False, "your count_weights returned None: return the number.")
+        got.append(result)
+    want = [_count(*sizes) for sizes in FRESH_SIZES]
+    wrong = [
+        (
+            torch.tensor([3 * a * b for a, b, _ in FRESH_SIZES], dtype=torch.float64),
+            "You counted three d_in × d_k matrices: W_v is d_in × d_v.",
+        ),
+        (
+            torch.tensor([a * b * c for a, b, c in FRESH_SIZES], dtype=torch.float64),
+            "The sizes are not multiplied together: each matrix holds rows × columns numbers; add the three.",
         ),
     ]
     return compare_tensor(
-        answer,
-        shapes,
-        name="the shapes of W_q, W_k and W_v",
-        wrong=wrong,
-        success="Every W has d_in rows; its columns give the size of what it makes.",
-    )
+        got, torch.tensor(want, dtype=torch.float64),
+        name=f"count_weights on {', '.join(map(str, FRESH_SIZES))}", wrong=wrong, atol=0.5,
+        success="d_in·d_k + d_in·d_k + d_in·d_v = d_in (2 d_k + d_v).",
+    )  # fmt: skip
+
+
+@exercise("weights.3")
+def linear_shape(answer: object) -> Feedback:
+    """The shape of ``nn.Linear(4, 3, bias=False).weight``: PyTorch stores ``(d_out, d_in)``."""
+    want = torch.tensor(list(nn.Linear(4, 3, bias=False).weight.shape), dtype=torch.float64)
+    wrong = [
+        (
+            torch.tensor([4.0, 3.0]),
+            "That is the shape of W in this series' X W. nn.Linear stores its weight the other way round, "
+            "(d_out, d_in), and computes X Wᵀ — run nn.Linear(4, 3).weight.shape to see it.",
+            "transposed",
+        ),
+        (torch.tensor([3.0, 3.0]), "d_in = 4 goes in, d_out = 3 comes out: one side of the weight is 4."),
+    ]
+    return compare_tensor(answer, want, name="the shape of nn.Linear(4, 3).weight", wrong=wrong, atol=0.5)
