@@ -6,10 +6,33 @@ The library under the lessons in ``notebooks/``:
 - :mod:`attnlib.modules` — :class:`SelfAttention` and :class:`MultiHeadAttention` (``nn.Module``);
 - :mod:`attnlib.examples` — the worked examples of the five source documents, as named data;
 - :mod:`attnlib.text` — sentence → tokens → vocabulary → ids → embeddings;
-- :mod:`attnlib.viz` — the heatmap helper every lesson and widget draws with;
-- :mod:`attnlib.style` — ``laptop`` and ``projector`` plot styles;
-- :mod:`attnlib.widgets` — the interactive explorers (ipywidgets 8);
-- :mod:`attnlib.exercises` — "check yourself" answers checked with hints.
+- :mod:`attnlib.viz` — static figures (seaborn/matplotlib);
+- :mod:`attnlib.style` — ``laptop`` and ``projector`` styles;
+- :mod:`attnlib.widgets` — the interactive explorers;
+- :mod:`attnlib.exercises` — "check yourself" answers checked with targeted hints.
+
+Notation — one table for the lessons (lesson 01 shows it), the code and the tests:
+
+======  ==========================  ======================  =============================================
+kind    symbol                      in code                 meaning
+======  ==========================  ======================  =============================================
+size    n (n_q, n_k)                ``n_tokens``            tokens; n_q queries attend over n_k keys
+size    d_in (= d_model)            ``d_in``                size of each input vector
+size    d_k                         ``d_k``                 size of queries and keys
+size    d_v                         ``d_v``                 size of values and outputs
+size    h, d_head = d_model / h     ``num_heads``           heads and the size of each
+matrix  X                           ``inputs``              (n, d_in), row i is token i
+matrix  W_q, W_k, W_v               ``w_query`` …           (d_in, d_k), (d_in, d_k), (d_in, d_v)
+matrix  Q, K, V                     ``queries`` …           X W_q, X W_k (n, d_k); X W_v (n, d_v)
+matrix  S                           ``scores``              Q Kᵀ, (n_q, n_k)
+matrix  A                           ``weights``             softmax(S / √d_k), rows sum to 1
+matrix  Z                           ``context``             A V, (n_q, d_v)
+vector  x_i, q_i, k_j, v_j, z_i                             row vectors (rows of X, Q, K, V, Z)
+index   i / j / l / c                                       query / key / key summed over / feature
+======  ==========================  ======================  =============================================
+
+The vocabulary's size is ``vocab_size`` (|𝒱|), never V. Order of computation: scores → scale →
+mask → softmax → weighted sum (scaling's lesson, 08, comes last, but it runs before the softmax).
 """
 
 from . import examples, style, text, viz
