@@ -56,8 +56,6 @@ def check(name: str, answer: object) -> Feedback:
     lesson = name.split(".")[0]
     if lesson not in LESSONS:
         return Feedback(False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(LESSONS)}")
-    if "." not in name:  # a lesson with a single exercise may be named without its number
-        name = f"{name}.1"
     names = exercises(lesson)  # imports the lesson's module, which registers its checkers
     if name not in names:
         return Feedback(False, f"there is no exercise {name!r}; lesson {lesson!r} has {', '.join(names)}")
