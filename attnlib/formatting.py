@@ -77,15 +77,16 @@ def explain_products(
     left: Tensor | np.ndarray,
     right_t: Tensor | np.ndarray,
     *,
-    left_name: str = "q",
-    right_name: str = "k",
+    left_name: str = "q_{i}",
+    right_name: str = "k_{j}",
 ) -> list[list[str]] | None:
     """Entry ``(i, j)`` of ``left @ right_tᵀ`` as ``a_i·b_j = a_i1×b_j1 + … = value``.
 
     Args:
         left: ``(n_rows, d)`` rows ``a_i`` (e.g. the queries Q).
         right_t: ``(n_cols, d)`` rows ``b_j`` (e.g. the keys K; for ``X W`` pass ``Wᵀ``).
-        left_name, right_name: the letters written (``q``/``k``; ``x``/``w_:,`` for a projection).
+        left_name, right_name: how a row is written, with ``{i}``/``{j}`` the 1-based index
+            (``q_{i}``/``k_{j}``; ``x_{i}``/``W_k[:,{j}]`` for a projection ``X W_k``).
 
     Returns:
         ``n_rows`` lists of ``n_cols`` strings, or ``None`` when a side is larger than EXPLAIN_MAX.
@@ -99,7 +100,8 @@ def explain_products(
         for j, col in enumerate(b.tolist()):
             terms = " + ".join(f"{format_number(x)}×{format_number(y)}" for x, y in zip(row, col))
             total = math.fsum(x * y for x, y in zip(row, col))
-            texts.append(f"{left_name}_{i + 1}·{right_name}_{j + 1} = {terms} = {format_number(total)}")
+            name = left_name.format(i=i + 1) + "·" + right_name.format(j=j + 1)
+            texts.append(f"{name} = {terms} = {format_number(total)}")
         out.append(texts)
     return out
 

@@ -42,7 +42,15 @@ import numpy as np
 from ..viz import heatmap_png
 from .view import HeatmapView, parse_cell
 
-__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
+__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "module_intermediates", "parse_cell", "parse_matrix"]
+
+
+def module_intermediates(module, inputs, **kwargs):
+    """Every step's tensor of a ``SelfAttention`` / ``MultiHeadAttention`` on ``inputs`` (its ``steps()``).
+
+    The one place the explorers call the modules' step-by-step method (so a rename is one line).
+    """
+    return module.steps(inputs, **kwargs)
 
 
 class MatrixParseError(ValueError):
