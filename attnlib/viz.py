@@ -79,9 +79,9 @@ def limits(
     return lo, hi, cmap
 
 
-def _figsize(shape: tuple[int, int]) -> tuple[float, float]:
+def _figsize(shape: tuple[int, int], cell_size: float | None = None) -> tuple[float, float]:
     st = _style.current()
-    cell = 0.55 if max(shape) <= 8 else 0.4 if max(shape) <= 16 else 0.09
+    cell = cell_size or (0.55 if max(shape) <= 8 else 0.4 if max(shape) <= 16 else 0.09)
     cell *= st.font_size / 9 if max(shape) <= 16 else 1
     w = min(max(shape[1] * cell + 1.9, 2.8), 12)
     h = min(max(shape[0] * cell + 1.0, 2.0), 12)
@@ -196,6 +196,7 @@ class Heatmap:
         cmap: colormap name (default: the style's; diverging one when the matrix has both signs).
         vmin, vmax: colour limits (default: the matrix's range, symmetric for diverging).
         ax: draw into this matplotlib axes instead of a figure of its own.
+        cell_size: inches per cell when the heatmap makes its own figure.
     """
 
     def __init__(
@@ -213,6 +214,7 @@ class Heatmap:
         vmin: float | None = None,
         vmax: float | None = None,
         ax=None,
+        cell_size: float | None = None,
     ):
         self.data = as_numpy(matrix)
         self.annotate = max(self.data.shape) <= ANNOTATE_MAX if annotate is None else annotate

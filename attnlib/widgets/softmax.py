@@ -83,7 +83,7 @@ class SoftmaxExplorer(Explorer):
             title="one query's weights",
             vmin=0.0,
             vmax=1.0,
-            decimals=3,
+            decimals=2,
         )
         self.bar_caption = W.HTML(value=self._bar_title())
         self.views["heatmap"].highlight(rows=[query])

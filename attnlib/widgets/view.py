@@ -41,6 +41,7 @@ from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from .. import style
+from ..formatting import annotation
 from ..viz import ANNOTATE_MAX, as_numpy, heatmap_png, limits
 
 __all__ = ["EDIT_LIMIT", "HeatmapView", "parse_cell"]
@@ -212,6 +213,20 @@ class HeatmapView(anywidget.AnyWidget):
             self.highlight_cols = [int(j) for j in cols]
             self.highlight_cells = [[int(i), int(j)] for i, j in cells]
         return self
+
+    @property
+    def annotations(self) -> list[str]:
+        """The numbers written in the cells, row by row (what the browser and the PNG show)."""
+        return [annotation(v, self.decimals) for row in self.values for v in row] if self.annotate else []
+
+    @property
+    def highlight_boxes(self) -> list[tuple[float, float, float, float]]:
+        """The outlines as ``(x, y, width, height)`` in cell units, cell ``(i, j)`` centred on ``(j, i)``."""
+        n_rows, n_cols = self.data.shape
+        boxes = [(-0.5, i - 0.5, n_cols, 1) for i in self.highlight_rows]
+        boxes += [(j - 0.5, -0.5, 1, n_rows) for j in self.highlight_cols]
+        boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in self.highlight_cells]
+        return boxes
 
     def show_message(self, text: str) -> None:
         """Show ``text`` under the heatmap (``""`` clears it)."""
