@@ -228,24 +228,27 @@ class Heatmap:
         }
         self.row_labels, self.col_labels, self.title = row_labels, col_labels, title
         self._fixed_annotate = annotate
-        self.ax = (
-            ax if ax is not None else Figure(figsize=_figsize(self.data.shape), layout="constrained").add_subplot()
-        )
+        self._size = _figsize(self.data.shape, cell_size)
+        self._own = ax is None
+        self.ax = ax if ax is not None else Figure(figsize=self._size, layout="constrained").add_subplot()
         self.fig = self.ax.figure
         self._highlight: tuple[list[int], list[int], list[tuple[int, int]]] = ([], [], [])
         self.highlights: list[Rectangle] = []
-        self._draw()
+        self._draw(fresh=False)
         _style.register(self)
 
-    def _draw(self) -> None:
-        ax = self.ax
-        if ax.collections:  # seaborn's colour bar lives in an axes of its own
-            for cbar_ax in [a for a in self.fig.axes if a is not ax and getattr(a, "_colorbar_of", None) is ax]:
+    def _draw(self, *, fresh: bool = True) -> None:
+        """Draw with seaborn: on a new figure of the same size (own figure), else into the cleared axes."""
+        if fresh and self._own:
+            self.fig = Figure(figsize=self._size, layout="constrained")
+            self.ax = self.fig.add_subplot()
+        elif fresh:
+            for cbar_ax in [a for a in self.fig.axes if getattr(a, "_colorbar_of", None) is self.ax]:
                 cbar_ax.remove()
-        ax.clear()
+            self.ax.clear()
         before = set(self.fig.axes)
         self.highlights = draw_heatmap(
-            ax,
+            self.ax,
             self.data,
             row_labels=self.row_labels,
             col_labels=self.col_labels,
@@ -255,12 +258,17 @@ class Heatmap:
             **self.options,
         )
         for new in set(self.fig.axes) - before:
-            new._colorbar_of = ax
+            new._colorbar_of = self.ax
 
     @property
     def texts(self) -> list:
         """The annotation texts, row by row."""
         return list(self.ax.texts)
+
+    @property
+    def image(self):
+        """The coloured cells (seaborn's ``QuadMesh``)."""
+        return self.ax.collections[0]
 
     def update(
         self,
@@ -381,6 +389,11 @@ class BarChart:
         self.fig = Figure(figsize=figsize, layout="constrained")
         self.ax = self.fig.add_subplot()
         self._draw()
+        _style.register(self)
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.style.use`)."""
+        self._draw()
 
     def _draw(self) -> None:
         st = _style.current()
@@ -396,6 +409,10 @@ class BarChart:
     @property
     def bars(self) -> list:
         return list(self.ax.patches)
+
+    @property
+    def texts(self) -> list:
+        return list(self.ax.texts)
 
     def update(self, values: Sequence[float] | object) -> BarChart:
         data = as_numpy(values)[0]

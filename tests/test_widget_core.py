@@ -193,7 +193,7 @@ def test_view_ships_its_front_end_in_the_package() -> None:
 
     js = (STATIC / "heatmap.js").read_text()
     assert "export default" in js and "http" not in js.replace("http://www.w3.org/2000/svg", "")
-    assert "kind: \"edit\"" in js and "kind: \"select\"" in js
+    assert 'kind: "edit"' in js and 'kind: "select"' in js
     assert (STATIC / "heatmap.css").is_file()
 
 

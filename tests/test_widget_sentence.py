@@ -62,9 +62,7 @@ def test_typed_sentence_and_toggles(projections, scaled):
 def test_without_projections_the_map_is_003s_simplified_attention():
     explorer = SentenceExplorer(projections=False, scaled=False)
     x = examples.translate.run().embedded  # 003's ids are the unique sorted vocabulary
-    assert explorer.views["weights"].data == pytest.approx(
-        torch.softmax(x @ x.T, dim=1).double().numpy(), abs=1e-6
-    )
+    assert explorer.views["weights"].data == pytest.approx(torch.softmax(x @ x.T, dim=1).double().numpy(), abs=1e-6)
 
 
 @pytest.mark.parametrize(
