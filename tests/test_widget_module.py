@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attnlib import SelfAttention, examples
+from attnlib.formatting import annotation
 from attnlib.modules import causal_mask
-from attnlib.formatting import annotation as _fmt
 from attnlib.widgets.module import ModuleExplorer, module_inputs
 
 
@@ -49,7 +49,7 @@ def test_each_setting_shows_attnlibs_computation(source, scaled, causal):
     plot = explorer.views["weights"]
     assert plot.data == pytest.approx(weights.double().numpy(), abs=1e-6)
     assert explorer.views["context"].data == pytest.approx(context.double().numpy(), abs=1e-5)
-    assert plot.annotations == [_fmt(float(w), plot.decimals) for w in weights.flatten()]
+    assert plot.annotations == [annotation(float(w), plot.decimals) for w in weights.flatten()]
     assert plot.row_labels == labels
     assert explorer.message.value == ""
     if causal:

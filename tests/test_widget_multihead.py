@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from attnlib import examples
+from attnlib.formatting import annotation
 from attnlib.modules import causal_mask, split_heads
-from attnlib.formatting import annotation as _fmt
 from attnlib.widgets.multihead import MultiHeadExplorer, multihead_inputs
 
 
@@ -35,7 +35,7 @@ def test_each_head_shows_its_weights(scaled, causal):
     for h in (3, 1):
         explorer.controls["head"].value = h
         assert plot.data == pytest.approx(want[h].double().numpy(), abs=1e-6)
-        assert plot.annotations == [_fmt(float(w), plot.decimals) for w in want[h].flatten()]
+        assert plot.annotations == [annotation(float(w), plot.decimals) for w in want[h].flatten()]
         assert plot.title.startswith(f"head {h + 1} of 4")
     assert plot.row_labels == examples.translate.tokens
 
