@@ -36,7 +36,6 @@ from matplotlib.patches import Rectangle
 from PIL import Image
 
 from . import examples, steps
-from .style import STYLES
 from .viz import as_numpy
 
 __all__ = ["ANIMATIONS", "FIGURES", "IMAGES_DIR", "Panel", "render", "render_all", "stale"]
@@ -498,7 +497,7 @@ def scaling_example() -> dict[str, torch.Tensor]:
 def step8_scaling() -> Figure:
     s = scaling_example()
     labels = [str(i + 1) for i in range(SCALING_TOKENS)]
-    kw = {"cmap": STYLES["laptop"].cmap, "vmin": 0.0, "vmax": 1.0, "decimals": 2, "col_labels": labels}
+    kw = {"cmap": "viridis", "vmin": 0.0, "vmax": 1.0, "decimals": 2, "col_labels": labels}
     std_u = float(s["scores"].std())
     std_s = float(s["scaled"].std())
     return _figure(

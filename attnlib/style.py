@@ -1,9 +1,11 @@
 """Plot styles: ``laptop`` (default) and ``projector`` (for presenting in class).
 
-``attnlib.style.use("projector")`` switches every plot and widget drawn afterwards, and restyles
-what is already on screen (heatmaps, bar charts and the explorers' views, which push their new PNG
-to the browser at once), to large bold fonts, thick lines, black highlights and the
-colour-blind-safe ``cividis`` / ``PuOr`` colormaps. ``attnlib.style.use("laptop")`` switches back.
+A style is a seaborn theme (``white``) and context (``notebook`` / ``talk``) plus attnlib's
+colormaps, font sizes and highlight colour. ``attnlib.style.use("projector")`` switches every plot
+and live view drawn afterwards, and restyles what is already on screen (heatmaps and the
+explorers' live views, which the browser redraws at once), to large bold fonts, thick lines, black
+highlights and the colour-blind-safe ``cividis`` / ``PuOr`` colormaps.
+``attnlib.style.use("laptop")`` switches back (``cividis`` / ``RdBu``, seaborn's ``notebook``).
 
 Objects that want to follow register with :func:`register` (held weakly) and implement
 ``restyle()``, which reads :func:`current`. The diagrams of :mod:`attnlib.figures` ignore the
@@ -16,6 +18,7 @@ import weakref
 from dataclasses import dataclass
 
 import matplotlib as mpl
+import seaborn as sns
 
 __all__ = ["STYLES", "Style", "current", "use"]
 
@@ -25,6 +28,7 @@ class Style:
     """What the plotting functions read: colormaps, font sizes, line widths and resolution."""
 
     name: str
+    context: str  # seaborn plotting context: "notebook", "talk"
     cmap: str  # sequential colormap for non-negative matrices (weights)
     diverging_cmap: str  # for matrices with both signs (scores, values)
     font_size: float
@@ -38,7 +42,8 @@ class Style:
 STYLES: dict[str, Style] = {
     "laptop": Style(
         name="laptop",
-        cmap="viridis",
+        context="notebook",
+        cmap="cividis",
         diverging_cmap="RdBu_r",
         font_size=9,
         annotation_size=8,
@@ -49,6 +54,7 @@ STYLES: dict[str, Style] = {
     ),
     "projector": Style(
         name="projector",
+        context="talk",
         cmap="cividis",
         diverging_cmap="PuOr_r",
         font_size=16,
@@ -80,8 +86,11 @@ def current() -> Style:
 
 
 def _apply_rc(style: Style) -> None:
+    """seaborn's ``white`` theme and the style's context, then attnlib's sizes and colours on top."""
     mpl.rcParams.update(
         {
+            **sns.axes_style("white"),
+            **sns.plotting_context(style.context),
             "font.size": style.font_size,
             "axes.titlesize": style.font_size * 1.1,
             "axes.labelsize": style.font_size,

@@ -1,14 +1,18 @@
-"""Widget redraw benchmark: every lesson explorer driven headless, one control change at a time.
+"""Kernel-side widget benchmark: every lesson explorer driven headless, one control change at a time.
 
 Discovers every :class:`~attnlib.widgets._core.Explorer` subclass in ``attnlib.widgets.<key>``
 for the lesson keys, builds it with its defaults and cycles each control through a few valid
 values (dropdown options, slider positions, toggles, text edits). A change is timed from setting
-``control.value`` to the new PNGs being in the ``ipywidgets.Image`` values — the whole
-observer chain, computation included. Prints a markdown table (median and p90 ms per change)
-plus the bare ``Heatmap.update`` + ``PlotView.refresh`` baseline for 8×8 (annotated) and 64×64.
+``control.value`` until the explorer's views hold their new state — the whole observer chain,
+computation included — plus the serialisation of what changed (``get_state``: the JSON-ready
+message the kernel would send). The browser's part is measured by ``bench/bench_browser.py``.
+
+The old PNG path (attnlib as of commit ``68c259e``: matplotlib renders, the kernel pushes PNGs)
+is measured in the same run: ``git archive`` extracts that commit's ``attnlib`` and this script
+into a temporary directory and runs them there in a subprocess (``--only-here`` there).
 
 Run: ``.venv/bin/python bench/bench_widgets.py [--changes N]``.
-Targets: ≤ 30 ms median per change for 8×8 annotated heatmaps, ≤ 60 ms for 64×64.
+Goal: kernel-side recomputation ≤ 10 ms median per change.
 """
 
 from __future__ import annotations
@@ -23,8 +27,12 @@ from collections.abc import Iterator
 import ipywidgets as W
 import numpy as np
 
-from attnlib.viz import Heatmap
-from attnlib.widgets._core import Explorer, PlotView
+from attnlib.widgets._core import Explorer
+
+try:  # the live views (this tree)
+    from attnlib.widgets import HeatmapView
+except ImportError:  # the old PNG path (commit 68c259e, run by run_old())
+    HeatmapView = None
 
 KEYS = (
     "inputs",
@@ -86,10 +94,10 @@ def matrix_shape(explorer: Explorer) -> tuple[int, int]:
     """The largest heatmap ``(rows, cols)`` shown by ``explorer`` now (``(0, 0)`` when it has none)."""
     shapes = []
     for view in explorer.views.values():
-        plots = getattr(view.plot, "heatmaps", [view.plot])
-        for plot in plots:
-            data = getattr(plot, "data", None)
-            if isinstance(data, np.ndarray) and data.ndim == 2 and isinstance(plot, Heatmap):
+        plot = getattr(view, "plot", view)
+        for p in getattr(plot, "heatmaps", [plot]):
+            data = getattr(p, "data", None)
+            if isinstance(data, np.ndarray) and data.ndim == 2:
                 shapes.append(data.shape)
     return max(shapes, key=lambda s: s[0] * s[1], default=(0, 0))
 
@@ -115,6 +123,7 @@ def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float],
             for value in values:
                 t0 = time.perf_counter()
                 control.value = value
+                serialise(explorer)
                 times.append((time.perf_counter() - t0) * 1000)
                 if explorer.message.value:
                     errors += 1
@@ -122,18 +131,75 @@ def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float],
     return size_text(largest), times, errors, used
 
 
+def serialise(explorer: Explorer) -> None:
+    """What the kernel turns into messages: each live view's synced state (the old path: nothing more)."""
+    if HeatmapView is not None:
+        for view in explorer.views.values():
+            view.get_state(["values", "explanations", "row_labels", "col_labels", "highlight_cells"])
+
+
 def bench_heatmap(n: int, reps: int) -> float:
-    """Median ms of ``Heatmap.update`` + ``PlotView.refresh`` for a random ``n×n`` matrix."""
+    """Median ms to show a new random ``n×n`` matrix: ``HeatmapView.update`` + its state (old: PNG push)."""
     rng = np.random.default_rng(0)
-    view = PlotView(Heatmap(rng.standard_normal((n, n))))
+    if HeatmapView is not None:
+        view = HeatmapView(rng.standard_normal((n, n)))
+
+        def show(matrix: np.ndarray) -> None:
+            view.update(matrix)
+            view.get_state(["values", "vmin", "vmax"])
+    else:
+        from attnlib.viz import Heatmap
+        from attnlib.widgets._core import PlotView
+
+        old = PlotView(Heatmap(rng.standard_normal((n, n))))
+
+        def show(matrix: np.ndarray) -> None:
+            old.plot.update(matrix)
+            old.refresh()
+
     times = []
     for _ in range(reps):
         matrix = rng.standard_normal((n, n))
         t0 = time.perf_counter()
-        view.plot.update(matrix)
-        view.refresh()
+        show(matrix)
         times.append((time.perf_counter() - t0) * 1000)
     return statistics.median(times)
+
+
+OLD_COMMIT = "68c259e"
+
+
+def run_old(changes: int) -> dict[str, tuple[str, str]]:
+    """Run this script on commit OLD_COMMIT's attnlib in a subprocess; ``{row name: (median, p90)}``."""
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", OLD_COMMIT, "attnlib"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        script = Path(tmp) / "bench_widgets.py"
+        script.write_text(Path(__file__).read_text())
+        env = {**os.environ, "PYTHONPATH": tmp}
+        out = subprocess.run(
+            [sys.executable, str(script), "--only-here", "--changes", str(changes)],
+            check=True,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp,
+        ).stdout
+    rows = {}
+    for line in out.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) >= 6 and cells[0] not in ("explorer", "---"):
+            rows[cells[0]] = (cells[4], cells[5])
+    return rows
 
 
 def p90(times: list[float]) -> float:
@@ -143,10 +209,18 @@ def p90(times: list[float]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=40, help="control changes timed per explorer")
+    parser.add_argument("--only-here", action="store_true", help="measure only the attnlib on sys.path")
     args = parser.parse_args()
+    old = {} if args.only_here else run_old(args.changes)
     notes = []
-    print("| explorer | largest heatmap seen | controls cycled | changes | median ms | p90 ms | inline errors |")
-    print("|---|---|---|---:|---:|---:|---:|")
+    if not args.only_here:
+        print(f"Kernel side, ms per control change (old = PNG path of {OLD_COMMIT}, new = live views)\n")
+    print(
+        "| explorer | largest heatmap seen | controls cycled | changes | median ms | p90 ms | inline errors"
+        + ("" if args.only_here else " | old median ms | old p90 ms")
+        + " |"
+    )
+    print("|---|---|---|---:|---:|---:|---:|" + ("" if args.only_here else "---:|---:|"))
     for key, cls, note in explorers():
         if cls is None:
             notes.append(f"- {key}: {note}")
@@ -159,14 +233,17 @@ def main() -> None:
         if not times:
             notes.append(f"- {key}: {cls.__name__} has no control the benchmark can move")
             continue
+        name = f"{key}.{cls.__name__}"
+        extra = "" if args.only_here else " {} | {} |".format(*old.get(name, ("-", "-")))
         print(
-            f"| {key}.{cls.__name__} | {size} | {', '.join(used)} | {len(times)} | "
-            f"{statistics.median(times):.1f} | {p90(times):.1f} | {errors} |"
+            f"| {name} | {size} | {', '.join(used)} | {len(times)} | "
+            f"{statistics.median(times):.1f} | {p90(times):.1f} | {errors} |{extra}"
         )
     reps = max(args.changes, 20)
-    base8 = bench_heatmap(8, reps)
-    print(f"| baseline Heatmap 8×8 annotated (update + refresh) | 8×8 | - | {reps} | {base8:.1f} | | |")
-    print(f"| baseline Heatmap 64×64 (update + refresh) | 64×64 | - | {reps} | {bench_heatmap(64, reps):.1f} | | |")
+    for n, text in ((8, "8×8 annotated"), (64, "64×64")):
+        name = f"one heatmap {text}, new matrix"
+        extra = "" if args.only_here else " {} | {} |".format(*old.get(name, ("-", "-")))
+        print(f"| {name} | {n}×{n} | - | {reps} | {bench_heatmap(n, reps):.1f} | | |{extra}")
     if notes:
         print("\n" + "\n".join(notes))
 

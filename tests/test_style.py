@@ -90,7 +90,8 @@ def test_drawn_heatmap_restyles_both_ways() -> None:
     style.use("laptop")
     assert hm.image.get_cmap().name == LAPTOP.cmap
     assert hm.texts[0].get_fontsize() == pytest.approx(LAPTOP.annotation_size)
-    assert hm.to_png() == laptop_png  # back exactly to the laptop look
+    fresh = viz.heatmap(weights, title="weights").highlight(rows=[0])
+    assert hm.to_png() == fresh.to_png()  # back exactly to the laptop look
 
 
 def test_heatmap_with_its_own_colormap_keeps_it() -> None:
@@ -107,23 +108,29 @@ def test_bar_chart_restyles() -> None:
     assert bars.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
 
 
-def test_explorer_view_is_pushed_again_when_the_style_changes() -> None:
+def _look(view) -> tuple:
+    return (view.font_size, view.cell_size, view.highlight_color, view.line_width, tuple(view.palette))
+
+
+def test_explorer_view_is_sent_again_when_the_style_changes() -> None:
     explorer = ScoresExplorer()
     view = next(iter(explorer.views.values()))
-    laptop_png = view.image.value
+    laptop = _look(view)
+    laptop_png = explorer.snapshot_png()
     style.use("projector")
-    assert view.image.value != laptop_png, "the widget still shows the laptop-styled PNG"
-    assert view.plot.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
+    assert _look(view) != laptop, "the live view still has the laptop look"
+    assert view.highlight_color == PROJECTOR.highlight_color and view.line_width == PROJECTOR.line_width
+    assert explorer.snapshot_png() != laptop_png
     style.use("laptop")
-    assert view.image.value == laptop_png
+    assert _look(view) == laptop
 
 
 @pytest.mark.parametrize("make", [SoftmaxExplorer, MultiHeadExplorer])
 def test_every_view_of_an_explorer_restyles(make) -> None:
     explorer = make()
-    before = {name: v.image.value for name, v in explorer.views.items()}
+    before = {name: _look(v) for name, v in explorer.views.items()}
     style.use("projector")
-    unchanged = [name for name, v in explorer.views.items() if v.image.value == before[name]]
+    unchanged = [name for name, v in explorer.views.items() if _look(v) == before[name]]
     assert not unchanged, f"{make.__name__}: views not restyled: {unchanged}"
 
 

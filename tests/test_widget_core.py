@@ -1,4 +1,4 @@
-"""The explorers' building blocks: text parsing, the Explorer base, and Heatmap redraws (blitting)."""
+"""The explorers' building blocks: text parsing, the HeatmapView (Python side) and the Explorer base."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnlib import style, viz
-from attnlib.viz import Heatmap, HeatmapGrid, _fmt
-from attnlib.widgets._core import Explorer, MatrixParseError, PlotView, parse_matrix
+from attnlib import style
+from attnlib.formatting import explain_softmax
+from attnlib.steps import softmax
+from attnlib.viz import Heatmap
+from attnlib.widgets import HeatmapView, parse_cell
+from attnlib.widgets._core import Explorer, MatrixParseError, parse_matrix
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -61,6 +64,139 @@ def test_parse_matrix_size_limit() -> None:
     assert issubclass(MatrixParseError, ValueError)  # explorers catch ValueError
 
 
+# --------------------------------------------------------------------------- HeatmapView
+def test_view_sends_numbers_labels_and_limits() -> None:
+    view = HeatmapView(np.array([[0.25, 0.75], [1.0, 0.0]]), row_labels=["a", "b"], title="weights", vmin=0, vmax=1)
+    assert view.values == [[0.25, 0.75], [1.0, 0.0]]
+    assert (view.row_labels, view.col_labels) == (["a", "b"], ["1", "2"])
+    assert (view.vmin, view.vmax) == (0.0, 1.0)
+    assert view.annotate and len(view.palette) == 64 and all(c.startswith("#") for c in view.palette)
+    assert view.cmap == "cividis"  # colour-blind safe by default
+    assert "weights: a 2×2 matrix" in view.description and "a, b" in view.description
+    assert repr(view) == "<HeatmapView 2×2, 'weights'>"
+
+
+def test_view_signed_matrix_gets_symmetric_diverging_limits() -> None:
+    view = HeatmapView(np.array([[-1.0, 3.0]]))
+    assert (view.vmin, view.vmax) == (-3.0, 3.0)
+    assert view.cmap == style.current().diverging_cmap
+
+
+def test_view_update_keeps_labels_of_unchanged_side_and_clears_stale_explanations() -> None:
+    view = HeatmapView(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"], explanations=[["1", "2"], ["3", "4"]])
+    assert view.explanations == [["1", "2"], ["3", "4"]]
+    view.update(np.eye(2) * 2, row_labels=["c", "d"])
+    assert (view.row_labels, view.col_labels) == (["c", "d"], ["x", "y"])
+    assert view.explanations == []
+    view.update(np.ones((3, 1)))
+    assert (view.row_labels, view.col_labels) == (["1", "2", "3"], ["1"])
+
+
+def test_view_refuses_non_finite_matrices() -> None:
+    view = HeatmapView(np.eye(2))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        view.update(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_view_highlights_replace_each_other() -> None:
+    view = HeatmapView(np.zeros((3, 4)))
+    view.highlight(rows=[1], cols=[2], cells=[(0, 3)])
+    assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([1], [2], [[0, 3]])
+    view.highlight(cells=[(2, 0)])
+    assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([], [], [[2, 0]])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("abc", "'abc' is not a number"),
+        ("", "the cell is empty"),
+        ("nan", "'nan' is not a number (NaN)"),
+        ("-inf", "'-inf' is infinite"),
+        ("1e30", "1e30 is too large"),
+    ],
+)
+def test_view_bad_edit_names_the_problem_and_keeps_the_last_good_state(text: str, message: str) -> None:
+    view = HeatmapView(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"], editable=True)
+    assert view.edit(1, 0, text) is False
+    assert view.message.startswith("⚠ b, x: ") and message in view.message
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_cell(text)
+
+
+def test_view_good_edit_without_callback_changes_the_cell_and_clears_the_message() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+    view.edit(0, 0, "oops")
+    assert view.message
+    assert view.edit(0, 1, " 2.5 ") is True
+    assert view.values == [[1.0, 2.5], [0.0, 1.0]] and view.message == ""
+
+
+def test_view_edit_goes_through_the_browser_message_to_the_callback() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+    seen = []
+    view.on_edit(lambda i, j, v: seen.append((i, j, v)))
+    view._handle_message(view, {"kind": "edit", "row": 1, "col": 0, "text": "-3"}, [])
+    assert seen == [(1, 0, -3.0)]
+    view._handle_message(view, {"kind": "edit", "row": 5, "col": 0, "text": "1"}, [])
+    assert "outside the 2×2 matrix" in view.message and seen == [(1, 0, -3.0)]
+
+
+def test_view_callback_error_is_shown_and_nothing_changes() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+
+    def refuse(i: int, j: int, value: float) -> None:
+        raise ValueError("weights must stay below 1")
+
+    view.on_edit(refuse)
+    assert view.edit(0, 0, "2") is False
+    assert "weights must stay below 1" in view.message
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_view_select_message_calls_back() -> None:
+    view = HeatmapView(np.eye(3))
+    chosen = []
+    view.on_select(lambda i, j: chosen.append((i, j)))
+    view._handle_message(view, {"kind": "select", "row": 2, "col": 1}, [])
+    view._handle_message(view, {"kind": "select"}, [])  # malformed: ignored
+    assert chosen == [(2, 1)]
+
+
+def test_softmax_view_stays_finite_for_huge_scores() -> None:
+    import torch
+
+    scores = torch.tensor([[1e4, -1e4, 0.0], [-1e4, -1e4, 1e4], [0.0, 0.0, 0.0]])
+    weights = softmax(scores)
+    view = HeatmapView(weights, vmin=0, vmax=1, explanations=explain_softmax(scores))
+    assert np.isfinite(np.array(view.values)).all()
+    assert view.values[0] == [1.0, 0.0, 0.0]
+    assert all("inf" not in t and "nan" not in t for row in view.explanations for t in row)
+
+
+def test_view_png_fallback_and_restyle() -> None:
+    view = HeatmapView(np.eye(3), title="t")
+    assert view.to_png().startswith(PNG_SIGNATURE)
+    laptop_font = view.font_size
+    style.use("projector")
+    try:
+        assert view.font_size > laptop_font and view.highlight_color == style.STYLES["projector"].highlight_color
+    finally:
+        style.use("laptop")
+    assert view.font_size == laptop_font
+
+
+def test_view_ships_its_front_end_in_the_package() -> None:
+    from attnlib.widgets.view import STATIC
+
+    js = (STATIC / "heatmap.js").read_text()
+    assert "export default" in js and "http" not in js.replace("http://www.w3.org/2000/svg", "")
+    assert 'kind: "edit"' in js and 'kind: "select"' in js
+    assert (STATIC / "heatmap.css").is_file()
+
+
 # --------------------------------------------------------------------------- Explorer base
 class TinyExplorer(Explorer):
     """A matrix typed as text, shown as a heatmap, with a row highlighted by a slider."""
@@ -69,19 +205,24 @@ class TinyExplorer(Explorer):
         super().__init__()
         self.controls["matrix"] = W.Textarea(value=text)
         self.controls["row"] = W.IntSlider(value=0, min=0, max=1)
-        self.views["heatmap"] = PlotView(Heatmap(parse_matrix(text), title="tiny"))
+        self.views["heatmap"] = HeatmapView(parse_matrix(text), title="tiny", editable=True)
+        self.on_edit("heatmap", self.edit_cell)
         self.observe_controls()
-        self.widget = W.VBox([*self.controls.values(), self.message, self.views["heatmap"].image])
+        self.widget = W.VBox([*self.controls.values(), self.message, self.views["heatmap"]])
+
+    def edit_cell(self, i: int, j: int, value: float) -> None:
+        if value < 0:
+            raise ValueError("no negative numbers here")
+        matrix = parse_matrix(self.controls["matrix"].value)
+        matrix[i, j] = value
+        self.set_quietly("matrix", value="; ".join(" ".join(f"{v:g}" for v in row) for row in matrix))
 
     def update(self) -> None:
         matrix = parse_matrix(self.controls["matrix"].value)
         row = self.controls["row"].value
         if row >= matrix.shape[0]:
             raise ValueError(f"row must be < n_rows = {matrix.shape[0]}, got {row}")
-        plot = self.views["heatmap"].plot
-        plot.update(matrix)
-        plot.highlight(rows=[row])
-        self.views["heatmap"].refresh()
+        self.views["heatmap"].update(matrix).highlight(rows=[row])
 
     def summary(self) -> str:
         return f"TinyExplorer(matrix={self.controls['matrix'].value!r})"
@@ -89,30 +230,37 @@ class TinyExplorer(Explorer):
 
 def test_explorer_update_on_control_change() -> None:
     ex = TinyExplorer()
-    before = ex.views["heatmap"].image.value
     ex.controls["matrix"].value = "5 6; 7 8"
-    np.testing.assert_array_equal(ex.views["heatmap"].plot.data, [[5, 6], [7, 8]])
-    assert ex.views["heatmap"].image.value != before
+    np.testing.assert_array_equal(ex.views["heatmap"].data, [[5, 6], [7, 8]])
+    assert ex.views["heatmap"].values == [[5, 6], [7, 8]]
     assert ex.message.value == ""
 
 
 def test_explorer_bad_update_keeps_last_good_state_and_shows_message() -> None:
     ex = TinyExplorer()
     ex.controls["matrix"].value = "5 6; 7 8"
-    good_png = ex.views["heatmap"].image.value
     ex.controls["matrix"].value = "5 6; 7 oops"
     assert "row 2: &#x27;oops&#x27; is not a number" in ex.message.value  # escaped HTML
-    np.testing.assert_array_equal(ex.views["heatmap"].plot.data, [[5, 6], [7, 8]])
-    assert ex.views["heatmap"].image.value == good_png
+    np.testing.assert_array_equal(ex.views["heatmap"].data, [[5, 6], [7, 8]])
     ex.controls["matrix"].value = "1 0; 0 1"  # a good edit clears the message
     assert ex.message.value == ""
-    np.testing.assert_array_equal(ex.views["heatmap"].plot.data, [[1, 0], [0, 1]])
+    np.testing.assert_array_equal(ex.views["heatmap"].data, [[1, 0], [0, 1]])
 
 
 def test_explorer_error_from_update_itself() -> None:
     ex = TinyExplorer("1 2 3")
     ex.controls["row"].value = 1
     assert "row must be &lt; n_rows = 1, got 1" in ex.message.value
+
+
+def test_explorer_cell_edit_updates_state_or_explains() -> None:
+    ex = TinyExplorer()
+    view = ex.views["heatmap"]
+    assert view.edit(1, 1, "9") is True
+    assert ex.controls["matrix"].value == "1 2; 3 9" and view.values == [[1, 2], [3, 9]]
+    assert view.edit(0, 0, "-1") is False
+    assert "no negative numbers here" in view.message
+    assert view.values == [[1, 2], [3, 9]] and ex.controls["matrix"].value == "1 2; 3 9"
 
 
 def test_explorer_mimebundle() -> None:
@@ -122,177 +270,13 @@ def test_explorer_mimebundle() -> None:
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
     png = base64.b64decode(bundle["image/png"])
     assert png.startswith(PNG_SIGNATURE)
-    assert png == ex.views["heatmap"].image.value
+    assert pixels(png).shape[0] > 50
     assert bundle["text/plain"] == "TinyExplorer(matrix='1 2; 3 4')"
     assert TinyExplorer()._repr_mimebundle_()["text/plain"] == bundle["text/plain"]  # deterministic
     assert repr(ex) == bundle["text/plain"]
 
 
-def test_plotview_refresh_pushes_png() -> None:
-    view = PlotView(Heatmap(np.eye(3)))
-    first = bytes(view.image.value)
-    assert first.startswith(PNG_SIGNATURE)
-    view.plot.update(np.ones((3, 3)) * 2)
-    assert view.image.value == first  # nothing pushed until refresh
-    view.refresh()
-    assert view.image.value != first and bytes(view.image.value).startswith(PNG_SIGNATURE)
-
-
-# --------------------------------------------------------------------------- Heatmap updates
-def expected_text_colors(hm: Heatmap) -> list[str]:
-    rgba = hm.image.cmap(hm.image.norm(hm.data))
-    luminance = 0.299 * rgba[..., 0] + 0.587 * rgba[..., 1] + 0.114 * rgba[..., 2]
-    return ["black" if v > 0.5 else "white" for v in luminance.ravel()]
-
-
-def test_heatmap_update_data_and_annotations() -> None:
-    rng = np.random.default_rng(0)
-    hm = Heatmap(rng.standard_normal((4, 5)))
-    hm.to_png()
-    new = rng.standard_normal((4, 5)) * 10
-    hm.update(new)
-    np.testing.assert_array_equal(hm.data, new)
-    np.testing.assert_array_equal(hm.image.get_array(), new)
-    assert [t.get_text() for t in hm.texts] == [_fmt(float(v), 2) for v in new.ravel()]
-    assert [t.get_color() for t in hm.texts] == expected_text_colors(hm)
-    lo, hi = hm.image.norm.vmin, hm.image.norm.vmax
-    assert lo <= new.min() and hi >= new.max()
-
-
-def test_heatmap_shape_change_rebuilds() -> None:
-    hm = Heatmap(np.eye(3), row_labels=["a", "b", "c"])
-    before = pixels(hm.to_png())
-    hm.update(np.arange(10.0).reshape(2, 5))
-    assert hm.data.shape == (2, 5)
-    assert len(hm.texts) == 10
-    assert [t.get_text() for t in hm.texts][-1] == "9.00"
-    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["1", "2", "3", "4", "5"]
-    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["1", "2"]
-    assert hm.image.get_extent() == [-0.5, 4.5, 1.5, -0.5]
-    after = pixels(hm.to_png())
-    assert after.shape == before.shape  # the figure keeps its size: the widget does not jump
-    assert not np.array_equal(after, before)
-
-
-def test_heatmap_large_is_not_annotated() -> None:
-    hm = Heatmap(np.zeros((64, 64)))
-    assert hm.texts == []
-    hm.update(np.ones((8, 8)))
-    assert len(hm.texts) == 64
-
-
-def test_highlight_patches_replace_each_other() -> None:
-    hm = Heatmap(np.zeros((3, 4)))
-    hm.highlight(rows=[1], cols=[2], cells=[(0, 3)])
-    boxes = [(r.get_x(), r.get_y(), r.get_width(), r.get_height()) for r in hm.highlights]
-    assert boxes == [(-0.5, 0.5, 4, 1), (1.5, -0.5, 1, 3), (2.5, -0.5, 1, 1)]
-    hm.highlight(cells=[(2, 0)])
-    assert [(r.get_x(), r.get_y()) for r in hm.highlights] == [(-0.5, 1.5)]
-    assert len([p for p in hm.ax.patches if isinstance(p, type(hm.highlights[0]))]) == 1
-
-
-def highlight_mask(png: bytes) -> np.ndarray:
-    r, g, b = (int(style.current().highlight_color[k : k + 2], 16) for k in (1, 3, 5))
-    px = pixels(png)
-    return (np.abs(px - np.array([r, g, b])).sum(axis=-1) < 30).any(axis=0)  # columns holding it
-
-
-def test_highlight_is_drawn_and_moves() -> None:
-    hm = Heatmap(np.full((4, 4), 0.5), vmin=0.0, vmax=1.0, cmap="Greys", annotate=False)
-    plain = hm.to_png()
-    assert not highlight_mask(plain).any()
-    hm.highlight(cols=[0])
-    left = highlight_mask(hm.to_png())
-    hm.highlight(cols=[3])
-    right = highlight_mask(hm.to_png())
-    assert left.any() and right.any()
-    assert np.flatnonzero(left).mean() < np.flatnonzero(right).mean()  # it moved, no stale outline
-    hm.highlight()
-    assert not highlight_mask(hm.to_png()).any()
-
-
-def test_blitted_update_matches_a_fresh_render() -> None:
-    """After many updates (data, labels, title, highlights) the PNG equals a fresh heatmap's: no stale pixels."""
-    rng = np.random.default_rng(3)
-    hm = Heatmap(rng.standard_normal((6, 6)), title="weights of Input 1")
-    hm.to_png()
-    for k in range(5):
-        hm.update(rng.standard_normal((6, 6)) * (k + 1), title=f"weights of Input {k + 2}")
-        hm.highlight(rows=[k])
-        hm.to_png()
-    final = rng.standard_normal((6, 6))
-    labels = list("abcdef")
-    hm.update(final, row_labels=labels, col_labels=labels, title="weights of Input 9")
-    hm.highlight(cells=[(2, 3)])
-    fresh = Heatmap(final, row_labels=labels, col_labels=labels, title="weights of Input 9")
-    fresh.highlight(cells=[(2, 3)])
-    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(fresh.to_png()))
-
-
-def test_title_update_keeps_font_size_and_renders() -> None:
-    hm = Heatmap(np.eye(3), title="first")
-    size = hm.ax.title.get_fontsize()
-    before = hm.to_png()
-    hm.update(title="second")
-    assert hm.ax.title.get_text() == "second"
-    assert hm.ax.title.get_fontsize() == size
-    assert not np.array_equal(pixels(hm.to_png()), pixels(before))
-    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(Heatmap(np.eye(3), title="second").to_png()))
-
-
-def test_grid_update_and_highlight_render() -> None:
-    rng = np.random.default_rng(1)
-    mats = [rng.standard_normal((3, 4)) for _ in range(3)]
-    grid = HeatmapGrid(mats, ["Q", "K", "V"])
-    plain = grid.to_png()
-    grid.heatmaps[1].highlight(rows=[0])
-    outlined = grid.to_png()
-    assert highlight_mask(outlined).any() and not highlight_mask(plain).any()
-    new = [m * 2 for m in mats]
-    grid.update(new)
-    for hm, m in zip(grid.heatmaps, new):
-        np.testing.assert_array_equal(hm.data, m)
-        assert [t.get_text() for t in hm.texts] == [_fmt(float(v), 2) for v in m.ravel()]
-    assert not np.array_equal(pixels(grid.to_png()), pixels(outlined))
-
-
-@pytest.mark.parametrize("shape", [(8, 8), (3, 5), (1, 6), (28, 28), (64, 64)])
-def test_fast_image_path_is_pixel_identical_to_matplotlib(shape, monkeypatch) -> None:
-    """The numpy image paste (viz._paste_image) draws exactly what matplotlib's imshow would."""
-    matrix = np.random.default_rng(sum(shape)).standard_normal(shape)
-    monkeypatch.setattr(viz, "FAST_IMAGES", False)
-    reference = pixels(Heatmap(matrix, title="t").to_png())
-    monkeypatch.setattr(viz, "FAST_IMAGES", True)
-    hm = Heatmap(matrix, title="t")
-    np.testing.assert_array_equal(pixels(hm.to_png()), reference)
-    hm.update(matrix[::-1].copy())  # blitted redraw
-    monkeypatch.setattr(viz, "FAST_IMAGES", False)
-    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(Heatmap(matrix[::-1].copy(), title="t").to_png()))
-
-
-def test_relabel_equals_a_fresh_render_with_and_without_relayout() -> None:
-    """Same-size tick labels skip the layout, other labels redo it: both match a fresh heatmap."""
-    matrix = np.random.default_rng(0).standard_normal((1, 3))
-    values = ["v1", "v2", "v3"]
-    hm = Heatmap(matrix, row_labels=["Input 1"], col_labels=values)
-    hm.to_png()
-    for k in (2, 3, 4):
-        hm.update(matrix * k, row_labels=[f"Input {k}"], col_labels=values)
-        assert hm._canvas._relayout is False  # "Input k" has the size of "Input 1"
-        png = hm.to_png()
-    fresh = Heatmap(matrix * 4, row_labels=["Input 4"], col_labels=values)
-    np.testing.assert_array_equal(pixels(png), pixels(fresh.to_png()))
-    hm.update(matrix, row_labels=["a much longer label"], col_labels=values)
-    assert hm._canvas._relayout is True
-    fresh = Heatmap(matrix, row_labels=["a much longer label"], col_labels=values)
-    np.testing.assert_array_equal(pixels(hm.to_png()), pixels(fresh.to_png()))
-
-
 def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
-    import ipywidgets as W
-
-    from attnlib.widgets import Explorer
-
     class Counting(Explorer):
         def __init__(self) -> None:
             super().__init__()
@@ -310,8 +294,17 @@ def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
     assert ex.updates == 1
 
 
-def test_update_with_one_side_of_labels_keeps_the_other():
+# --------------------------------------------------------------------------- static Heatmap (seaborn)
+def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
     hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])
     hm.update(np.eye(2) * 2, row_labels=["c", "d"])
     assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["c", "d"]
     assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["x", "y"]
+
+
+def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
+    hm = Heatmap(np.eye(3), row_labels=["a", "b", "c"])
+    hm.update(np.arange(10.0).reshape(2, 5))
+    assert [t.get_text() for t in hm.texts][-1] == "9.00"
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["1", "2"]
+    assert len(hm.fig.axes) == 2  # the heatmap and one colour bar, not one more per redraw

@@ -8,17 +8,16 @@ from attnlib.widgets._core import parse_matrix
 from attnlib.widgets.inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
 
 
-def _ticks(plot, axis="y"):
-    labels = plot.ax.get_yticklabels() if axis == "y" else plot.ax.get_xticklabels()
-    return [t.get_text() for t in labels]
+def _ticks(view, axis="y"):
+    return view.row_labels if axis == "y" else view.col_labels
 
 
 def test_starts_on_document_001():
     e = InputsExplorer()
-    plot = e.views["inputs"].plot
+    plot = e.views["inputs"]
     x = examples.three_inputs.inputs
     assert np.array_equal(plot.data, x.numpy())
-    assert [t.get_text() for t in plot.texts] == [format_number(v, 0) for v in x.reshape(-1).tolist()]
+    assert plot.annotations == [format_number(v, 0) for v in x.reshape(-1).tolist()]
     assert _ticks(plot) == ["Input 1", "Input 2", "Input 3"]
     assert e.summary() == "InputsExplorer(example='001', shape=(3, 4))"
     assert "(3, 4)" in e.shape.value
@@ -33,7 +32,7 @@ def test_every_document_shows_its_inputs(key):
     ex = examples.get(key)
     want = ex.inputs if isinstance(ex, examples.MatrixExample) else ex.run().embedded
     labels = list(ex.token_labels) if isinstance(ex, examples.MatrixExample) else ex.tokens
-    plot = e.views["inputs"].plot
+    plot = e.views["inputs"]
     assert np.allclose(plot.data, want.numpy())
     assert _ticks(plot)[0] == labels[0]
     assert e.message.value == ""
@@ -45,11 +44,11 @@ def test_every_document_shows_its_inputs(key):
 def test_editing_the_text_updates_the_heatmap():
     e = InputsExplorer()
     e.controls["values"].value = "1 0 1 0\n0 2 0 2\n1 1 1 1\n3 1 1 1"
-    plot = e.views["inputs"].plot
+    plot = e.views["inputs"]
     assert np.array_equal(plot.data, examples.four_inputs.inputs.numpy())
     assert _ticks(plot) == ["token 1", "token 2", "token 3", "token 4"]
     e.controls["values"].value = "0.5, 1.25\n2, 3"
-    assert [t.get_text() for t in plot.texts] == ["0.50", "1.25", "2.00", "3.00"]
+    assert plot.annotations == ["0.50", "1.25", "2.00", "3.00"]
     assert e.summary() == "InputsExplorer(example='001', shape=(2, 2))"
 
 
@@ -59,12 +58,12 @@ def test_editing_the_text_updates_the_heatmap():
 )
 def test_bad_text_shows_a_message_and_keeps_the_state(text, words):
     e = InputsExplorer()
-    before = e.views["inputs"].plot.data.copy()
-    png = e.views["inputs"].image.value
+    before = e.views["inputs"].data.copy()
+    png = e.views["inputs"].to_png()
     e.controls["values"].value = text
     assert words in e.message.value
-    assert np.array_equal(e.views["inputs"].plot.data, before)
-    assert e.views["inputs"].image.value == png
+    assert np.array_equal(e.views["inputs"].data, before)
+    assert e.views["inputs"].to_png() == png
     assert e.summary() == "InputsExplorer(example='001', shape=(3, 4))"
     e.controls["values"].value = "1 2"  # a good text clears the message
     assert e.message.value == ""

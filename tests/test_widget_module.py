@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attnlib import SelfAttention, examples
+from attnlib.formatting import annotation
 from attnlib.modules import causal_mask
-from attnlib.viz import _fmt
 from attnlib.widgets.module import ModuleExplorer, module_inputs
 
 
@@ -28,10 +28,10 @@ def _reference(source: str, scaled: bool, causal: bool):
 
 def test_starts_on_004s_numbers():
     explorer = ModuleExplorer()
-    texts = [t.get_text() for t in explorer.views["weights"].plot.texts]
+    texts = explorer.views["weights"].annotations
     # document 004's attention_percents, printed to 4 decimals
     assert texts == ["0.1403", "0.0845", "0.7752", "0.0292", "0.0123", "0.9586", "0.3715", "0.2413", "0.3872"]
-    context = explorer.views["context"].plot.data
+    context = explorer.views["context"].data
     printed = [[-0.7802, -1.8837], [-0.9534, -2.3194], [-0.4130, -0.9592]]  # document 004's final output
     assert context == pytest.approx(np.array(printed), abs=1.01e-4)
     assert str(explorer) == "ModuleExplorer(source='004', scaled=True, causal=False)"
@@ -46,11 +46,11 @@ def test_each_setting_shows_attnlibs_computation(source, scaled, causal):
     explorer.controls["scaled"].value = scaled
     explorer.controls["causal"].value = causal
     weights, context, labels = _reference(source, scaled, causal)
-    plot = explorer.views["weights"].plot
+    plot = explorer.views["weights"]
     assert plot.data == pytest.approx(weights.double().numpy(), abs=1e-6)
-    assert explorer.views["context"].plot.data == pytest.approx(context.double().numpy(), abs=1e-5)
-    assert [t.get_text() for t in plot.texts] == [_fmt(float(w), plot.decimals) for w in weights.flatten()]
-    assert [t.get_text() for t in plot.ax.get_yticklabels()] == labels
+    assert explorer.views["context"].data == pytest.approx(context.double().numpy(), abs=1e-5)
+    assert plot.annotations == [annotation(float(w), plot.decimals) for w in weights.flatten()]
+    assert plot.row_labels == labels
     assert explorer.message.value == ""
     if causal:
         assert (plot.data[~causal_mask(len(labels)).numpy()] == 0).all()
@@ -58,10 +58,10 @@ def test_each_setting_shows_attnlibs_computation(source, scaled, causal):
 
 def test_causal_first_row_is_one_hot_and_summary_follows():
     explorer = ModuleExplorer(causal=True)
-    assert explorer.views["weights"].plot.data[0].tolist() == [1.0, 0.0, 0.0]
+    assert explorer.views["weights"].data[0].tolist() == [1.0, 0.0, 0.0]
     explorer.controls["source"].value = "003"
-    assert explorer.views["weights"].plot.data.shape == (8, 8)
-    assert [t.get_text() for t in explorer.views["weights"].plot.ax.get_xticklabels()] == examples.translate.tokens
+    assert explorer.views["weights"].data.shape == (8, 8)
+    assert explorer.views["weights"].col_labels == examples.translate.tokens
     assert "source='003'" in explorer.summary() and "causal=True" in explorer.summary()
 
 

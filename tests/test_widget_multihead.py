@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from attnlib import examples
+from attnlib.formatting import annotation
 from attnlib.modules import causal_mask, split_heads
-from attnlib.viz import _fmt
 from attnlib.widgets.multihead import MultiHeadExplorer, multihead_inputs
 
 
@@ -31,13 +31,13 @@ def test_each_head_shows_its_weights(scaled, causal):
     explorer.controls["scaled"].value = scaled
     explorer.controls["causal"].value = causal
     want = _reference(4, scaled, causal)
-    plot = explorer.views["head"].plot
+    plot = explorer.views["head"]
     for h in (3, 1):
         explorer.controls["head"].value = h
         assert plot.data == pytest.approx(want[h].double().numpy(), abs=1e-6)
-        assert [t.get_text() for t in plot.texts] == [_fmt(float(w), plot.decimals) for w in want[h].flatten()]
-        assert plot.ax.get_title().startswith(f"head {h + 1} of 4")
-    assert [t.get_text() for t in plot.ax.get_yticklabels()] == examples.translate.tokens
+        assert plot.annotations == [annotation(float(w), plot.decimals) for w in want[h].flatten()]
+        assert plot.title.startswith(f"head {h + 1} of 4")
+    assert plot.row_labels == examples.translate.tokens
 
 
 def test_all_heads_grid():
@@ -45,16 +45,15 @@ def test_all_heads_grid():
     explorer.controls["head"].value = "all"
     explorer.controls["causal"].value = True
     want = _reference(4, True, True)
-    grid = explorer.views["grid"].plot
-    assert len(grid.heatmaps) == 4
-    for h, heatmap in enumerate(grid.heatmaps):
+    grid = [explorer.views[f"head {h + 1}"] for h in range(4)]
+    for h, heatmap in enumerate(grid):
         assert heatmap.data == pytest.approx(want[h].double().numpy(), abs=1e-6)
-        assert [t.get_text() for t in heatmap.ax.get_xticklabels()] == examples.translate.tokens
-    assert explorer.views["grid"].image.layout.display != "none"
-    assert explorer.views["head"].image.layout.display == "none"
+        assert heatmap.col_labels == examples.translate.tokens
+    assert explorer.grid.layout.display != "none"
+    assert explorer.views["head"].layout.display == "none"
     assert explorer.summary() == "MultiHeadExplorer(num_heads=4, head='all', scaled=True, causal=True)"
     explorer.controls["head"].value = 0
-    assert explorer.views["grid"].image.layout.display == "none"
+    assert explorer.grid.layout.display == "none"
 
 
 def test_heads_differ_and_rows_sum_to_one():
@@ -66,7 +65,7 @@ def test_heads_differ_and_rows_sum_to_one():
 
 def test_two_heads_and_png_fallback():
     explorer = MultiHeadExplorer(num_heads=2, head="all")
-    assert len(explorer.views["grid"].plot.heatmaps) == 2
+    assert [name for name in explorer.views if name != "head"] == ["head 1", "head 2"]
     bundle = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == "MultiHeadExplorer(num_heads=2, head='all', scaled=True, causal=False)"
     assert bundle["image/png"]

@@ -17,7 +17,7 @@ def test_starts_on_001_key_of_input_1():
     # document 001: key of Input 1 is [0, 1, 1]
     assert e.product_texts == ["[1,0,1,0]·[0,1,0,1] = 0", "[1,0,1,0]·[0,1,1,1] = 1", "[1,0,1,0]·[1,0,0,0] = 1"]
     assert "[0,1,1]" in e.products.value
-    assert np.array_equal(e.views["result"].plot.data, examples.three_inputs.qkv().keys.numpy())
+    assert np.array_equal(e.views["result"].data, examples.three_inputs.qkv().keys.numpy())
 
 
 @pytest.mark.parametrize("example", ["001", "000"])
@@ -32,14 +32,14 @@ def test_every_kind_and_token(example, kind):
     weight = ex.weights[index]
     for i in range(len(ex.rows)):
         e.controls["token"].value = i
-        assert np.array_equal(e.views["result"].plot.data, result.numpy())
-        assert np.array_equal(e.views["weight"].plot.data, weight.numpy())
+        assert np.array_equal(e.views["result"].data, result.numpy())
+        assert np.array_equal(e.views["weight"].data, weight.numpy())
         lines = e.product_texts
         assert len(lines) == weight.shape[1]
         assert [float(t.rsplit("= ", 1)[1]) for t in lines] == result[i].tolist()
         assert lines == product_lines(ex.inputs[i], weight)
-        assert _box(e.views["inputs"].plot.highlights[0]) == (-0.5, i - 0.5, ex.inputs.shape[1], 1)
-        assert (-0.5, i - 0.5, result.shape[1], 1) in [_box(r) for r in e.views["result"].plot.highlights]
+        assert e.views["inputs"].highlight_boxes[0] == (-0.5, i - 0.5, ex.inputs.shape[1], 1)
+        assert (-0.5, i - 0.5, result.shape[1], 1) in e.views["result"].highlight_boxes
     label = ex.token_labels[len(ex.rows) - 1]
     assert e.summary() == f"QKVExplorer(example={example!r}, token={label!r}, kind={kind!r})"
 
@@ -48,8 +48,8 @@ def test_column_outlines_weight_column_and_result_cell():
     e = QKVExplorer("000", token=3, kind="value")
     e.controls["column"].value = 3
     assert e.controls["column"].max == 4
-    assert _box(e.views["weight"].plot.highlights[0]) == (2.5, -0.5, 1, 4)
-    assert (2.5, 2.5, 1, 1) in [_box(r) for r in e.views["result"].plot.highlights]
+    assert e.views["weight"].highlight_boxes[0] == (2.5, -0.5, 1, 4)
+    assert (2.5, 2.5, 1, 1) in e.views["result"].highlight_boxes
     # document 000: value of Input 4 is [2, 10, 3, 13, 9]; the chosen product is in bold
     assert "<b>[3,1,1,1]·[3,1,1,2] = 13</b>" in e.products.value
     e.controls["example"].value = "001"  # 3 tokens, 3 columns: selections are clamped
@@ -59,7 +59,7 @@ def test_column_outlines_weight_column_and_result_cell():
 def test_annotations_match_result():
     e = QKVExplorer(kind="query")
     q = examples.three_inputs.qkv().queries
-    assert [t.get_text() for t in e.views["result"].plot.texts] == [str(int(v)) for v in q.reshape(-1).tolist()]
+    assert e.views["result"].annotations == [str(int(v)) for v in q.reshape(-1).tolist()]
 
 
 def test_bad_arguments():
@@ -74,6 +74,6 @@ def test_static_fallback_is_the_result_and_follows_controls():
     bundle = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
     before = e.snapshot_png()
-    assert before == e.views["result"].image.value
+    assert before == e.views["result"].to_png()
     e.controls["kind"].value = "value"  # another result matrix: another picture
-    assert e.snapshot_png() == e.views["result"].image.value != before
+    assert e.snapshot_png() == e.views["result"].to_png() != before

@@ -14,8 +14,8 @@ def test_starts_at_d_k_64():
     e = ScalingExplorer()
     q, k = random_qk(64)
     s = score(q, k)
-    assert np.allclose(e.views["unscaled"].plot.data, softmax(s).numpy())
-    assert np.allclose(e.views["scaled"].plot.data, softmax(scale_scores(s, 64)).numpy())
+    assert np.allclose(e.views["unscaled"].data, softmax(s).numpy())
+    assert np.allclose(e.views["scaled"].data, softmax(scale_scores(s, 64)).numpy())
     assert e.summary() == "ScalingExplorer(d_k=64, seed=0, n_tokens=6)"
     assert f"{float(s.std()):.3f}" in e.stats.value
 
@@ -27,8 +27,8 @@ def test_slider(d_k):
     st = scaling_stats(d_k)
     q, k = random_qk(d_k)
     assert torch.allclose(st.scores, q @ k.T)
-    assert np.allclose(e.views["unscaled"].plot.data, st.weights.numpy())
-    assert np.allclose(e.views["scaled"].plot.data, softmax(q @ k.T / math.sqrt(d_k)).numpy())
+    assert np.allclose(e.views["unscaled"].data, st.weights.numpy())
+    assert np.allclose(e.views["scaled"].data, softmax(q @ k.T / math.sqrt(d_k)).numpy())
     assert f"{st.std:.3f}" in e.stats.value and f"{st.scaled_max_weight:.3f}" in e.stats.value
     assert math.isclose(st.scaled_std, st.std / math.sqrt(d_k), rel_tol=1e-5)
 

@@ -14,12 +14,12 @@ def _box(rect):
 def test_starts_on_001_input_1():
     e = ScoresExplorer()
     q, k, _ = examples.three_inputs.qkv()
-    assert np.array_equal(e.views["scores"].plot.data, score(q, k).numpy())
+    assert np.array_equal(e.views["scores"].data, score(q, k).numpy())
     assert e.summary() == "ScoresExplorer(example='001', query='Input 1')"
     # document 001: the scores of Input 1 are [2, 4, 4]
     assert "[2, 4, 4]" in e.terms.value
     assert e.term_texts[1] == "q_1·k_2 = 1×4 + 0×4 + 2×0 = 4"
-    assert [t.get_text() for t in e.views["scores"].plot.texts][:3] == ["2", "4", "4"]
+    assert e.views["scores"].annotations[:3] == ["2", "4", "4"]
     bundle = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
 
@@ -34,9 +34,9 @@ def test_every_query(example):
     n = len(ex.rows)
     for i in range(n):
         e.controls["query"].value = i
-        assert np.array_equal(e.views["scores"].plot.data, s.numpy())
-        assert _box(e.views["scores"].plot.highlights[0]) == (-0.5, i - 0.5, n, 1)
-        assert _box(e.views["queries"].plot.highlights[0]) == (-0.5, i - 0.5, q.shape[1], 1)
+        assert np.array_equal(e.views["scores"].data, s.numpy())
+        assert e.views["scores"].highlight_boxes[0] == (-0.5, i - 0.5, n, 1)
+        assert e.views["queries"].highlight_boxes[0] == (-0.5, i - 0.5, q.shape[1], 1)
         sums = [float(t.rsplit("= ", 1)[1]) for t in e.term_texts]
         assert sums == s[i].tolist()
         assert e.term_texts == [dot_product_line(q[i], k[j], i, j) for j in range(n)]
@@ -46,11 +46,11 @@ def test_every_query(example):
 def test_key_outlines_a_cell_and_bolds_its_sum():
     e = ScoresExplorer("000", query=3)
     e.controls["key"].value = 2
-    assert (1.5, 2.5, 1, 1) in [_box(r) for r in e.views["scores"].plot.highlights]
+    assert (1.5, 2.5, 1, 1) in e.views["scores"].highlight_boxes
     assert "<b>q_4·k_3 = 4×2 + 1×3 + 5×1 + 2×2 + 4×3 = 32</b>" in e.terms.value
     e.controls["example"].value = "001"  # 3 tokens: the selection is clamped
     assert e.controls["query"].value == 2 and e.controls["key"].value == 2
-    ticks = [t.get_text() for t in e.views["scores"].plot.ax.get_xticklabels()]
+    ticks = e.views["scores"].col_labels
     assert ticks == ["k1", "k2", "k3"]
 
 

@@ -22,15 +22,15 @@ def _reference(sentence: str, projections: bool, scaled: bool) -> torch.Tensor:
 
 
 def _ticks(explorer):
-    plot = explorer.views["weights"].plot
-    return [t.get_text() for t in plot.ax.get_xticklabels()], [t.get_text() for t in plot.ax.get_yticklabels()]
+    plot = explorer.views["weights"]
+    return plot.col_labels, plot.row_labels
 
 
 def test_starts_on_003s_sentence():
     explorer = SentenceExplorer()
     cols, rows = _ticks(explorer)
     assert cols == rows == examples.translate.tokens
-    assert explorer.views["weights"].plot.data == pytest.approx(
+    assert explorer.views["weights"].data == pytest.approx(
         _reference(examples.translate.sentence, True, True).double().numpy(), abs=1e-6
     )
     assert str(explorer) == "SentenceExplorer(n_tokens=8, scaled=True, projections=True)"
@@ -39,9 +39,9 @@ def test_starts_on_003s_sentence():
 def test_starts_on_003s_attention_weights_2():
     # document 003's printed attention_weights_2 (the row of "you")
     printed = [2.2317e-09, 1.2499e-05, 4.3696e-05, 3.7242e-03, 8.5596e-01, 1.4026e-01, 8.8897e-07, 3.1935e-10]
-    plot = SentenceExplorer().views["weights"].plot
+    plot = SentenceExplorer().views["weights"]
     assert plot.data[1] == pytest.approx(printed, rel=1e-3, abs=1e-8)
-    assert [t.get_text() for t in plot.texts[8:16]][3:6] == ["3.7e-03", "0.86", "0.14"]
+    assert plot.annotations[8:16][3:6] == ["3.7e-03", "0.86", "0.14"]
 
 
 @pytest.mark.parametrize("projections", [True, False])
@@ -52,19 +52,17 @@ def test_typed_sentence_and_toggles(projections, scaled):
     explorer.controls["sentence"].value = sentence
     explorer.controls["projections"].value = projections
     explorer.controls["scaled"].value = scaled
-    plot = explorer.views["weights"].plot
+    plot = explorer.views["weights"]
     assert plot.data == pytest.approx(_reference(sentence, projections, scaled).double().numpy(), abs=1e-6)
     assert _ticks(explorer) == (tokenize(sentence), tokenize(sentence))
-    assert len(plot.texts) == 100  # 10×10 is annotated
+    assert len(plot.annotations) == 100  # 10×10 is annotated
     assert explorer.message.value == ""
 
 
 def test_without_projections_the_map_is_003s_simplified_attention():
     explorer = SentenceExplorer(projections=False, scaled=False)
     x = examples.translate.run().embedded  # 003's ids are the unique sorted vocabulary
-    assert explorer.views["weights"].plot.data == pytest.approx(
-        torch.softmax(x @ x.T, dim=1).double().numpy(), abs=1e-6
-    )
+    assert explorer.views["weights"].data == pytest.approx(torch.softmax(x @ x.T, dim=1).double().numpy(), abs=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -74,21 +72,21 @@ def test_without_projections_the_map_is_003s_simplified_attention():
 def test_bad_text_shows_message_and_keeps_last_good_state(text, needle):
     explorer = SentenceExplorer()
     explorer.controls["sentence"].value = "a short good sentence"
-    before = explorer.views["weights"].plot.data.copy()
-    before_png = explorer.views["weights"].image.value
+    before = explorer.views["weights"].data.copy()
+    before_png = explorer.views["weights"].to_png()
     explorer.controls["sentence"].value = text
     assert needle in explorer.message.value
-    assert (explorer.views["weights"].plot.data == before).all()
-    assert explorer.views["weights"].image.value == before_png
+    assert (explorer.views["weights"].data == before).all()
+    assert explorer.views["weights"].to_png() == before_png
     assert _ticks(explorer)[0] == ["a", "short", "good", "sentence"]
     explorer.controls["sentence"].value = "good again"
     assert explorer.message.value == ""
-    assert explorer.views["weights"].plot.data.shape == (2, 2)
+    assert explorer.views["weights"].data.shape == (2, 2)
 
 
 def test_32_tokens_are_accepted_unannotated_above_16():
     explorer = SentenceExplorer()
     explorer.controls["sentence"].value = " ".join(f"w{i}" for i in range(32))
     assert explorer.message.value == ""
-    assert explorer.views["weights"].plot.data.shape == (32, 32)
-    assert explorer.views["weights"].plot.texts == []
+    assert explorer.views["weights"].data.shape == (32, 32)
+    assert explorer.views["weights"].annotations == []

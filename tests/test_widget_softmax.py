@@ -18,9 +18,9 @@ def _scores_001():
 def test_starts_on_document_001():
     e = SoftmaxExplorer()
     w = softmax(_scores_001())
-    assert np.allclose(e.views["heatmap"].plot.data, w.numpy())
-    assert np.allclose(e.views["bars"].plot.data, w[0].numpy())
-    assert [t.get_text() for t in e.views["bars"].plot.texts] == ["0.06", "0.47", "0.47"]
+    assert np.allclose(e.views["heatmap"].data, w.numpy())
+    assert np.allclose(e.views["bars"].data, w[0].numpy())
+    assert e.views["bars"].annotations == ["0.06", "0.47", "0.47"]
     assert e.summary() == "SoftmaxExplorer(example='001', temperature=1, query='Input 1')"
     assert repr(e) == e.summary()
     bundle = e._repr_mimebundle_()
@@ -33,8 +33,8 @@ def test_temperature_divides_scores(temperature):
     e.controls["temperature"].value = temperature
     t = e.controls["temperature"].value
     w = softmax(_scores_001() / t)
-    assert np.allclose(e.views["heatmap"].plot.data, w.numpy(), atol=1e-6)
-    assert np.allclose(e.views["bars"].plot.data, w[0].numpy(), atol=1e-6)
+    assert np.allclose(e.views["heatmap"].data, w.numpy(), atol=1e-6)
+    assert np.allclose(e.views["bars"].data, w[0].numpy(), atol=1e-6)
     ent = entropy(w)
     assert f"{float(ent[1]):.4f}" in e.stats.value
     assert e.stats.value.count("1.0000") >= 3  # every row sums to 1
@@ -43,9 +43,9 @@ def test_temperature_divides_scores(temperature):
 def test_higher_temperature_flattens():
     e = SoftmaxExplorer()
     e.controls["temperature"].value = 0.2
-    low = entropy(torch.tensor(e.views["heatmap"].plot.data))
+    low = entropy(torch.tensor(e.views["heatmap"].data))
     e.controls["temperature"].value = 10.0
-    high = entropy(torch.tensor(e.views["heatmap"].plot.data))
+    high = entropy(torch.tensor(e.views["heatmap"].data))
     assert bool((high > low).all())
     assert float(high.max()) <= math.log(3) + 1e-9
 
@@ -53,13 +53,13 @@ def test_higher_temperature_flattens():
 def test_query_and_example_switch():
     e = SoftmaxExplorer()
     e.controls["query"].value = 2
-    assert np.allclose(e.views["bars"].plot.data, softmax(_scores_001())[2].numpy())
-    assert e.views["heatmap"].plot.highlights and e.views["heatmap"].plot.highlights[0].get_y() == 1.5
+    assert np.allclose(e.views["bars"].data, softmax(_scores_001())[2].numpy())
+    assert e.views["heatmap"].highlight_boxes and e.views["heatmap"].highlight_boxes[0][1] == 1.5
     e.controls["example"].value = "000"
     s000, labels = example_scores("000")
-    assert np.allclose(e.views["heatmap"].plot.data, softmax(s000).numpy())
-    assert len(e.views["bars"].plot.data) == 4
-    assert [t.get_text() for t in e.views["heatmap"].plot.ax.get_yticklabels()] == list(labels)
+    assert np.allclose(e.views["heatmap"].data, softmax(s000).numpy())
+    assert e.views["bars"].data.shape[1] == 4
+    assert e.views["heatmap"].row_labels == list(labels)
     assert "Input 3" in e.summary()
 
 
@@ -72,17 +72,17 @@ def test_example_004_scores_are_the_documents_sims():
 def test_custom_text_and_bad_input_keeps_state():
     e = SoftmaxExplorer()
     e.controls["scores"].value = "1000 0; 0 1000"
-    assert np.allclose(e.views["heatmap"].plot.data, np.eye(2))  # no overflow
-    good = e.views["heatmap"].plot.data.copy()
+    assert np.allclose(e.views["heatmap"].data, np.eye(2))  # no overflow
+    good = e.views["heatmap"].data.copy()
     e.controls["scores"].value = "1 2; 3"
     assert "row 2" in e.message.value
-    assert np.array_equal(e.views["heatmap"].plot.data, good)
+    assert np.array_equal(e.views["heatmap"].data, good)
     e.controls["scores"].value = "1 2 3; 4 5 6"
     assert "square" in e.message.value
-    assert np.array_equal(e.views["heatmap"].plot.data, good)
+    assert np.array_equal(e.views["heatmap"].data, good)
     e.controls["scores"].value = "0 0; 0 0"
     assert e.message.value == ""
-    assert np.allclose(e.views["heatmap"].plot.data, 0.5)
+    assert np.allclose(e.views["heatmap"].data, 0.5)
 
 
 def test_bar_title_follows_query():

@@ -15,13 +15,13 @@ def _wv(key):
 def test_starts_with_output_1_of_001():
     e = SummingExplorer()
     w, v = _wv("001")
-    shown = e.views["sum"].plot.data
+    shown = e.views["sum"].data
     assert np.allclose(shown[:3], weight_values(w, v)[0].numpy())
     assert np.allclose(shown[3], (w @ v)[0].numpy())
-    assert [t.get_text() for t in e.views["sum"].plot.texts][-3:] == ["1.9366", "6.6831", "1.5951"]
-    assert np.allclose(e.views["context"].plot.data, sum_weighted_values(weight_values(w, v)).numpy())
-    assert len(e.views["context"].plot.highlights) == 1
-    assert e.views["context"].plot.highlights[0].get_y() == -0.5
+    assert e.views["sum"].annotations[-3:] == ["1.9366", "6.6831", "1.5951"]
+    assert np.allclose(e.views["context"].data, sum_weighted_values(weight_values(w, v)).numpy())
+    assert len(e.views["context"].highlight_boxes) == 1
+    assert e.views["context"].highlight_boxes[0][1] == -0.5
     assert e.summary() == "SummingExplorer(example='001', query='Input 1', terms=3, scaled=False)"
 
 
@@ -32,10 +32,10 @@ def test_partial_sums(terms):
     e.controls["terms"].value = terms
     w, v = _wv("001")
     grid = weight_values(w, v)[1]
-    assert np.allclose(e.views["sum"].plot.data[-1], grid[:terms].sum(0).numpy())
-    assert len(e.views["sum"].plot.highlights) == terms + 1
-    assert e.views["context"].plot.highlights[0].get_y() == 0.5
-    last = [t.get_text() for t in e.views["sum"].plot.ax.get_yticklabels()][-1]
+    assert np.allclose(e.views["sum"].data[-1], grid[:terms].sum(0).numpy())
+    assert len(e.views["sum"].highlight_boxes) == terms + 1
+    assert e.views["context"].highlight_boxes[0][1] == 0.5
+    last = e.views["sum"].row_labels[-1]
     assert last == ("= z2" if terms == 3 else f"sum of {terms}")
 
 
@@ -45,6 +45,6 @@ def test_switch_to_000_resets_terms():
     e.controls["example"].value = "000"
     w, v = _wv("000")
     assert e.controls["terms"].max == 4 and e.controls["terms"].value == 4
-    assert e.views["sum"].plot.data.shape == (5, 5)
-    assert np.allclose(e.views["context"].plot.data, (w @ v).numpy(), atol=1e-5)
-    assert np.allclose(e.views["sum"].plot.data[-1], (w @ v)[0].numpy(), atol=1e-5)
+    assert e.views["sum"].data.shape == (5, 5)
+    assert np.allclose(e.views["context"].data, (w @ v).numpy(), atol=1e-5)
+    assert np.allclose(e.views["sum"].data[-1], (w @ v)[0].numpy(), atol=1e-5)

@@ -18,11 +18,11 @@ def _wv(key, scaled=False):
 def test_starts_on_001_input_1():
     e = WeightingExplorer()
     w, v = _wv("001")
-    assert np.allclose(e.views["weighted"].plot.data, weight_values(w, v)[0].numpy())
-    texts = [t.get_text() for t in e.views["weighted"].plot.texts]
+    assert np.allclose(e.views["weighted"].data, weight_values(w, v)[0].numpy())
+    texts = e.views["weighted"].annotations
     assert texts[:3] == ["0.0634", "0.1268", "0.1901"]
-    assert np.allclose(e.views["weights"].plot.data, w[:1].numpy())
-    assert np.allclose(e.views["values"].plot.data, v.numpy())
+    assert np.allclose(e.views["weights"].data, w[:1].numpy())
+    assert np.allclose(e.views["values"].data, v.numpy())
     assert e.summary() == "WeightingExplorer(example='001', query='Input 1', scaled=False)"
 
 
@@ -32,9 +32,9 @@ def test_each_query(key, query):
     e.controls["example"].value = key
     e.controls["query"].value = query
     w, v = _wv(key)
-    assert np.allclose(e.views["weighted"].plot.data, weight_values(w, v)[query].numpy())
-    assert np.allclose(e.views["weights"].plot.data, w[query : query + 1].numpy())
-    labels = [t.get_text() for t in e.views["weighted"].plot.ax.get_yticklabels()]
+    assert np.allclose(e.views["weighted"].data, weight_values(w, v)[query].numpy())
+    assert np.allclose(e.views["weights"].data, w[query : query + 1].numpy())
+    labels = e.views["weighted"].row_labels
     assert labels[0] == f"α{query + 1},1·v1"
     assert examples.get(key).token_labels[query] in e.summary()
 
@@ -43,7 +43,7 @@ def test_scaled_toggle():
     e = WeightingExplorer(example="000")
     e.controls["scaled"].value = True
     w, v = _wv("000", scaled=True)
-    assert np.allclose(e.views["weighted"].plot.data, weight_values(w, v)[0].numpy(), atol=1e-6)
+    assert np.allclose(e.views["weighted"].data, weight_values(w, v)[0].numpy(), atol=1e-6)
     assert "scaled=True" in e.summary()
 
 

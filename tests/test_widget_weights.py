@@ -10,7 +10,7 @@ VIEWS = ("w_query", "w_key", "w_value")
 
 
 def _shown(e):
-    return [e.views[v].plot.data for v in VIEWS]
+    return [e.views[v].data for v in VIEWS]
 
 
 @pytest.mark.parametrize("source", ["001", "000"])
@@ -19,9 +19,9 @@ def test_documents_weights(source):
     want = examples.get(source).weights
     for shown, w in zip(_shown(e), want):
         assert np.array_equal(shown, w.numpy())
-    texts = [t.get_text() for t in e.views["w_value"].plot.texts]
+    texts = e.views["w_value"].annotations
     assert texts == [str(int(v)) for v in want.w_value.reshape(-1).tolist()]
-    assert e.views["w_key"].plot.ax.get_title() == f"W_k  ({want.w_key.shape[0]}×{want.w_key.shape[1]})"
+    assert e.views["w_key"].title == f"W_k  ({want.w_key.shape[0]}×{want.w_key.shape[1]})"
     assert str(tuple(want.w_value.shape)) in e.shapes.value
     assert e.controls["d_k"].disabled and e.controls["d_k"].value == want.w_key.shape[1]
     assert e.summary().startswith(f"WeightsExplorer(source={source!r}")
@@ -39,7 +39,7 @@ def test_switching_source_and_random_sizes():
         assert np.allclose(shown, w.numpy())
     assert "(4, 5)" in e.shapes.value and "(4, 2)" in e.shapes.value
     assert e.summary() == "WeightsExplorer(source='random', d_in=4, d_k=5, d_v=2, seed=7)"
-    assert e.views["w_value"].plot.texts[0].get_text() == f"{float(want.w_value[0, 0]):.2f}"
+    assert e.views["w_value"].annotations[0] == f"{float(want.w_value[0, 0]):.2f}"
     e.controls["source"].value = "000"
     for shown, w in zip(_shown(e), examples.four_inputs.weights):
         assert np.array_equal(shown, w.numpy())

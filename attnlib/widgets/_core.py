@@ -1,14 +1,32 @@
-"""Building blocks of the explorers: a view of a plot, text parsing, the display protocol.
+"""Building blocks of the explorers: the live view, text parsing, the one explorer shape.
 
-An explorer is a thin layer over plain plotting objects from :mod:`attnlib.viz`: controls change
-some numbers, the explorer recomputes them with attnlib and calls ``update`` on the plot, and the
-:class:`PlotView` pushes the new PNG into an ``ipywidgets.Image``. Nothing is printed or displayed
-from callbacks (an ``Output`` filled during execution breaks nbval), and the figures are never
-rebuilt per change.
+Every explorer has the same shape (read one, you have read them all)::
 
-Displayed, an explorer sends three representations: the live widget, a PNG of its initial state
-(what GitHub, nbviewer and static HTML show without a kernel) and a short, deterministic
+    class ScoresExplorer(Explorer):
+        def __init__(self, example="001", *, query=0):      # keyword arguments = initial state
+            super().__init__()
+            self.controls["query"] = W.Dropdown(...)          # name → ipywidget
+            self.views["scores"] = HeatmapView(...)           # name → HeatmapView (drawn by the browser)
+            self.update()                                     # the one render path
+            self.observe_controls()                           # a control change calls update()
+            self.widget = W.VBox([...])                       # the layout (uses self.message)
+
+        def update(self):                                     # recompute with attnlib, send numbers
+            ...                                               # raise ValueError → inline message,
+                                                              # the views keep their last good state
+        def summary(self) -> str: ...                         # deterministic text/plain (nbval)
+
+The maths comes from the maths modules (:mod:`attnlib.steps`, :mod:`attnlib.modules`), the text of
+numbers and of per-cell explanations from :mod:`attnlib.formatting`. Nothing is printed or displayed
+from callbacks (an ``Output`` filled during execution breaks nbval).
+
+Displayed, an explorer sends three representations: the live widget, a PNG of its current state
+drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
+
+Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
+was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
+the explorer's state followed by :meth:`update`.
 """
 
 from __future__ import annotations
@@ -16,13 +34,15 @@ from __future__ import annotations
 import base64
 import html
 import re
+from collections.abc import Callable
 
 import ipywidgets as W
 import numpy as np
 
-from .. import style
+from ..viz import heatmap_png
+from .view import HeatmapView, parse_cell
 
-__all__ = ["Explorer", "MatrixParseError", "PlotView", "parse_matrix"]
+__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
 
 
 class MatrixParseError(ValueError):
@@ -67,38 +87,20 @@ def parse_matrix(text: str, *, max_size: int = 64) -> np.ndarray:
     return np.array(matrix, dtype=np.float64)
 
 
-class PlotView:
-    """An ``ipywidgets.Image`` showing a plot object from :mod:`attnlib.viz` (anything with ``to_png``)."""
-
-    def __init__(self, plot, *, width: str | None = None):
-        self.plot = plot
-        self.image = W.Image(format="png", layout=W.Layout(width=width) if width else W.Layout())
-        self.refresh()
-        style.register(self)
-
-    def refresh(self) -> None:
-        """Redraw the changed artists and push the new PNG to the browser."""
-        self.image.value = self.plot.to_png()
-
-    def restyle(self) -> None:
-        """Restyle the plot and push it (called by :func:`attnlib.style.use`, in any order)."""
-        restyle = getattr(self.plot, "restyle", None)
-        if restyle is not None:
-            restyle()
-        self.refresh()
-
-
 class Explorer:
-    """Base class: ``controls`` (name → widget), ``views`` (name → PlotView), an inline ``message``.
+    """Base class: ``controls`` (name → widget), ``views`` (name → HeatmapView), an inline ``message``.
 
     Subclasses build their controls and views, lay them out in ``self.widget`` and implement
     :meth:`update`; the base class calls it when a control changes and keeps the last good state
     when an update raises a ``ValueError`` (the message is shown inline instead).
     """
 
+    #: how many views the static PNG fallback shows, in the order of ``views``
+    SNAPSHOT_VIEWS = 4
+
     def __init__(self) -> None:
         self.controls: dict[str, W.Widget] = {}
-        self.views: dict[str, PlotView] = {}
+        self.views: dict[str, HeatmapView] = {}
         self.message = W.HTML(value="")
         self.widget: W.Box = W.VBox()
 
@@ -125,6 +127,25 @@ class Explorer:
         else:
             self.message.value = ""
 
+    def on_edit(self, view: str, apply: Callable[[int, int, float], None]) -> None:
+        """A number typed into cell ``(i, j)`` of editable view ``view`` → ``apply(i, j, value)``, then :meth:`update`.
+
+        ``apply`` changes the explorer's state (e.g. one entry of ``X``); it must raise
+        ``ValueError`` *before* changing anything when the value is not acceptable. A ``ValueError``
+        from ``apply`` or from :meth:`update` is shown under the view and in ``message``.
+        """
+
+        def edited(i: int, j: int, value: float) -> None:
+            apply(i, j, value)
+            try:
+                self.update()
+            except ValueError as exc:
+                self.show_error(str(exc))
+                raise
+            self.message.value = ""
+
+        self.views[view].on_edit(edited)
+
     def show_error(self, text: str) -> None:
         """Show ``text`` inline (the views keep their last good state)."""
         self.message.value = f'<span style="color:#b00020">⚠ {html.escape(text)}</span>'
@@ -138,8 +159,9 @@ class Explorer:
         return f"{type(self).__name__}()"
 
     def snapshot_png(self) -> bytes:
-        """PNG shown where no kernel renders the widget: the first view's current image."""
-        return next(iter(self.views.values())).image.value
+        """PNG shown where no kernel renders the widget: the views' current state, drawn with seaborn."""
+        specs = [v.spec() for v in self.views.values() if isinstance(v, HeatmapView)]
+        return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}

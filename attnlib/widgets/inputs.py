@@ -9,9 +9,9 @@ import torch
 from torch import Tensor
 
 from ..examples import ALL, MatrixExample, SentenceExample
+from ..formatting import format_matrix, format_number, matrix_decimals
 from ..steps import prepare_inputs
-from ..viz import Heatmap
-from ._core import Explorer, PlotView, parse_matrix
+from ._core import Explorer, HeatmapView, parse_matrix
 
 __all__ = ["EXAMPLE_CHOICES", "InputsExplorer", "example_inputs", "format_matrix", "format_number", "matrix_decimals"]
 
@@ -22,24 +22,6 @@ EXAMPLE_CHOICES: tuple[tuple[str, str], ...] = (
     ("003 — 8-word sentence, embedded (8×16)", "003"),
     ("002 — 28-word sentence, embedded (28×16)", "002"),
 )
-
-
-def format_number(value: float, decimals: int = 4) -> str:
-    """``1`` for 1.0, ``-0.5`` for -0.5, ``0.1235`` for 0.12345: short, exact for integers."""
-    v = float(value)
-    if v.is_integer():
-        return str(int(v))
-    return f"{v:.{decimals}f}".rstrip("0").rstrip(".")
-
-
-def matrix_decimals(matrix: Tensor) -> int:
-    """Digits for heatmap annotations: 0 for an integer-valued matrix (the documents' ``1.``), else 2."""
-    return 0 if bool((matrix == matrix.round()).all()) else 2
-
-
-def format_matrix(matrix: Tensor, decimals: int = 4) -> str:
-    """One line per row, numbers separated by ``, `` (the text :func:`parse_matrix` reads back)."""
-    return "\n".join(", ".join(format_number(v, decimals) for v in row) for row in matrix.tolist())
 
 
 def example_inputs(key: str) -> tuple[Tensor, list[str]]:
@@ -77,30 +59,33 @@ class InputsExplorer(Explorer):
             rows=6,
             layout=W.Layout(width="360px"),
         )
-        self._plots: dict[str, Heatmap] = {example: self._new_plot(inputs, labels)}
-        self.views["inputs"] = PlotView(self._plots[example])
+        self.views["inputs"] = HeatmapView(
+            inputs,
+            decimals=matrix_decimals(inputs),
+            row_labels=labels,
+            col_labels=_features(inputs),
+            title=_title(inputs),
+            xlabel="feature (d_in)",
+            ylabel="token",
+            editable=True,
+        )
+        self.on_edit("inputs", self._edit_cell)
         self.shape = W.HTML()
         self.observe_controls()
         self._show_shape()
         self.widget = W.VBox(
             [
                 W.HBox([self.controls["example"]]),
-                W.HBox([self.views["inputs"].image, W.VBox([self.controls["values"], self.shape])]),
+                W.HBox([self.views["inputs"], W.VBox([self.controls["values"], self.shape])]),
                 self.message,
             ]
         )
 
-    @staticmethod
-    def _new_plot(inputs: Tensor, labels: list[str]) -> Heatmap:
-        return Heatmap(
-            inputs,
-            decimals=matrix_decimals(inputs),
-            row_labels=labels,
-            col_labels=[f"d{j + 1}" for j in range(inputs.shape[1])],
-            title=_title(inputs),
-            xlabel="feature (d_in)",
-            ylabel="token",
-        )
+    def _edit_cell(self, i: int, j: int, value: float) -> None:
+        """A number typed into cell ``(i, j)`` of the heatmap: written into the text box (one source of truth)."""
+        inputs = self.inputs.clone().to(torch.float64)
+        inputs[i, j] = value
+        self._set_text(format_matrix(inputs))
 
     def _set_text(self, text: str) -> None:
         """Set the text box without triggering another update."""
@@ -116,10 +101,6 @@ class InputsExplorer(Explorer):
         if key != self.example:
             inputs, labels = example_inputs(key)
             self._set_text(format_matrix(inputs))
-            if key not in self._plots:
-                self._plots[key] = self._new_plot(inputs, labels)
-            plot = self._plots[key]
-            self.views["inputs"].plot = plot
             self.example = key
             self._doc_labels = labels
         else:
@@ -127,20 +108,22 @@ class InputsExplorer(Explorer):
             labels = self._doc_labels
             if len(labels) != inputs.shape[0]:
                 labels = [f"token {i + 1}" for i in range(inputs.shape[0])]
-            plot = self.views["inputs"].plot
         self.inputs, self.token_labels = inputs, labels
-        plot.decimals = matrix_decimals(inputs)
-        plot.update(
+        self.views["inputs"].update(
             inputs,
             row_labels=labels,
-            col_labels=[f"d{j + 1}" for j in range(inputs.shape[1])],
+            col_labels=_features(inputs),
             title=_title(inputs),
+            decimals=matrix_decimals(inputs),
         )
-        self.views["inputs"].refresh()
         self._show_shape()
 
     def summary(self) -> str:
         return f"InputsExplorer(example={self.example!r}, shape={tuple(self.inputs.shape)})"
+
+
+def _features(inputs: Tensor) -> list[str]:
+    return [f"d{j + 1}" for j in range(inputs.shape[1])]
 
 
 def _title(inputs: Tensor) -> str:

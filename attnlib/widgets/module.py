@@ -7,8 +7,7 @@ import torch
 
 from .. import examples
 from ..modules import SelfAttention, causal_mask
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
+from ._core import Explorer, HeatmapView
 
 __all__ = ["SOURCES", "ModuleExplorer", "module_inputs"]
 
@@ -46,21 +45,19 @@ class ModuleExplorer(Explorer):
         }
         result, labels = self._compute()
         self.views = {
-            "weights": PlotView(
-                Heatmap(
-                    result.weights,
-                    row_labels=labels,
-                    col_labels=labels,
-                    title=self._title(),
-                    xlabel="key",
-                    ylabel="query",
-                    vmin=0.0,
-                    vmax=1.0,
-                    decimals=4,
-                )
+            "weights": HeatmapView(
+                result.weights,
+                row_labels=labels,
+                col_labels=labels,
+                title=self._title(),
+                xlabel="key",
+                ylabel="query",
+                vmin=0.0,
+                vmax=1.0,
+                decimals=4,
             ),
-            "context": PlotView(
-                Heatmap(result.context, row_labels=labels, title="context = weights @ V", xlabel="feature", decimals=4)
+            "context": HeatmapView(
+                result.context, row_labels=labels, title="context = weights @ V", xlabel="feature", decimals=4
             ),
         }
         self.observe_controls()
@@ -68,7 +65,7 @@ class ModuleExplorer(Explorer):
             [
                 W.HBox([self.controls["source"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
-                W.HBox([self.views["weights"].image, self.views["context"].image]),
+                W.HBox([self.views["weights"], self.views["context"]]),
             ]
         )
 
@@ -86,10 +83,8 @@ class ModuleExplorer(Explorer):
 
     def update(self) -> None:
         result, labels = self._compute()
-        self.views["weights"].plot.update(result.weights, row_labels=labels, col_labels=labels, title=self._title())
-        self.views["context"].plot.update(result.context, row_labels=labels)
-        for view in self.views.values():
-            view.refresh()
+        self.views["weights"].update(result.weights, row_labels=labels, col_labels=labels, title=self._title())
+        self.views["context"].update(result.context, row_labels=labels)
 
     def summary(self) -> str:
         c = self.controls

@@ -7,8 +7,8 @@ import torch
 
 from .. import examples
 from ..modules import MultiHeadAttention, causal_mask
-from ..viz import Heatmap, show_heatmaps
-from ._core import Explorer, PlotView
+from ..viz import heatmap_png
+from ._core import Explorer, HeatmapView
 
 __all__ = ["MultiHeadExplorer", "multihead_inputs"]
 
@@ -46,37 +46,32 @@ class MultiHeadExplorer(Explorer):
         labels = self.tokens
         first = 0 if head == ALL else head
         self.views = {
-            "head": PlotView(
-                Heatmap(
-                    weights[first],
-                    row_labels=labels,
-                    col_labels=labels,
-                    title=self._title(first),
-                    xlabel="key",
-                    ylabel="query",
-                    vmin=0.0,
-                )
-            ),
-            "grid": PlotView(
-                show_heatmaps(
-                    list(weights),
-                    [f"head {h + 1}" for h in range(num_heads)],
-                    ncols=2 if num_heads <= 4 else 4,
-                    figsize=(9.0, 8.0) if num_heads <= 4 else (14.0, 3.6 * -(-num_heads // 4)),
-                    row_labels=labels,
-                    col_labels=labels,
-                    vmin=0.0,
-                )
-            ),
+            "head": HeatmapView(
+                weights[first],
+                row_labels=labels,
+                col_labels=labels,
+                title=self._title(first),
+                xlabel="key",
+                ylabel="query",
+                vmin=0.0,
+            )
         }
+        for h in range(num_heads):  # the grid of every head: one small view each
+            self.views[f"head {h + 1}"] = HeatmapView(
+                weights[h], row_labels=labels, col_labels=labels, title=f"head {h + 1}", vmin=0.0, cell_size=22
+            )
+        self.grid = W.GridBox(
+            [self.views[f"head {h + 1}"] for h in range(num_heads)],
+            layout=W.Layout(grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)"),
+        )
         self.observe_controls()
         self._show_selected()
         self.widget = W.VBox(
             [
                 W.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
-                self.views["head"].image,
-                self.views["grid"].image,
+                self.views["head"],
+                self.grid,
             ]
         )
 
@@ -93,22 +88,23 @@ class MultiHeadExplorer(Explorer):
 
     def _show_selected(self) -> None:
         all_heads = self.controls["head"].value == ALL
-        self.views["head"].image.layout.display = "none" if all_heads else None
-        self.views["grid"].image.layout.display = None if all_heads else "none"
+        self.views["head"].layout.display = "none" if all_heads else None
+        self.grid.layout.display = None if all_heads else "none"
 
     def snapshot_png(self) -> bytes:
-        view = "grid" if self.controls["head"].value == ALL else "head"
-        return self.views[view].image.value
+        """Static fallback: the chosen head, or (``"all"``) every head side by side."""
+        if self.controls["head"].value == ALL:
+            return heatmap_png([self.views[f"head {h + 1}"].spec() for h in range(self.num_heads)])
+        return heatmap_png([self.views["head"].spec()])
 
     def update(self) -> None:
         weights = self.weights()
         head = self.controls["head"].value
         if head != ALL:
-            self.views["head"].plot.update(weights[head], title=self._title(head))
-            self.views["head"].refresh()
+            self.views["head"].update(weights[head], title=self._title(head))
         else:
-            self.views["grid"].plot.update(list(weights))
-            self.views["grid"].refresh()
+            for h in range(self.num_heads):
+                self.views[f"head {h + 1}"].update(weights[h])
         self._show_selected()
 
     def summary(self) -> str:

@@ -8,10 +8,10 @@ import ipywidgets as W
 from torch import Tensor
 
 from ..examples import four_inputs, three_inputs
+from ..formatting import explain_products, format_number, matrix_decimals
 from ..steps import derive_qkv
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
-from .inputs import format_number, matrix_decimals
+from ..viz import heatmap_png
+from ._core import Explorer, HeatmapView
 
 __all__ = ["QKVExplorer", "product_lines", "vector_text"]
 
@@ -74,16 +74,16 @@ class QKVExplorer(Explorer):
         c["token"] = W.Dropdown(options=_token_options(ex), value=token, description="token")
         c["column"] = W.IntSlider(value=column, min=0, max=ex.weights.w_key.shape[1] - 1, description="column d")
         self.products = W.HTML()
-        self.views["inputs"] = PlotView(Heatmap(ex.inputs, decimals=0, title="inputs X", ylabel="token"))
-        self.views["weight"] = PlotView(Heatmap(ex.weights.w_key, decimals=0, title="W"))
-        self.views["result"] = PlotView(Heatmap(ex.qkv().keys, decimals=0, title="result"))
+        self.views["inputs"] = HeatmapView(ex.inputs, decimals=0, title="inputs X", ylabel="token")
+        self.views["weight"] = HeatmapView(ex.weights.w_key, decimals=0, title="W")
+        self.views["result"] = HeatmapView(ex.qkv().keys, decimals=0, title="result")
         self.update()
         self.observe_controls()
         self.widget = W.VBox(
             [
                 W.HBox([c["example"], c["token"]]),
                 W.HBox([c["kind"], c["column"]]),
-                W.HBox([v.image for v in self.views.values()]),
+                W.HBox(list(self.views.values())),
                 self.products,
                 self.message,
             ]
@@ -108,15 +108,17 @@ class QKVExplorer(Explorer):
         labels = list(ex.token_labels)
         outs = [str(j + 1) for j in range(d_out)]
         self.inputs, self.weight, self.result = inputs, weight, result
-        self.views["inputs"].plot.update(inputs, row_labels=labels).highlight(rows=[i])
-        self.views["weight"].plot.update(weight, col_labels=outs, title=f"{w_name}  ({weight.shape[0]}×{d_out})")
-        self.views["weight"].plot.highlight(cols=[d])
-        plot = self.views["result"].plot
-        plot.decimals = matrix_decimals(result)
-        plot.update(result, row_labels=labels, col_labels=outs, title=f"{r_name} = X {w_name}")
-        plot.highlight(rows=[i], cells=[(i, d)])
-        for view in self.views.values():
-            view.refresh()
+        self.views["inputs"].update(inputs, row_labels=labels).highlight(rows=[i])
+        self.views["weight"].update(weight, col_labels=outs, title=f"{w_name}  ({weight.shape[0]}×{d_out})")
+        self.views["weight"].highlight(cols=[d])
+        self.views["result"].update(
+            result,
+            row_labels=labels,
+            col_labels=outs,
+            title=f"{r_name} = X {w_name}",
+            decimals=matrix_decimals(result),
+            explanations=explain_products(inputs, weight.T, left_name="x_{i}", right_name=w_name + "[:,{j}]"),
+        ).highlight(rows=[i], cells=[(i, d)])
         lines = product_lines(inputs[i], weight)
         lines = [f"<b>{html.escape(t)}</b>" if j == d else html.escape(t) for j, t in enumerate(lines)]
         head = html.escape(f"{r_name.lower()} of {labels[i]} = x_{i + 1} {w_name} = {vector_text(result[i])}")
@@ -124,7 +126,7 @@ class QKVExplorer(Explorer):
 
     def snapshot_png(self) -> bytes:
         """Static fallback: the result (``Q``, ``K`` or ``V``) with the token's row and the chosen cell outlined."""
-        return self.views["result"].image.value
+        return heatmap_png([self.views["result"].spec()])
 
     @property
     def product_texts(self) -> list[str]:

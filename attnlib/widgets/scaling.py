@@ -6,8 +6,7 @@ import ipywidgets as W
 
 from ..examples import random_qk
 from ..saturation import ScalingStats, scaling_stats
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
+from ._core import Explorer, HeatmapView
 
 __all__ = ["ScalingExplorer", "ScalingStats", "random_qk", "scaling_stats"]
 
@@ -30,8 +29,8 @@ class ScalingExplorer(Explorer):
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
         kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
-        self.views["unscaled"] = PlotView(Heatmap(stats.weights, title="softmax(Q Kᵀ)", **kw))
-        self.views["scaled"] = PlotView(Heatmap(stats.scaled_weights, title="softmax(Q Kᵀ / √d_k)", **kw))
+        self.views["unscaled"] = HeatmapView(stats.weights, title="softmax(Q Kᵀ)", **kw)
+        self.views["scaled"] = HeatmapView(stats.scaled_weights, title="softmax(Q Kᵀ / √d_k)", **kw)
         self.stats = W.HTML()
         self._show(stats)
         self.observe_controls()
@@ -39,7 +38,7 @@ class ScalingExplorer(Explorer):
             [
                 W.HBox([self.controls["d_k"], self.controls["seed"]]),
                 self.message,
-                W.HBox([self.views["unscaled"].image, self.views["scaled"].image]),
+                W.HBox([self.views["unscaled"], self.views["scaled"]]),
                 self.stats,
             ]
         )
@@ -60,10 +59,8 @@ class ScalingExplorer(Explorer):
 
     def update(self) -> None:
         stats = self.current()
-        self.views["unscaled"].plot.update(stats.weights)
-        self.views["scaled"].plot.update(stats.scaled_weights)
-        for view in self.views.values():
-            view.refresh()
+        self.views["unscaled"].update(stats.weights)
+        self.views["scaled"].update(stats.scaled_weights)
         self._show(stats)
 
     def summary(self) -> str:

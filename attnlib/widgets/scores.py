@@ -8,10 +8,9 @@ import ipywidgets as W
 from torch import Tensor
 
 from ..examples import four_inputs, three_inputs
+from ..formatting import explain_products, format_number, matrix_decimals
 from ..steps import score
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
-from .inputs import format_number, matrix_decimals
+from ._core import Explorer, HeatmapView
 
 __all__ = ["ScoresExplorer", "dot_product_line"]
 
@@ -48,17 +47,18 @@ class ScoresExplorer(Explorer):
         c["query"] = W.Dropdown(options=_options(ex, "query"), value=query, description="query")
         c["key"] = W.Dropdown(options=_options(ex, "key"), value=key, description="key")
         self.terms = W.HTML()
-        self.views["scores"] = PlotView(
-            Heatmap(score(queries, keys), decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query")
+        self.views["scores"] = HeatmapView(
+            score(queries, keys), decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query"
         )
-        self.views["queries"] = PlotView(Heatmap(queries, decimals=0, title="queries Q"))
-        self.views["keys"] = PlotView(Heatmap(keys, decimals=0, title="keys K"))
+        self.views["queries"] = HeatmapView(queries, decimals=0, title="queries Q")
+        self.views["keys"] = HeatmapView(keys, decimals=0, title="keys K")
         self.update()
         self.observe_controls()
+        self.views["scores"].on_select(self._choose)
         self.widget = W.VBox(
             [
                 W.HBox([c["example"], c["query"], c["key"]]),
-                W.HBox([self.views[name].image for name in ("queries", "keys", "scores")]),
+                W.HBox([self.views[name] for name in ("queries", "keys", "scores")]),
                 self.terms,
                 self.message,
             ]
@@ -80,19 +80,26 @@ class ScoresExplorer(Explorer):
         labels = list(ex.token_labels)
         dims = [f"d{d + 1}" for d in range(queries.shape[1])]
         self.queries, self.keys, self.scores = queries, keys, scores
-        plot = self.views["scores"].plot
-        plot.decimals = matrix_decimals(scores)
-        plot.update(scores, row_labels=[f"q{r + 1}" for r in range(n)], col_labels=[f"k{r + 1}" for r in range(n)])
-        plot.highlight(rows=[i], cells=[(i, j)])
-        self.views["queries"].plot.update(queries, row_labels=labels, col_labels=dims).highlight(rows=[i])
-        self.views["keys"].plot.update(keys, row_labels=labels, col_labels=dims).highlight(rows=[j])
-        for view in self.views.values():
-            view.refresh()
+        self.views["scores"].update(
+            scores,
+            row_labels=[f"q{r + 1}" for r in range(n)],
+            col_labels=[f"k{r + 1}" for r in range(n)],
+            decimals=matrix_decimals(scores),
+            explanations=explain_products(queries, keys),
+        ).highlight(rows=[i], cells=[(i, j)])
+        self.views["queries"].update(queries, row_labels=labels, col_labels=dims).highlight(rows=[i])
+        self.views["keys"].update(keys, row_labels=labels, col_labels=dims).highlight(rows=[j])
         lines = self.term_texts
         shown = [f"<b>{html.escape(t)}</b>" if k == j else html.escape(t) for k, t in enumerate(lines)]
         row = "[" + ", ".join(format_number(v) for v in scores[i].tolist()) + "]"
         head = html.escape(f"scores of {labels[i]} (row {i + 1} of Q Kᵀ) = {row}")
         self.terms.value = f"<code>{head}<br>" + "<br>".join(shown) + "</code>"
+
+    def _choose(self, i: int, j: int) -> None:
+        """A cell of the scores clicked: its query and key become the chosen ones."""
+        self.set_quietly("query", value=i)
+        self.set_quietly("key", value=j)
+        self._on_change()
 
     @property
     def term_texts(self) -> list[str]:

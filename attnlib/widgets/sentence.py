@@ -6,8 +6,7 @@ import ipywidgets as W
 
 from .. import examples
 from ..text import MAX_TOKENS, sentence_attention
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
+from ._core import Explorer, HeatmapView
 
 __all__ = ["SentenceExplorer"]
 
@@ -41,17 +40,15 @@ class SentenceExplorer(Explorer):
         result = self._compute()
         self.tokens = result.tokens
         self.views = {
-            "weights": PlotView(
-                Heatmap(
-                    result.weights,
-                    row_labels=result.tokens,
-                    col_labels=result.tokens,
-                    title=self._title(),
-                    xlabel="key",
-                    ylabel="query",
-                    vmin=0.0,
-                    vmax=1.0,
-                )
+            "weights": HeatmapView(
+                result.weights,
+                row_labels=result.tokens,
+                col_labels=result.tokens,
+                title=self._title(),
+                xlabel="key",
+                ylabel="query",
+                vmin=0.0,
+                vmax=1.0,
             )
         }
         self.observe_controls()
@@ -60,7 +57,7 @@ class SentenceExplorer(Explorer):
                 self.controls["sentence"],
                 W.HBox([self.controls["projections"], self.controls["scaled"]]),
                 self.message,
-                self.views["weights"].image,
+                self.views["weights"],
             ]
         )
 
@@ -80,10 +77,9 @@ class SentenceExplorer(Explorer):
     def update(self) -> None:
         result = self._compute()  # raises ValueError on bad text before anything changes
         self.tokens = result.tokens
-        self.views["weights"].plot.update(
+        self.views["weights"].update(
             result.weights, row_labels=result.tokens, col_labels=result.tokens, title=self._title()
         )
-        self.views["weights"].refresh()
 
     def summary(self) -> str:
         c = self.controls

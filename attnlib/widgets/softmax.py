@@ -10,9 +10,9 @@ import torch
 from torch import Tensor
 
 from .. import examples
+from ..formatting import explain_softmax, format_matrix
 from ..steps import score, softmax
-from ..viz import BarChart, Heatmap
-from ._core import Explorer, PlotView, parse_matrix
+from ._core import Explorer, HeatmapView, parse_matrix
 
 __all__ = ["EXAMPLES", "SoftmaxExplorer", "entropy", "example_scores", "format_matrix"]
 
@@ -27,11 +27,6 @@ def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
         return steps.scores, ex.token_labels
     queries, keys, _ = ex.qkv()
     return score(queries, keys), ex.token_labels
-
-
-def format_matrix(matrix: Tensor) -> str:
-    """Rows on lines, numbers separated by commas (what :func:`parse_matrix` reads back)."""
-    return "\n".join(", ".join(f"{float(v):g}" for v in row) for row in matrix)
 
 
 def entropy(weights: Tensor) -> Tensor:
@@ -57,7 +52,7 @@ class SoftmaxExplorer(Explorer):
         self.scores, self.labels = scores, labels
         self.controls["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
         self.controls["scores"] = W.Textarea(
-            value=format_matrix(scores), description="scores", layout=W.Layout(width="320px", height="90px")
+            value=format_matrix(scores, 6), description="scores", layout=W.Layout(width="320px", height="90px")
         )
         self.controls["temperature"] = W.FloatLogSlider(
             value=temperature, base=10, min=-1, max=1.5, step=0.05, description="temperature T", readout_format=".2f"
@@ -66,21 +61,27 @@ class SoftmaxExplorer(Explorer):
         self.stats = W.HTML()
         weights = self.weights()
         # the heatmap comes first: it is the PNG a reader without a kernel sees
-        self.views["heatmap"] = PlotView(
-            Heatmap(
-                weights,
-                row_labels=labels,
-                col_labels=labels,
-                title="weights = softmax(scores / T)",
-                vmin=0.0,
-                vmax=1.0,
-                decimals=3,
-            )
+        self.views["heatmap"] = HeatmapView(
+            weights,
+            row_labels=labels,
+            col_labels=labels,
+            title="weights = softmax(scores / T)",
+            vmin=0.0,
+            vmax=1.0,
+            decimals=3,
+            explanations=explain_softmax(scores, temperature=temperature),
         )
-        self.views["bars"] = PlotView(BarChart(weights[query], labels, title="one query's weights"))
+        self.views["bars"] = HeatmapView(
+            weights[query : query + 1],
+            row_labels=[labels[query]],
+            col_labels=labels,
+            title="one query's weights",
+            vmin=0.0,
+            vmax=1.0,
+            decimals=2,
+        )
         self.bar_caption = W.HTML(value=self._bar_title())
-        self.views["heatmap"].plot.highlight(rows=[query])
-        self.views["heatmap"].refresh()
+        self.views["heatmap"].highlight(rows=[query])
         self._show_stats(weights)
         self.controls["example"].observe(self._on_example, names="value")
         for name in ("scores", "temperature", "query"):
@@ -90,7 +91,7 @@ class SoftmaxExplorer(Explorer):
                 W.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
                 self.controls["scores"],
                 self.message,
-                W.HBox([W.VBox([self.bar_caption, self.views["bars"].image]), self.views["heatmap"].image]),
+                W.HBox([W.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
                 self.stats,
             ]
         )
@@ -122,7 +123,7 @@ class SoftmaxExplorer(Explorer):
     # ------------------------------------------------------------------ events
     def _on_example(self, change) -> None:
         scores, _labels = example_scores(change["new"])
-        self.controls["scores"].value = format_matrix(scores)  # triggers update()
+        self.controls["scores"].value = format_matrix(scores, 6)  # triggers update()
 
     def update(self) -> None:
         matrix = parse_matrix(self.controls["scores"].value)
@@ -150,18 +151,14 @@ class SoftmaxExplorer(Explorer):
         except ValueError:
             self.scores, self.labels = old_scores, old_labels
             raise
-        row = weights[query.value]
-        bars = self.views["bars"]
-        if len(bars.plot.data) != len(row):
-            bars.plot = BarChart(row, labels, title="one query's weights")  # the number of keys changed
-        else:
-            bars.plot.update(row)
-        bars.refresh()
+        self.views["bars"].update(
+            weights[query.value : query.value + 1], row_labels=[labels[query.value]], col_labels=labels
+        )
         self.bar_caption.value = self._bar_title()
+        explanations = explain_softmax(self.scores, temperature=self.controls["temperature"].value)
         heat = self.views["heatmap"]
-        heat.plot.update(weights, row_labels=labels, col_labels=labels)
-        heat.plot.highlight(rows=[query.value])
-        heat.refresh()
+        heat.update(weights, row_labels=labels, col_labels=labels, explanations=explanations)
+        heat.highlight(rows=[query.value])
         self._show_stats(weights)
 
     def summary(self) -> str:

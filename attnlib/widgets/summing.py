@@ -6,9 +6,9 @@ import ipywidgets as W
 import torch
 from torch import Tensor
 
+from ..formatting import explain_weighted_sum
 from ..steps import sum_weighted_values, weight_values
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
+from ._core import Explorer, HeatmapView
 from .weighting import EXAMPLES, example_attention
 
 __all__ = ["SummingExplorer", "partial_sum_table"]
@@ -43,8 +43,8 @@ class SummingExplorer(Explorer):
         )
         c["terms"] = W.IntSlider(value=terms, min=1, max=n_k, description="terms added")
         c["scaled"] = W.Checkbox(value=scaled, description="scale by 1/√d_k")
-        self.views["sum"] = PlotView(Heatmap(partial_sum_table(weights, values, query, terms), decimals=4))
-        self.views["context"] = PlotView(Heatmap(sum_weighted_values(weight_values(weights, values)), decimals=4))
+        self.views["sum"] = HeatmapView(partial_sum_table(weights, values, query, terms), decimals=4)
+        self.views["context"] = HeatmapView(sum_weighted_values(weight_values(weights, values)), decimals=4)
         self._redraw(weights, values)
         self.observe_controls()
         self.widget = W.VBox(
@@ -52,7 +52,7 @@ class SummingExplorer(Explorer):
                 W.HBox([c["example"], c["query"], c["scaled"]]),
                 c["terms"],
                 self.message,
-                W.HBox([self.views["sum"].image, self.views["context"].image]),
+                W.HBox([self.views["sum"], self.views["context"]]),
             ]
         )
 
@@ -64,19 +64,18 @@ class SummingExplorer(Explorer):
         row_labels = [f"α{query + 1},{j + 1}·v{j + 1}" for j in range(n_k)]
         row_labels.append(f"= z{query + 1}" if terms == n_k else f"sum of {terms}")
         table = partial_sum_table(weights, values, query, terms)
-        s = self.views["sum"].plot
+        s = self.views["sum"]
         s.update(table, row_labels=row_labels, col_labels=dims, title=f"building z{query + 1} ({self.labels[query]})")
         s.highlight(rows=[*range(terms), n_k])
-        ctx = self.views["context"].plot
+        ctx = self.views["context"]
         ctx.update(
             sum_weighted_values(weight_values(weights, values)),
             row_labels=list(self.labels),
             col_labels=dims,
             title="context = W V (all outputs)",
+            explanations=explain_weighted_sum(weights, values),
         )
         ctx.highlight(rows=[query])
-        for view in self.views.values():
-            view.refresh()
 
     def update(self) -> None:
         c = self.controls

@@ -7,8 +7,7 @@ from torch import Tensor
 
 from .. import examples
 from ..steps import scale_scores, score, softmax, weight_values
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
+from ._core import Explorer, HeatmapView
 
 __all__ = ["EXAMPLES", "WeightingExplorer", "example_attention"]
 
@@ -50,33 +49,29 @@ class WeightingExplorer(Explorer):
         grid = weight_values(weights, values)[query]
         value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
         dims = [str(c + 1) for c in range(values.shape[1])]
-        self.views["weighted"] = PlotView(
-            Heatmap(
-                grid,
-                row_labels=self._term_labels(query),
-                col_labels=dims,
-                title=f"weighted values of {labels[query]}",
-                decimals=4,
-            )
+        self.views["weighted"] = HeatmapView(
+            grid,
+            row_labels=self._term_labels(query),
+            col_labels=dims,
+            title=f"weighted values of {labels[query]}",
+            decimals=4,
         )
-        self.views["weights"] = PlotView(
-            Heatmap(
-                weights[query : query + 1],
-                row_labels=[labels[query]],
-                col_labels=value_labels,
-                title="weights α",
-                vmin=0.0,
-                vmax=1.0,
-                decimals=4,
-            )
+        self.views["weights"] = HeatmapView(
+            weights[query : query + 1],
+            row_labels=[labels[query]],
+            col_labels=value_labels,
+            title="weights α",
+            vmin=0.0,
+            vmax=1.0,
+            decimals=4,
         )
-        self.views["values"] = PlotView(Heatmap(values, row_labels=value_labels, col_labels=dims, title="values V"))
+        self.views["values"] = HeatmapView(values, row_labels=value_labels, col_labels=dims, title="values V")
         self.observe_controls()
         self.widget = W.VBox(
             [
                 W.HBox([self.controls["example"], self.controls["query"], self.controls["scaled"]]),
                 self.message,
-                W.HBox([self.views["weights"].image, self.views["values"].image, self.views["weighted"].image]),
+                W.HBox([self.views["weights"], self.views["values"], self.views["weighted"]]),
             ]
         )
 
@@ -94,18 +89,14 @@ class WeightingExplorer(Explorer):
         query = c["query"].value
         value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
         dims = [str(k + 1) for k in range(values.shape[1])]
-        self.views["weights"].plot.update(
-            weights[query : query + 1], row_labels=[labels[query]], col_labels=value_labels
-        )
-        self.views["values"].plot.update(values, row_labels=value_labels, col_labels=dims)
-        self.views["weighted"].plot.update(
+        self.views["weights"].update(weights[query : query + 1], row_labels=[labels[query]], col_labels=value_labels)
+        self.views["values"].update(values, row_labels=value_labels, col_labels=dims)
+        self.views["weighted"].update(
             weight_values(weights, values)[query],
             row_labels=self._term_labels(query),
             col_labels=dims,
             title=f"weighted values of {labels[query]}",
         )
-        for view in self.views.values():
-            view.refresh()
 
     def summary(self) -> str:
         c = self.controls

@@ -8,10 +8,9 @@ import ipywidgets as W
 from torch import Tensor
 
 from ..examples import four_inputs, three_inputs
+from ..formatting import matrix_decimals
 from ..steps import Weights, init_weights
-from ..viz import Heatmap
-from ._core import Explorer, PlotView
-from .inputs import matrix_decimals
+from ._core import Explorer, HeatmapView
 
 __all__ = ["SOURCE_CHOICES", "WeightsExplorer"]
 
@@ -47,21 +46,16 @@ class WeightsExplorer(Explorer):
         self.shapes = W.HTML()
         self.weights = self._compute()
         for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, self.weights):
-            plot = Heatmap(
-                w,
-                decimals=matrix_decimals(w),
-                title=_title(name, w),
-                row_labels=_rows(w),
-                col_labels=_cols(w),
+            self.views[key] = HeatmapView(
+                w, decimals=matrix_decimals(w), title=_title(name, w), row_labels=_rows(w), col_labels=_cols(w)
             )
-            self.views[key] = PlotView(plot)
         self._sync_controls()
         self.observe_controls()
         self.widget = W.VBox(
             [
                 c["source"],
                 W.HBox([c["d_in"], c["d_k"], c["d_v"], c["seed"]]),
-                W.HBox([v.image for v in self.views.values()]),
+                W.HBox([v for v in self.views.values()]),
                 self.shapes,
                 self.message,
             ]
@@ -94,10 +88,7 @@ class WeightsExplorer(Explorer):
         weights = self._compute()
         self.weights = weights
         for view, name, w in zip(self.views.values(), NAMES, weights):
-            plot = view.plot
-            plot.decimals = matrix_decimals(w)
-            plot.update(w, row_labels=_rows(w), col_labels=_cols(w), title=_title(name, w))
-            view.refresh()
+            view.update(w, row_labels=_rows(w), col_labels=_cols(w), title=_title(name, w), decimals=matrix_decimals(w))
         self._sync_controls()
 
     def summary(self) -> str:

@@ -1,0 +1,318 @@
+// HeatmapView: a matrix drawn by the browser as SVG from numbers the kernel sends.
+//
+// The kernel (attnlib/widgets/view.py) syncs the traits read below; one batched change is one
+// redraw. The browser sends two kinds of custom messages back:
+//   {kind: "edit", row, col, text}  a cell typed by the learner (validated in Python)
+//   {kind: "select", row, col}      a cell clicked or chosen with the keyboard (Enter / Space)
+// No build step, no CDN: this file is the whole front end.
+
+const SVG = "http://www.w3.org/2000/svg";
+
+function esc(text) {
+  return String(text).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
+}
+
+function hexToRgb(hex) {
+  const n = parseInt(hex.slice(1), 16);
+  return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
+}
+
+function formatValue(v, decimals) {
+  if (!Number.isFinite(v)) return String(v);
+  if (v !== 0 && (Math.abs(v) < Math.pow(10, -decimals) || Math.abs(v) >= 1e5)) {
+    return v.toExponential(1).replace("e+", "e+0").replace(/e\+0(\d\d)/, "e+$1").replace(/e-(\d)$/, "e-0$1");
+  }
+  const text = v.toFixed(decimals);
+  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "attn-heatmap";
+  const toolbar = document.createElement("div");
+  toolbar.className = "attn-heatmap-toolbar";
+  const tableToggle = document.createElement("button");
+  tableToggle.type = "button";
+  tableToggle.className = "attn-heatmap-table-toggle";
+  tableToggle.textContent = "table";
+  tableToggle.setAttribute("aria-pressed", "false");
+  toolbar.appendChild(tableToggle);
+  const figure = document.createElement("div");
+  figure.className = "attn-heatmap-figure";
+  const desc = document.createElement("p");
+  desc.className = "attn-heatmap-description";
+  desc.id = "attn-desc-" + Math.random().toString(36).slice(2);
+  const tableBox = document.createElement("div");
+  tableBox.className = "attn-heatmap-table";
+  tableBox.hidden = true;
+  const tooltip = document.createElement("div");
+  tooltip.className = "attn-heatmap-tooltip";
+  tooltip.setAttribute("role", "tooltip");
+  tooltip.hidden = true;
+  const message = document.createElement("div");
+  message.className = "attn-heatmap-message";
+  message.setAttribute("role", "status");
+  message.setAttribute("aria-live", "polite");
+  root.append(toolbar, figure, tableBox, tooltip, message, desc);
+  el.appendChild(root);
+
+  let focused = [0, 0];   // the cell that holds tabindex=0 (roving tabindex)
+  let editor = null;
+
+  function palette() {
+    return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
+  }
+
+  function colourOf(v, lo, hi, pal) {
+    let t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
+    if (!Number.isFinite(t)) t = v > 0 ? 1 : 0;
+    t = Math.min(1, Math.max(0, t));
+    return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
+  }
+
+  function draw() {
+    const values = model.get("values") || [];
+    const nRows = values.length;
+    const nCols = nRows ? values[0].length : 0;
+    const rows = model.get("row_labels") || [];
+    const cols = model.get("col_labels") || [];
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const decimals = model.get("decimals");
+    const annotate = model.get("annotate");
+    const fontSize = model.get("font_size");
+    const cell = model.get("cell_size");
+    const hlColour = model.get("highlight_color");
+    const lineWidth = model.get("line_width");
+    const title = model.get("title");
+    const editable = model.get("editable");
+    const pal = palette();
+    root.style.setProperty("--attn-font-size", fontSize + "px");
+
+    // layout (pixels in the SVG's own units; the SVG scales crisply)
+    const charW = fontSize * 0.6;
+    const labelW = Math.max(1, ...rows.map((r) => String(r).length)) * charW + 8;
+    const rotate = nCols > 8;
+    const colLabelH = rotate ? Math.max(1, ...cols.map((c) => String(c).length)) * charW + 8 : fontSize + 8;
+    const titleH = title ? fontSize * 1.2 + 10 : 4;
+    const ylabelW = model.get("ylabel") ? fontSize + 8 : 0;
+    const x0 = ylabelW + labelW;
+    const y0 = titleH;
+    const gridW = nCols * cell;
+    const gridH = nRows * cell;
+    const barX = x0 + gridW + 14;
+    const barW = Math.max(10, fontSize);
+    const tickW = Math.max(formatValue(lo, 2).length, formatValue(hi, 2).length) * charW + 10;
+    const xlabelH = model.get("xlabel") ? fontSize + 8 : 0;
+    const width = barX + barW + tickW;
+    const height = y0 + gridH + colLabelH + xlabelH + 4;
+
+    const parts = [];
+    parts.push(`<svg xmlns="${SVG}" class="attn-heatmap-svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="grid" aria-label="${esc(title || "heatmap")}" aria-describedby="${desc.id}" font-size="${fontSize}">`);
+    if (title) parts.push(`<text class="attn-title" x="${x0 + gridW / 2}" y="${fontSize * 1.2}" text-anchor="middle" font-size="${fontSize * 1.1}">${esc(title)}</text>`);
+    for (let i = 0; i < nRows; i++) {
+      parts.push(`<g role="row">`);
+      parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
+      for (let j = 0; j < nCols; j++) {
+        const v = values[i][j];
+        const [r, g, b] = colourOf(v, lo, hi, pal);
+        const dark = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5;
+        const shown = formatValue(v, decimals);
+        const label = `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`;
+        const tab = i === focused[0] && j === focused[1] ? 0 : -1;
+        parts.push(`<g class="attn-cell" role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}>`);
+        parts.push(`<rect x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"/>`);
+        if (annotate) parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text>`);
+        parts.push(`</g>`);
+      }
+      parts.push(`</g>`);
+    }
+    // column labels
+    for (let j = 0; j < nCols; j++) {
+      const cx = x0 + (j + 0.5) * cell;
+      const cy = y0 + gridH + 4;
+      const text = esc(cols[j] ?? j + 1);
+      if (rotate) parts.push(`<text class="attn-col-label" x="${cx}" y="${cy}" transform="rotate(-90 ${cx} ${cy})" text-anchor="end" dominant-baseline="central">${text}</text>`);
+      else parts.push(`<text class="attn-col-label" x="${cx}" y="${cy + fontSize * 0.5}" text-anchor="middle" dominant-baseline="central">${text}</text>`);
+    }
+    if (model.get("xlabel")) parts.push(`<text class="attn-axis-label" x="${x0 + gridW / 2}" y="${height - 6}" text-anchor="middle">${esc(model.get("xlabel"))}</text>`);
+    if (model.get("ylabel")) {
+      const cy = y0 + gridH / 2;
+      parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
+    }
+    // highlights: whole rows, whole columns, single cells
+    const boxes = [];
+    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
+    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
+    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
+    for (const [x, y, w, h] of boxes) {
+      parts.push(`<rect class="attn-highlight" x="${x + lineWidth / 2}" y="${y + lineWidth / 2}" width="${Math.max(0, w - lineWidth)}" height="${Math.max(0, h - lineWidth)}" fill="none" stroke="${hlColour}" stroke-width="${lineWidth}" pointer-events="none"/>`);
+    }
+    // colour bar (aria-hidden: the table view and the description carry the numbers)
+    const steps = Math.min(pal.length, 64);
+    parts.push(`<g class="attn-colorbar" aria-hidden="true">`);
+    for (let k = 0; k < steps; k++) {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      parts.push(`<rect x="${barX}" y="${y0 + (k * gridH) / steps}" width="${barW}" height="${gridH / steps + 0.5}" fill="rgb(${r},${g},${b})"/>`);
+    }
+    parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
+    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
+    for (const [v, y] of ticks) parts.push(`<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`);
+    parts.push(`</g></svg>`);
+
+    const hadFocus = root.contains(document.activeElement) && document.activeElement.classList?.contains("attn-cell");
+    figure.innerHTML = parts.join("");
+    if (hadFocus) focusCell(focused[0], focused[1]);
+    desc.textContent = model.get("description");
+    message.textContent = model.get("message");
+    message.hidden = !model.get("message");
+    if (!tableBox.hidden) drawTable();
+  }
+
+  function drawTable() {
+    const values = model.get("values") || [];
+    const rows = model.get("row_labels") || [];
+    const cols = model.get("col_labels") || [];
+    const full = model.get("precision");
+    const parts = [`<table><caption>${esc(model.get("title") || "matrix")}</caption><thead><tr><td></td>`];
+    for (const c of cols) parts.push(`<th scope="col">${esc(c)}</th>`);
+    parts.push(`</tr></thead><tbody>`);
+    values.forEach((row, i) => {
+      parts.push(`<tr><th scope="row">${esc(rows[i] ?? i + 1)}</th>`);
+      for (const v of row) parts.push(`<td>${esc(formatValue(v, full))}</td>`);
+      parts.push(`</tr>`);
+    });
+    parts.push(`</tbody></table>`);
+    tableBox.innerHTML = parts.join("");
+  }
+
+  function cellOf(target) {
+    const g = target?.closest?.(".attn-cell");
+    return g ? [Number(g.dataset.row), Number(g.dataset.col), g] : null;
+  }
+
+  function focusCell(i, j) {
+    const values = model.get("values") || [];
+    if (!values.length) return;
+    i = Math.max(0, Math.min(values.length - 1, i));
+    j = Math.max(0, Math.min(values[0].length - 1, j));
+    const old = figure.querySelector('.attn-cell[tabindex="0"]');
+    if (old) old.setAttribute("tabindex", "-1");
+    const g = figure.querySelector(`.attn-cell[data-row="${i}"][data-col="${j}"]`);
+    if (!g) return;
+    g.setAttribute("tabindex", "0");
+    focused = [i, j];
+    g.focus();
+    showTooltip(i, j, g);
+  }
+
+  function showTooltip(i, j, g) {
+    const values = model.get("values");
+    const rows = model.get("row_labels") || [];
+    const cols = model.get("col_labels") || [];
+    const explanations = model.get("explanations") || [];
+    const v = values[i][j];
+    const why = explanations[i]?.[j] || "";
+    tooltip.innerHTML = `<div class="attn-tip-head">${esc(rows[i] ?? i + 1)}, ${esc(cols[j] ?? j + 1)}</div>` +
+      `<div class="attn-tip-value">${esc(String(v))}</div>` + (why ? `<div class="attn-tip-why">${esc(why)}</div>` : "");
+    tooltip.hidden = false;
+    const box = g.getBoundingClientRect();
+    const base = root.getBoundingClientRect();
+    tooltip.style.left = box.right - base.left + 6 + "px";
+    tooltip.style.top = box.top - base.top + "px";
+  }
+
+  function hideTooltip() {
+    tooltip.hidden = true;
+  }
+
+  function startEdit(i, j, g) {
+    if (!model.get("editable")) return;
+    stopEdit();
+    const box = g.getBoundingClientRect();
+    const base = root.getBoundingClientRect();
+    editor = document.createElement("input");
+    editor.type = "text";
+    editor.className = "attn-heatmap-editor";
+    editor.value = String(model.get("values")[i][j]);
+    editor.setAttribute("aria-label", `new value for ${(model.get("row_labels") || [])[i] ?? i + 1}, ${(model.get("col_labels") || [])[j] ?? j + 1}`);
+    editor.style.left = box.left - base.left + "px";
+    editor.style.top = box.top - base.top + "px";
+    editor.style.width = Math.max(box.width, 60) + "px";
+    editor.style.height = box.height + "px";
+    root.appendChild(editor);
+    editor.focus();
+    editor.select();
+    editor.addEventListener("keydown", (ev) => {
+      ev.stopPropagation();
+      if (ev.key === "Enter") {
+        model.send({ kind: "edit", row: i, col: j, text: editor.value });
+        stopEdit();
+        focusCell(i, j);
+      } else if (ev.key === "Escape") {
+        stopEdit();
+        focusCell(i, j);
+      }
+    });
+    editor.addEventListener("blur", () => setTimeout(stopEdit, 0));
+  }
+
+  function stopEdit() {
+    if (editor) {
+      const e = editor;
+      editor = null;
+      e.remove();
+    }
+  }
+
+  figure.addEventListener("mouseover", (ev) => {
+    const c = cellOf(ev.target);
+    if (c) showTooltip(c[0], c[1], c[2]);
+  });
+  figure.addEventListener("mouseleave", hideTooltip);
+  figure.addEventListener("focusin", (ev) => {
+    const c = cellOf(ev.target);
+    if (c) showTooltip(c[0], c[1], c[2]);
+  });
+  figure.addEventListener("focusout", hideTooltip);
+  figure.addEventListener("click", (ev) => {
+    const c = cellOf(ev.target);
+    if (!c) return;
+    focusCell(c[0], c[1]);
+    model.send({ kind: "select", row: c[0], col: c[1] });
+    if (model.get("editable")) startEdit(c[0], c[1], c[2]);
+  });
+  figure.addEventListener("keydown", (ev) => {
+    const c = cellOf(ev.target);
+    if (!c) return;
+    const [i, j] = c;
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    if (moves[ev.key]) {
+      ev.preventDefault();
+      ev.stopPropagation();  // JupyterLab must not move between notebook cells
+      focusCell(i + moves[ev.key][0], j + moves[ev.key][1]);
+    } else if (ev.key === "Home" || ev.key === "End") {
+      ev.preventDefault();
+      ev.stopPropagation();
+      focusCell(i, ev.key === "Home" ? 0 : (model.get("values")[0] || []).length - 1);
+    } else if (ev.key === "Enter" || ev.key === " ") {
+      ev.preventDefault();
+      ev.stopPropagation();
+      model.send({ kind: "select", row: i, col: j });
+      if (model.get("editable")) startEdit(i, j, c[2]);
+    } else if (ev.key === "Escape") {
+      hideTooltip();
+    }
+  });
+  tableToggle.addEventListener("click", () => {
+    tableBox.hidden = !tableBox.hidden;
+    tableToggle.setAttribute("aria-pressed", String(!tableBox.hidden));
+    if (!tableBox.hidden) drawTable();
+  });
+
+  model.on("change", draw);
+  draw();
+  return () => model.off("change", draw);
+}
+
+export default { render };
