@@ -56,7 +56,9 @@ def sinusoidal_encoding(n_tokens: int, d_model: int, *, base: float = 10000.0) -
 def _check_positions(x: Tensor, offset: int, max_len: int, d_model: int) -> None:
     check_tensor("x", x, layout="(..., n_tokens, d_model)")
     if x.shape[-1] != d_model:
-        raise AttentionInputError(f"x has d_model={x.shape[-1]} but the positions have d_model={d_model} (x {shape_str(x)})")
+        raise AttentionInputError(
+            f"x has d_model={x.shape[-1]} but the positions have d_model={d_model} (x {shape_str(x)})"
+        )
     if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
         raise AttentionInputError(f"offset must be a non-negative integer, got {offset!r}")
     if offset + x.shape[-2] > max_len:
