@@ -9,7 +9,7 @@ JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help env lab learn editions test unit nbval lint format execute bench slides figures chromium browser clean
+.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -82,3 +82,6 @@ browser: $(STAMP) chromium  ## only the real-browser test: every lesson in Jupyt
 
 clean:  ## remove generated folders (not .venv)
 	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis
+
+models: $(STAMP)  ## retrain the models of lessons 13–14 and rewrite attnlib/checkpoints/*.pt (about 20 s; commit the result)
+	$(BIN)/python scripts/train_models.py

@@ -144,8 +144,14 @@ class MultiHeadAttention(nn.Module):
         *,
         mask: Tensor | None = None,
         return_weights: bool = False,
+        cache=None,
+        layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
-        """Attend; with ``return_weights=True`` also return the per-head weights ``(batch, heads, n_q, n_k)``."""
+        """Attend; with ``return_weights=True`` also return the per-head weights ``(batch, heads, n_q, n_k)``.
+
+        ``cache`` (a :class:`attnlib.kv_cache.KVCache`): the new keys and values ``(batch, heads, n_new,
+        d_head)`` are appended to the ones cached for ``layer`` and the queries attend over all of them.
+        """
         key = query if key is None else key
         value = key if value is None else value
         for name, t in (("query", query), ("key", key), ("value", value)):
@@ -162,6 +168,8 @@ class MultiHeadAttention(nn.Module):
         q = split_heads(self.w_query(query), self.num_heads)
         k = split_heads(self.w_key(key), self.num_heads)
         v = split_heads(self.w_value(value), self.num_heads)
+        if cache is not None:
+            k, v = cache.update(layer, k, v)
         if return_weights:
             weights = attention_weights(q, k, v, mask=mask)
             heads = weights @ v

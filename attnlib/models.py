@@ -1,0 +1,80 @@
+"""The trained models of lessons 13–14: one recipe each (task, model, training), one checkpoint each.
+
+``make models`` (``scripts/train_models.py``) trains every recipe for its full budget and writes
+``attnlib/checkpoints/<name>.pt``; the lessons train briefly live and load these for the rest;
+``tests/test_models.py`` retrains the short budget and checks the committed checkpoints still do
+what they must (accuracy and attention pattern), not their bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .tasks import CopyTask, ReverseTask, Task
+from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint, train
+from .transformer import TinyTransformer
+
+__all__ = ["RECIPES", "Recipe", "build", "load", "train_recipe"]
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How one model is made: its task, its ``TinyTransformer`` settings and its training."""
+
+    name: str
+    task: Task
+    model: dict = field(default_factory=dict)
+    steps: int = 2000
+    lr: float = 1e-2
+    seed: int = 0
+
+    @property
+    def config(self) -> dict:
+        """The keyword arguments of ``TinyTransformer`` (stored in the checkpoint)."""
+        return {
+            "vocab_size": self.task.vocab_size,
+            "max_len": self.task.n_tokens,
+            "causal": self.task.causal,
+            **self.model,
+        }
+
+    @property
+    def path(self):
+        return CHECKPOINTS / f"{self.name}.pt"
+
+
+ONE_HEAD = {"d_model": 32, "num_heads": 1, "num_layers": 1}
+RECIPES: dict[str, Recipe] = {
+    "reverse": Recipe("reverse", ReverseTask(vocab_size=32, n_tokens=8), ONE_HEAD),
+    "copy": Recipe("copy", CopyTask(vocab_size=32, n_tokens=11), ONE_HEAD),
+}
+
+
+def build(recipe: Recipe) -> TinyTransformer:
+    """A fresh, seeded model for ``recipe`` (the same initial weights every time)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        return TinyTransformer(**recipe.config)
+
+
+def train_recipe(
+    recipe: Recipe, *, steps: int | None = None, progress: bool = True, **kwargs
+) -> tuple[TinyTransformer, History]:
+    """Build and train ``recipe``'s model (``steps`` overrides the full budget)."""
+    model = build(recipe)
+    history = train(model, recipe.task, steps=steps or recipe.steps, lr=recipe.lr, seed=recipe.seed,
+                    progress=progress, **kwargs)  # fmt: skip
+    return model.eval(), history
+
+
+def load(name: str) -> TinyTransformer:
+    """The committed, fully trained model ``name`` (see :data:`RECIPES`), in eval mode."""
+    if name not in RECIPES:
+        raise KeyError(f"no model {name!r}; choose one of {sorted(RECIPES)}")
+    return load_checkpoint(RECIPES[name].path)
+
+
+def save(name: str, model: TinyTransformer) -> None:
+    save_checkpoint(model, RECIPES[name].config, RECIPES[name].path)

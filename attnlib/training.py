@@ -1,0 +1,186 @@
+"""Training the tiny transformer on the CPU, reproducibly, and reading what its attention learned.
+
+:func:`train` runs a seeded, deterministic loop (``torch.use_deterministic_algorithms(True)``) and
+records the loss, the held-out accuracy and snapshots of the attention maps on one probe sequence at
+chosen steps. Progress is shown with tqdm's bar (a notebook widget in Jupyter), never as printed text
+with wall-clock times. :func:`save_checkpoint` / :func:`load_checkpoint` keep a trained model small
+and say exactly which tensor differs when a checkpoint does not fit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ._validate import AttentionInputError, check_positive_int
+from .tasks import Task
+from .transformer import TinyTransformer
+
+__all__ = [
+    "CHECKPOINTS",
+    "History",
+    "accuracy",
+    "load_checkpoint",
+    "pattern_mass",
+    "save_checkpoint",
+    "train",
+]
+
+CHECKPOINTS = Path(__file__).parent / "checkpoints"
+MAX_STEPS = 100_000
+
+
+@contextlib.contextmanager
+def deterministic():
+    """Deterministic algorithms while training (restored afterwards)."""
+    before = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.use_deterministic_algorithms(before)
+
+
+@dataclass
+class History:
+    """What :func:`train` records: ``steps``, ``losses`` (every step), ``accuracies`` (every
+    ``eval_every`` steps, at ``eval_steps``) and ``snapshots`` (step → attention maps on ``probe``)."""
+
+    probe: Tensor
+    losses: list[float] = field(default_factory=list)
+    eval_steps: list[int] = field(default_factory=list)
+    accuracies: list[float] = field(default_factory=list)
+    snapshots: dict[int, list[Tensor]] = field(default_factory=dict)
+
+
+def _loss(model: TinyTransformer, task: Task, inputs: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
+    logits = model(inputs)
+    mask = counted.expand_as(targets)
+    return F.cross_entropy(logits[mask], targets[mask])
+
+
+@torch.no_grad()
+def accuracy(model: TinyTransformer, task: Task, *, n_sequences: int = 512, seed: int = 10_000) -> float:
+    """Share of held-out sequences whose every scored token is predicted right (seeded, fresh data)."""
+    inputs, targets, counted = task.batch(n_sequences, torch.Generator().manual_seed(seed))
+    predicted = model(inputs).argmax(-1)
+    mask = counted.expand_as(targets)
+    right = ((predicted == targets) | ~mask).all(dim=1)
+    return float(right.float().mean())
+
+
+def pattern_mass(weights: Tensor, pattern: Tensor) -> Tensor:
+    """For each row, the attention weight on the cells ``pattern`` marks: ``(..., n_q)``.
+
+    ``weights (..., n_q, n_k)``, ``pattern (n_q, n_k)`` of 0/1. Rows with no marked cell give NaN
+    (use the rows the pattern defines).
+    """
+    mass = (weights * pattern).sum(-1)
+    defined = pattern.sum(-1) > 0
+    return torch.where(defined, mass, torch.full_like(mass, float("nan")))
+
+
+def train(
+    model: TinyTransformer,
+    task: Task,
+    *,
+    steps: int,
+    batch_size: int = 64,
+    lr: float = 3e-3,
+    seed: int = 0,
+    snapshot_steps: tuple[int, ...] = (),
+    eval_every: int = 0,
+    progress: bool = True,
+) -> History:
+    """Train ``model`` on ``task`` with AdamW for ``steps`` steps; return the :class:`History`.
+
+    Args:
+        steps: optimiser steps (1 … 100 000).
+        snapshot_steps: steps after which the attention maps on the probe sequence are stored
+            (0 = before training).
+        eval_every: measure held-out accuracy every so many steps (0: only at the end).
+        progress: show tqdm's progress bar (a widget in a notebook).
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise AttentionInputError(f"steps must be an integer from 1 to {MAX_STEPS}, got {steps!r}")
+    check_positive_int("batch_size", batch_size)
+    if model.vocab_size != task.vocab_size or model.max_len < task.n_tokens or model.causal != task.causal:
+        raise AttentionInputError(
+            f"the model (vocab_size={model.vocab_size}, max_len={model.max_len}, causal={model.causal}) does not "
+            f"fit the task (vocab_size={task.vocab_size}, n_tokens={task.n_tokens}, causal={task.causal})"
+        )
+    generator = torch.Generator().manual_seed(seed)
+    probe = task.batch(1, torch.Generator().manual_seed(seed + 1))[0]
+    history = History(probe=probe)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc=f"training on {task.name}", leave=False)
+
+    def snapshot(step: int) -> None:
+        with torch.no_grad():
+            model(probe)
+        history.snapshots[step] = [m[0].clone() for m in model.attention_maps]
+
+    with deterministic():
+        if 0 in snapshot_steps:
+            snapshot(0)
+        for step in range(1, steps + 1):
+            inputs, targets, counted = task.batch(batch_size, generator)
+            loss = _loss(model, task, inputs, targets, counted)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            history.losses.append(float(loss.detach()))
+            if step in snapshot_steps:
+                snapshot(step)
+            if (eval_every and step % eval_every == 0) or step == steps:
+                history.eval_steps.append(step)
+                history.accuracies.append(accuracy(model, task))
+            if bar is not None:
+                bar.update(1)
+    if bar is not None:
+        bar.close()
+    return history
+
+
+def save_checkpoint(model: TinyTransformer, config: dict, path: str | Path) -> Path:
+    """Save ``model``'s weights with the ``config`` that builds it (``TinyTransformer(**config)``)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"config": dict(config), "state_dict": model.state_dict()}, path)
+    return path
+
+
+def load_checkpoint(path: str | Path, model: TinyTransformer | None = None) -> TinyTransformer:
+    """Load a checkpoint into ``model`` (or a new ``TinyTransformer(**config)``), in eval mode.
+
+    A checkpoint that does not fit says which tensor and which shapes differ.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no checkpoint at {path} (make models writes them)")
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    model = TinyTransformer(**saved["config"]) if model is None else model
+    own = model.state_dict()
+    state = saved["state_dict"]
+    missing, unexpected = sorted(set(own) - set(state)), sorted(set(state) - set(own))
+    if missing or unexpected:
+        raise AttentionInputError(
+            f"checkpoint {path.name} does not fit the model: missing tensors {missing[:3]}, unexpected {unexpected[:3]}"
+        )
+    for name, tensor in state.items():
+        if tensor.shape != own[name].shape:
+            raise AttentionInputError(
+                f"checkpoint {path.name} does not fit the model: tensor {name!r} has shape {tuple(tensor.shape)} "
+                f"in the checkpoint but {tuple(own[name].shape)} in the model"
+            )
+    model.load_state_dict(state)
+    return model.eval()

@@ -1,0 +1,47 @@
+"""The committed checkpoints of lessons 13–14 still do what they must (held-out accuracy, attention
+pattern) — measured, not compared byte for byte (another CPU may differ in the last bits)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import models
+from attnlib.training import accuracy, pattern_mass
+
+ROW_MASS = 0.90  # each row's mean weight on the right key, over held-out sequences
+
+
+def _row_mass(name: str) -> torch.Tensor:
+    recipe = models.RECIPES[name]
+    model = models.load(name)
+    inputs = recipe.task.batch(256, torch.Generator().manual_seed(123))[0]
+    with torch.no_grad():
+        model(inputs)
+    pattern = recipe.task.pattern(recipe.task.n_tokens) if name == "reverse" else recipe.task.pattern()
+    return pattern_mass(model.attention_maps[0][:, 0], pattern).nanmean(dim=0)
+
+
+@pytest.mark.parametrize("name", sorted(models.RECIPES))
+def test_committed_checkpoint_is_small_and_accurate(name):
+    recipe = models.RECIPES[name]
+    assert recipe.path.stat().st_size <= 2 * 1024 * 1024
+    assert accuracy(models.load(name), recipe.task) >= 0.99
+
+
+@pytest.mark.parametrize("name", ["reverse", "copy"])
+def test_committed_checkpoint_attends_where_it_must(name):
+    mass = _row_mass(name)
+    defined = mass[~mass.isnan()]
+    assert float(defined.min()) >= ROW_MASS, defined
+
+
+def test_short_budget_from_scratch_learns_reverse():
+    recipe = models.RECIPES["reverse"]
+    model, _ = models.train_recipe(recipe, steps=400, progress=False)
+    assert accuracy(model, recipe.task) >= 0.95
+    inputs = recipe.task.batch(128, torch.Generator().manual_seed(5))[0]
+    with torch.no_grad():
+        model(inputs)
+    mass = pattern_mass(model.attention_maps[0][:, 0], recipe.task.pattern(recipe.task.n_tokens))
+    assert float(mass.mean()) >= 0.6

@@ -1,0 +1,130 @@
+"""TinyTransformer and its training helpers: shapes, masks, caches, checkpoints, clear errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import AttentionInputError
+from attnlib.tasks import CopyTask, RepeatTask, ReverseTask
+from attnlib.training import load_checkpoint, pattern_mass, save_checkpoint, train
+from attnlib.transformer import CrossAttentionModel, TinyTransformer, causal_mask_from
+
+
+class ListCache:
+    """The smallest key/value cache with KVCache's interface (append per layer, return all)."""
+
+    def __init__(self, num_layers: int) -> None:
+        self.keys, self.values = [None] * num_layers, [None] * num_layers
+
+    def __len__(self) -> int:
+        return 0 if self.keys[0] is None else self.keys[0].shape[-2]
+
+    def update(self, layer, keys, values):
+        if self.keys[layer] is not None:
+            keys = torch.cat([self.keys[layer], keys], dim=-2)
+            values = torch.cat([self.values[layer], values], dim=-2)
+        self.keys[layer], self.values[layer] = keys, values
+        return keys, values
+
+
+def _model(**kw):
+    torch.manual_seed(0)
+    return TinyTransformer(**{"vocab_size": 12, "d_model": 16, "num_heads": 2, "num_layers": 2, "max_len": 10, **kw})
+
+
+def test_shapes_and_attention_maps():
+    model = _model()
+    logits = model(torch.randint(12, (3, 7)))
+    assert logits.shape == (3, 7, 12)
+    assert [tuple(m.shape) for m in model.attention_maps] == [(3, 2, 7, 7)] * 2
+    assert torch.allclose(model.attention_maps[0].sum(-1), torch.ones(3, 2, 7))
+
+
+def test_causal_model_never_looks_ahead():
+    model = _model(causal=True)
+    ids = torch.randint(12, (2, 6))
+    model(ids)
+    assert torch.all(model.attention_maps[1].triu(1) == 0)
+    changed = ids.clone()
+    changed[:, -1] = (changed[:, -1] + 1) % 12
+    assert torch.allclose(model(ids)[:, :-1], model(changed)[:, :-1], atol=1e-6)  # the future changes nothing
+
+
+def test_cache_gives_the_same_logits_as_recomputing():
+    model = _model(causal=True).eval()
+    ids = torch.randint(12, (2, 8))
+    full = model(ids)
+    cache = ListCache(2)
+    pieces = [model(ids[:, :5], cache=cache)] + [model(ids[:, i : i + 1], cache=cache) for i in range(5, 8)]
+    assert torch.allclose(torch.cat(pieces, dim=1), full, atol=1e-5)
+    assert len(cache) == 8
+    assert causal_mask_from(1, 5).tolist() == [[True] * 6]
+
+
+def test_cross_attention_maps_slots_to_inputs():
+    torch.manual_seed(0)
+    model = CrossAttentionModel(vocab_size=10, d_model=16, num_heads=1, n_out=4, max_len=6)
+    assert model(torch.randint(10, (2, 6))).shape == (2, 4, 10)
+    assert model.attention_map.shape == (2, 1, 4, 6)
+
+
+def test_tasks_make_what_they_promise():
+    g = torch.Generator().manual_seed(0)
+    x, y, counted = ReverseTask(10, 6).batch(4, g)
+    assert torch.equal(y, x.flip(1)) and counted.all()
+    x, y, counted = CopyTask(10, 7).batch(4, g)
+    assert torch.equal(y[:, 3:], x[:, :4]) and counted.tolist() == [False] * 3 + [True] * 4
+    x, y, counted = RepeatTask(20, 15, min_half=4).batch(8, g)
+    assert counted.shape == (8, 15) and counted.any(dim=1).all()
+    assert ReverseTask.pattern(3).tolist() == [[0, 0, 1], [0, 1, 0], [1, 0, 0]]
+
+
+def test_pattern_mass_per_row():
+    weights = torch.tensor([[0.1, 0.9], [0.5, 0.5]])
+    assert torch.allclose(pattern_mass(weights, torch.eye(2).flip(1)), torch.tensor([0.9, 0.5]))
+
+
+def test_short_training_learns_the_reverse_task():
+    task = ReverseTask(vocab_size=12, n_tokens=6)
+    torch.manual_seed(0)
+    model = TinyTransformer(12, 32, 1, 1, max_len=6)
+    history = train(model, task, steps=300, lr=1e-2, progress=False, snapshot_steps=(0, 300))
+    assert history.accuracies[-1] > 0.9
+    assert len(history.losses) == 300 and history.losses[-1] < history.losses[0] / 5
+    assert set(history.snapshots) == {0, 300}
+    mass = pattern_mass(history.snapshots[300][0][0], task.pattern(6))
+    assert float(mass.mean()) > 0.5 > float(pattern_mass(history.snapshots[0][0][0], task.pattern(6)).mean())
+
+
+def test_checkpoints_round_trip_and_name_the_mismatch(tmp_path):
+    model = _model()
+    config = {"vocab_size": 12, "d_model": 16, "num_heads": 2, "num_layers": 2, "max_len": 10}
+    path = save_checkpoint(model, config, tmp_path / "m.pt")
+    loaded = load_checkpoint(path)
+    ids = torch.randint(12, (1, 5))
+    assert torch.equal(loaded(ids), model.eval()(ids))
+    mismatch = r"tensor 'embedding.weight' has shape \(12, 16\) in the checkpoint but \(12, 8\)"
+    with pytest.raises(AttentionInputError, match=mismatch):
+        load_checkpoint(path, TinyTransformer(12, 8, 2, 2, 10))
+    with pytest.raises(FileNotFoundError, match="make models"):
+        load_checkpoint(tmp_path / "missing.pt")
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: ReverseTask(vocab_size=1, n_tokens=8), "vocab_size must be an integer from 2 to 1000, got 1"),
+        (lambda: ReverseTask(vocab_size=10, n_tokens=500), "n_tokens must be an integer from 2 to 64, got 500"),
+        (lambda: train(_model(), ReverseTask(12, 6), steps=0), "steps must be an integer from 1 to 100000, got 0"),
+        (lambda: train(_model(), ReverseTask(30, 6), steps=5), "does not fit the task"),
+        (lambda: _model()(torch.zeros(1, 11, dtype=torch.int64)), "do not fit max_len=10"),
+        (lambda: _model()(torch.full((1, 3), 12)), r"token ids must be in 0…11"),
+        (lambda: _model()(torch.zeros(3)), r"ids must be an integer tensor \(batch, n\)"),
+        (lambda: _model()(torch.zeros(1, 2, dtype=torch.int64), cache=ListCache(2)), "needs causal=True"),
+        (lambda: _model(positions="rotary"), "positions must be one of"),
+    ],
+)
+def test_bad_input_is_named(call, message):
+    with pytest.raises(AttentionInputError, match=message):
+        call()
