@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from .tasks import CopyTask, ReverseTask, Task
+from .tasks import CopyTask, RepeatTask, ReverseTask, Task
 from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint, train
 from .transformer import TinyTransformer
 
@@ -49,6 +49,14 @@ ONE_HEAD = {"d_model": 32, "num_heads": 1, "num_layers": 1}
 RECIPES: dict[str, Recipe] = {
     "reverse": Recipe("reverse", ReverseTask(vocab_size=32, n_tokens=8), ONE_HEAD),
     "copy": Recipe("copy", CopyTask(vocab_size=32, n_tokens=11), ONE_HEAD),
+    # lesson 14: two attention-only layers of two heads each, on sequences that repeat
+    "induction": Recipe(
+        "induction",
+        RepeatTask(vocab_size=64, n_tokens=23, min_half=4),
+        {"d_model": 64, "num_heads": 2, "num_layers": 2, "mlp": False},
+        steps=3000,
+        lr=3e-3,
+    ),
 }
 
 

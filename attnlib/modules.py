@@ -135,6 +135,9 @@ class MultiHeadAttention(nn.Module):
         self.w_key = nn.Linear(d_model, d_model, bias=bias)
         self.w_value = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
+        #: ``(num_heads,)`` factors on the heads' outputs before they are concatenated; ``None`` = all 1.
+        #: Zeroing one entry ablates that head (lesson 14, :func:`attnlib.heads.ablated`).
+        self.head_mask: Tensor | None = None
 
     def forward(
         self,
@@ -175,6 +178,8 @@ class MultiHeadAttention(nn.Module):
             heads = weights @ v
         else:
             heads = attention(q, k, v, mask=mask)
+        if self.head_mask is not None:
+            heads = heads * self.head_mask[:, None, None].to(heads.dtype)
         out = self.out_proj(combine_heads(heads))
         if unbatched:
             out = out.squeeze(0)

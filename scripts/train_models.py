@@ -3,22 +3,44 @@
 Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.models.RECIPES)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
-last bits, which is why the tests check what a model does, not its bytes.
+last bits, which is why the tests check what a model does, not its bytes. For the induction model it
+also writes ``induction_history.json``: the loss and both head scores along training (lesson 14 plots it).
 """
 
 from __future__ import annotations
 
+import json
 import sys
 
-from attnlib import models
+from attnlib import heads, models
 from attnlib.training import accuracy
+
+EVERY = 100  # steps between the points of induction_history.json
+
+
+def induction_history(history, recipe) -> dict:
+    """Loss (mean per ``EVERY`` steps) and the best previous-token / induction score at each snapshot."""
+    points = {"step": [], "loss": [], "previous_token": [], "induction": []}
+    real = history.probe != 0  # token 0 pads the sequence and never belongs to it
+    for step in sorted(history.snapshots):
+        points["step"].append(step)
+        window = history.losses[max(0, step - EVERY) : step] or history.losses[:1]
+        points["loss"].append(round(sum(window) / len(window), 4))
+        maps = history.snapshots[step]
+        points["previous_token"].append(round(max(heads.previous_token_score(m) for m in maps[0]), 4))
+        points["induction"].append(round(max(heads.induction_score(m[None], history.probe, real) for m in maps[1]), 4))
+    return points
 
 
 def main(names: list[str]) -> int:
     for name in names or list(models.RECIPES):
         recipe = models.RECIPES[name]
-        model, history = models.train_recipe(recipe)
+        snapshots = tuple(range(0, recipe.steps + 1, EVERY)) if name == "induction" else ()
+        model, history = models.train_recipe(recipe, snapshot_steps=snapshots)
         models.save(name, model)
+        if name == "induction":
+            path = recipe.path.with_name("induction_history.json")
+            path.write_text(json.dumps(induction_history(history, recipe), indent=1) + "\n")
         size = recipe.path.stat().st_size / 1024
         print(f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, "
               f"held-out accuracy {accuracy(model, recipe.task):.3f}, {recipe.path.name} {size:.0f} KiB")  # fmt: skip

@@ -45,3 +45,22 @@ def test_short_budget_from_scratch_learns_reverse():
         model(inputs)
     mass = pattern_mass(model.attention_maps[0][:, 0], recipe.task.pattern(recipe.task.n_tokens))
     assert float(mass.mean()) >= 0.6
+
+
+def test_induction_model_grew_a_previous_token_head_and_induction_heads():
+    from attnlib.heads import ablated, induction_score, previous_token_score
+
+    recipe = models.RECIPES["induction"]
+    model = models.load("induction")
+    ids, _, counted = recipe.task.batch(256, torch.Generator().manual_seed(123))
+    with torch.no_grad():
+        model(ids)
+    previous = max(previous_token_score(model.attention_maps[0][:, h]) for h in range(2))
+    induction = max(induction_score(model.attention_maps[1][:, h], ids, counted) for h in range(2))
+    assert previous >= 0.4 and induction >= 0.5, (previous, induction)
+    full = accuracy(model, recipe.task)
+    assert full >= 0.85
+    with ablated(model, 1, (0, 1)):  # without the induction heads, in-context copying is gone
+        assert accuracy(model, recipe.task) <= 0.2
+    with ablated(model, 0, 1):  # the other layer-1 head is not essential
+        assert accuracy(model, recipe.task) >= full - 0.2
