@@ -70,7 +70,9 @@ function render({ model, el }) {
     return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
   }
 
-  function draw() {
+  let built = null;  // the SVG drawn last: its structure key, geometry and cell elements
+
+  function rebuild() {
     const values = model.get("values") || [];
     const nRows = values.length;
     const nCols = nRows ? values[0].length : 0;
@@ -82,8 +84,6 @@ function render({ model, el }) {
     const annotate = model.get("annotate");
     const fontSize = model.get("font_size");
     const cell = model.get("cell_size");
-    const hlColour = model.get("highlight_color");
-    const lineWidth = model.get("line_width");
     const title = model.get("title");
     const editable = model.get("editable");
     const pal = palette();
@@ -141,13 +141,8 @@ function render({ model, el }) {
       parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
     }
     // highlights: whole rows, whole columns, single cells
-    const boxes = [];
-    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
-    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
-    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
-    for (const [x, y, w, h] of boxes) {
-      parts.push(`<rect class="attn-highlight" x="${x + lineWidth / 2}" y="${y + lineWidth / 2}" width="${Math.max(0, w - lineWidth)}" height="${Math.max(0, h - lineWidth)}" fill="none" stroke="${hlColour}" stroke-width="${lineWidth}" pointer-events="none"/>`);
-    }
+    const geometry = { x0, y0, cell, gridW, gridH, barX, barW, fontSize };
+    parts.push(`<g class="attn-highlights">${highlightsSvg(geometry)}</g>`);
     // colour bar (aria-hidden: the table view and the description carry the numbers)
     const steps = Math.min(pal.length, 64);
     parts.push(`<g class="attn-colorbar" aria-hidden="true">`);
@@ -156,17 +151,79 @@ function render({ model, el }) {
       parts.push(`<rect x="${barX}" y="${y0 + (k * gridH) / steps}" width="${barW}" height="${gridH / steps + 0.5}" fill="rgb(${r},${g},${b})"/>`);
     }
     parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
-    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
-    for (const [v, y] of ticks) parts.push(`<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`);
+    parts.push(`<g class="attn-ticks">${ticksSvg(geometry)}</g>`);
     parts.push(`</g></svg>`);
 
     const hadFocus = root.contains(document.activeElement) && document.activeElement.classList?.contains("attn-cell");
     figure.innerHTML = parts.join("");
     if (hadFocus) focusCell(focused[0], focused[1]);
+    built = { key: structureKey(), geometry, palette: model.get("palette"), cells: [...figure.querySelectorAll(".attn-cell")] };
+  }
+
+  // what forces a full rebuild: anything that moves something (sizes, labels, texts, style)
+  function structureKey() {
+    const v = model.get("values") || [];
+    return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
+      model.get("title"), model.get("xlabel"), model.get("ylabel"), model.get("annotate"), model.get("font_size"),
+      model.get("cell_size"), model.get("editable"), formatValue(model.get("vmin"), 2).length,
+      formatValue(model.get("vmax"), 2).length, model.get("highlight_color"), model.get("line_width")]);
+  }
+
+  function highlightsSvg({ x0, y0, cell, gridW, gridH }) {
+    const lw = model.get("line_width");
+    const colour = model.get("highlight_color");
+    const boxes = [];
+    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
+    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
+    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
+    return boxes.map(([x, y, w, h]) => `<rect class="attn-highlight" x="${x + lw / 2}" y="${y + lw / 2}" width="${Math.max(0, w - lw)}" height="${Math.max(0, h - lw)}" fill="none" stroke="${colour}" stroke-width="${lw}" pointer-events="none"/>`).join("");
+  }
+
+  function ticksSvg({ y0, gridH, barX, barW, fontSize }) {
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
+    return ticks.map(([v, y]) => `<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`).join("");
+  }
+
+  // same structure: recolour and relabel the existing cells in place (no new DOM)
+  function patch() {
+    const values = model.get("values");
+    const rows = model.get("row_labels") || [];
+    const cols = model.get("col_labels") || [];
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const decimals = model.get("decimals");
+    const annotate = model.get("annotate");
+    const pal = palette();
+    const nCols = values[0].length;
+    built.cells.forEach((g, k) => {
+      const i = Math.floor(k / nCols);
+      const j = k - i * nCols;
+      const v = values[i][j];
+      const [r, gr, b] = colourOf(v, lo, hi, pal);
+      const shown = formatValue(v, decimals);
+      g.firstChild.setAttribute("fill", `rgb(${r},${gr},${b})`);
+      g.setAttribute("aria-label", `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`);
+      if (annotate) {
+        const t = g.lastChild;
+        t.textContent = shown;
+        t.setAttribute("fill", 0.299 * r + 0.587 * gr + 0.114 * b <= 127.5 ? "#fff" : "#000");
+      }
+    });
+    figure.querySelector(".attn-highlights").innerHTML = highlightsSvg(built.geometry);
+    figure.querySelector(".attn-ticks").innerHTML = ticksSvg(built.geometry);
+  }
+
+  function draw() {
+    const t0 = performance.now();
+    if (built && built.key === structureKey() && built.palette === model.get("palette")) patch();
+    else rebuild();
     desc.textContent = model.get("description");
     message.textContent = model.get("message");
     message.hidden = !model.get("message");
     if (!tableBox.hidden) drawTable();
+    root.dataset.drawMs = (performance.now() - t0).toFixed(2);  // read by bench/bench_browser.py
   }
 
   function drawTable() {
