@@ -29,6 +29,8 @@ function formatValue(v, decimals) {
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "attn-heatmap";
+  // keys pressed inside the heatmap (arrows, Enter, Escape) are ours, not JupyterLab's shortcuts
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
   const toolbar = document.createElement("div");
   toolbar.className = "attn-heatmap-toolbar";
   const tableToggle = document.createElement("button");
@@ -231,7 +233,7 @@ function render({ model, el }) {
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const full = model.get("precision");
-    const parts = [`<table><caption>${esc(model.get("title") || "matrix")}</caption><thead><tr><td></td>`];
+    const parts = [`<table><caption>${esc(model.get("title") || "matrix")}</caption><thead><tr><th></th>`];
     for (const c of cols) parts.push(`<th scope="col">${esc(c)}</th>`);
     parts.push(`</tr></thead><tbody>`);
     values.forEach((row, i) => {
