@@ -100,7 +100,8 @@ class HeatmapView(anywidget.AnyWidget):
     _esm = STATIC / "heatmap.js"
     _css = STATIC / "heatmap.css"
 
-    values = T.List(T.List(T.Float())).tag(sync=True)
+    buffer = T.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
+    shape = T.List(T.Int(), [0, 0]).tag(sync=True)
     row_labels = T.List(T.Unicode()).tag(sync=True)
     col_labels = T.List(T.Unicode()).tag(sync=True)
     title = T.Unicode("").tag(sync=True)
@@ -188,7 +189,8 @@ class HeatmapView(anywidget.AnyWidget):
                         self.col_labels = _labels(None, data.shape[1])
                     self.highlight()
                 self._colours()
-                self.values = data.tolist()
+                self.shape = list(data.shape)
+                self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
                 if explanations is None:
                     self.explanations = []
             if row_labels is not None:
@@ -213,6 +215,12 @@ class HeatmapView(anywidget.AnyWidget):
             self.highlight_cols = [int(j) for j in cols]
             self.highlight_cells = [[int(i), int(j)] for i, j in cells]
         return self
+
+    @property
+    def values(self) -> list[list[float]]:
+        """The matrix shown, as nested lists (what the browser decodes from :attr:`buffer`)."""
+        n_rows, n_cols = self.shape
+        return np.frombuffer(self.buffer, dtype="<f8").reshape(n_rows, n_cols).tolist()
 
     @property
     def annotations(self) -> list[str]:

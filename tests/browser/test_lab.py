@@ -221,6 +221,11 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         ran = time.perf_counter() - start
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
         page.wait_for_timeout(500)  # let the widget views attach
+        page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg`)].every(s => s.querySelector('.attn-cell'))",
+            arg=panel_id,
+            timeout=10_000,
+        )
         outputs = page.evaluate(WIDGETS_JS, panel_id)
         errors = [k for k, out in enumerate(outputs) if out["error"]]
         assert not errors, f"{lesson}: 'Error displaying widget' in widget outputs {errors}"

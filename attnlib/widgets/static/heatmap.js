@@ -58,6 +58,22 @@ function render({ model, el }) {
   root.append(toolbar, figure, tableBox, tooltip, message, desc);
   el.appendChild(root);
 
+  // the matrix arrives as raw little-endian float64 bytes (a binary buffer, no JSON) plus its shape
+  let cache = { buffer: null, shape: null, rows: [] };
+  function getValues() {
+    const buffer = model.get("buffer");
+    const shape = model.get("shape") || [0, 0];
+    if (buffer === cache.buffer && shape === cache.shape) return cache.rows;
+    let bytes = buffer;
+    if (ArrayBuffer.isView(bytes)) bytes = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const flat = bytes && bytes.byteLength ? new Float64Array(bytes) : new Float64Array(0);
+    const [nRows, nCols] = shape;
+    const rows = [];
+    for (let i = 0; i < nRows; i++) rows.push(Array.from(flat.subarray(i * nCols, (i + 1) * nCols)));
+    cache = { buffer, shape, rows };
+    return rows;
+  }
+
   let focused = [0, 0];   // the cell that holds tabindex=0 (roving tabindex)
   let editor = null;
 
@@ -75,7 +91,7 @@ function render({ model, el }) {
   let built = null;  // the SVG drawn last: its structure key, geometry and cell elements
 
   function rebuild() {
-    const values = model.get("values") || [];
+    const values = getValues() || [];
     const nRows = values.length;
     const nCols = nRows ? values[0].length : 0;
     const rows = model.get("row_labels") || [];
@@ -164,7 +180,7 @@ function render({ model, el }) {
 
   // what forces a full rebuild: anything that moves something (sizes, labels, texts, style)
   function structureKey() {
-    const v = model.get("values") || [];
+    const v = getValues() || [];
     return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
       model.get("title"), model.get("xlabel"), model.get("ylabel"), model.get("annotate"), model.get("font_size"),
       model.get("cell_size"), model.get("editable"), formatValue(model.get("vmin"), 2).length,
@@ -190,7 +206,7 @@ function render({ model, el }) {
 
   // same structure: recolour and relabel the existing cells in place (no new DOM)
   function patch() {
-    const values = model.get("values");
+    const values = getValues();
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const lo = model.get("vmin");
@@ -229,7 +245,7 @@ function render({ model, el }) {
   }
 
   function drawTable() {
-    const values = model.get("values") || [];
+    const values = getValues() || [];
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const full = model.get("precision");
@@ -251,7 +267,7 @@ function render({ model, el }) {
   }
 
   function focusCell(i, j) {
-    const values = model.get("values") || [];
+    const values = getValues() || [];
     if (!values.length) return;
     i = Math.max(0, Math.min(values.length - 1, i));
     j = Math.max(0, Math.min(values[0].length - 1, j));
@@ -266,7 +282,7 @@ function render({ model, el }) {
   }
 
   function showTooltip(i, j, g) {
-    const values = model.get("values");
+    const values = getValues();
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const explanations = model.get("explanations") || [];
@@ -293,7 +309,7 @@ function render({ model, el }) {
     editor = document.createElement("input");
     editor.type = "text";
     editor.className = "attn-heatmap-editor";
-    editor.value = String(model.get("values")[i][j]);
+    editor.value = String(getValues()[i][j]);
     editor.setAttribute("aria-label", `new value for ${(model.get("row_labels") || [])[i] ?? i + 1}, ${(model.get("col_labels") || [])[j] ?? j + 1}`);
     editor.style.left = box.left - base.left + "px";
     editor.style.top = box.top - base.top + "px";
@@ -353,7 +369,7 @@ function render({ model, el }) {
     } else if (ev.key === "Home" || ev.key === "End") {
       ev.preventDefault();
       ev.stopPropagation();
-      focusCell(i, ev.key === "Home" ? 0 : (model.get("values")[0] || []).length - 1);
+      focusCell(i, ev.key === "Home" ? 0 : (getValues()[0] || []).length - 1);
     } else if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
       ev.stopPropagation();
