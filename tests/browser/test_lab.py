@@ -222,7 +222,8 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
         page.wait_for_timeout(500)  # let the widget views attach
         page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
-            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg`)].every(s => s.querySelector('.attn-cell'))",
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg`)]"
+            ".every(s => s.querySelector('.attn-cell'))",
             arg=panel_id,
             timeout=10_000,
         )
