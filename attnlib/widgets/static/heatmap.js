@@ -128,9 +128,15 @@ function render({ model, el }) {
     const parts = [];
     parts.push(`<svg xmlns="${SVG}" class="attn-heatmap-svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="grid" aria-label="${esc(title || "heatmap")}" aria-describedby="${desc.id}" font-size="${fontSize}">`);
     if (title) parts.push(`<text class="attn-title" x="${x0 + gridW / 2}" y="${fontSize * 1.2}" text-anchor="middle" font-size="${fontSize * 1.1}">${esc(title)}</text>`);
+    const dpr = window.devicePixelRatio || 1;
+    const labelStep = Math.max(1, Math.ceil((fontSize * 1.1) / cell));  // small cells: every k-th label
+    if (!annotate && nRows) {
+      parts.push(`<foreignObject x="${x0}" y="${y0}" width="${gridW}" height="${gridH}" aria-hidden="true">`);
+      parts.push(`<canvas xmlns="http://www.w3.org/1999/xhtml" class="attn-canvas" width="${Math.round(gridW * dpr)}" height="${Math.round(gridH * dpr)}" style="width:${gridW}px;height:${gridH}px;display:block"></canvas></foreignObject>`);
+    }
     for (let i = 0; i < nRows; i++) {
-      parts.push(`<g role="row">`);
-      parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
+      parts.push(`<g role="row"${annotate ? "" : ' shape-rendering="crispEdges"'}>`);
+      if (i % labelStep === 0) parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
       for (let j = 0; j < nCols; j++) {
         const v = values[i][j];
         const [r, g, b] = colourOf(v, lo, hi, pal);
@@ -138,15 +144,21 @@ function render({ model, el }) {
         const shown = formatValue(v, decimals);
         const label = `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`;
         const tab = i === focused[0] && j === focused[1] ? 0 : -1;
-        parts.push(`<g class="attn-cell" role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}>`);
-        parts.push(`<rect x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"/>`);
-        if (annotate) parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text>`);
-        parts.push(`</g>`);
+        const attrs = `role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}`;
+        const rect = `x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"`;
+        if (annotate) {
+          parts.push(`<g class="attn-cell" ${attrs}><rect ${rect}/>`);
+          parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text></g>`);
+        } else {
+          // large matrices: the colours are painted on a canvas underneath (one bitmap, cheap to repaint);
+          // each cell keeps a transparent SVG rect for the pointer, the keyboard focus and its aria label
+          parts.push(`<rect class="attn-cell" ${attrs} x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="none" pointer-events="all"/>`);
+        }
       }
       parts.push(`</g>`);
     }
     // column labels
-    for (let j = 0; j < nCols; j++) {
+    for (let j = 0; j < nCols; j += labelStep) {
       const cx = x0 + (j + 0.5) * cell;
       const cy = y0 + gridH + 4;
       const text = esc(cols[j] ?? j + 1);
@@ -174,6 +186,7 @@ function render({ model, el }) {
 
     const hadFocus = root.contains(document.activeElement) && document.activeElement.classList?.contains("attn-cell");
     figure.innerHTML = parts.join("");
+    paintCanvas();
     if (hadFocus) focusCell(focused[0], focused[1]);
     built = { key: structureKey(), geometry, palette: model.get("palette"), cells: [...figure.querySelectorAll(".attn-cell")] };
   }
@@ -204,6 +217,38 @@ function render({ model, el }) {
     return ticks.map(([v, y]) => `<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`).join("");
   }
 
+  // the colours of a large (unannotated) matrix: one pixel per cell, scaled up without smoothing
+  function paintCanvas() {
+    const canvas = figure.querySelector(".attn-canvas");
+    if (!canvas) return;
+    const values = getValues();
+    const nRows = values.length;
+    const nCols = nRows ? values[0].length : 0;
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const pal = palette();
+    const small = document.createElement("canvas");
+    small.width = nCols;
+    small.height = nRows;
+    const sctx = small.getContext("2d");
+    const img = sctx.createImageData(nCols, nRows);
+    for (let i = 0; i < nRows; i++) {
+      for (let j = 0; j < nCols; j++) {
+        const [r, g, b] = colourOf(values[i][j], lo, hi, pal);
+        const k = 4 * (i * nCols + j);
+        img.data[k] = r;
+        img.data[k + 1] = g;
+        img.data[k + 2] = b;
+        img.data[k + 3] = 255;
+      }
+    }
+    sctx.putImageData(img, 0, 0);
+    const ctx = canvas.getContext("2d");
+    ctx.imageSmoothingEnabled = false;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(small, 0, 0, canvas.width, canvas.height);
+  }
+
   // same structure: recolour and relabel the existing cells in place (no new DOM)
   function patch() {
     const values = getValues();
@@ -219,16 +264,17 @@ function render({ model, el }) {
       const i = Math.floor(k / nCols);
       const j = k - i * nCols;
       const v = values[i][j];
-      const [r, gr, b] = colourOf(v, lo, hi, pal);
       const shown = formatValue(v, decimals);
-      g.firstChild.setAttribute("fill", `rgb(${r},${gr},${b})`);
       g.setAttribute("aria-label", `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`);
       if (annotate) {
+        const [r, gr, b] = colourOf(v, lo, hi, pal);
+        g.firstChild.setAttribute("fill", `rgb(${r},${gr},${b})`);
         const t = g.lastChild;
         t.textContent = shown;
         t.setAttribute("fill", 0.299 * r + 0.587 * gr + 0.114 * b <= 127.5 ? "#fff" : "#000");
       }
     });
+    if (!annotate) paintCanvas();
     figure.querySelector(".attn-highlights").innerHTML = highlightsSvg(built.geometry);
     figure.querySelector(".attn-ticks").innerHTML = ticksSvg(built.geometry);
   }
@@ -241,7 +287,8 @@ function render({ model, el }) {
     message.textContent = model.get("message");
     message.hidden = !model.get("message");
     if (!tableBox.hidden) drawTable();
-    root.dataset.drawMs = (performance.now() - t0).toFixed(2);  // read by bench/bench_browser.py
+    root.dataset.drawStart = t0.toFixed(2);  // read by bench/bench_browser.py
+    root.dataset.drawMs = (performance.now() - t0).toFixed(2);
   }
 
   function drawTable() {
