@@ -6,9 +6,10 @@ The library under the lessons in ``notebooks/``:
 - :mod:`attnlib.modules` — :class:`SelfAttention` and :class:`MultiHeadAttention` (``nn.Module``);
 - :mod:`attnlib.examples` — the worked examples of the five source documents, as named data;
 - :mod:`attnlib.text` — sentence → tokens → vocabulary → ids → embeddings;
-- :mod:`attnlib.viz` — the heatmap helper every lesson and widget draws with;
+- :mod:`attnlib.formatting` — numbers as text and how each entry of a step was computed;
+- :mod:`attnlib.viz` — static figures with seaborn (heatmaps, distributions, training curves);
 - :mod:`attnlib.style` — ``laptop`` and ``projector`` plot styles;
-- :mod:`attnlib.widgets` — the interactive explorers (ipywidgets 8);
+- :mod:`attnlib.widgets` — the interactive explorers: live SVG heatmaps drawn by the browser (anywidget);
 - :mod:`attnlib.exercises` — "check yourself" answers checked with hints.
 """
 
