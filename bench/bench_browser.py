@@ -74,8 +74,23 @@ W.VBox([choice, big])
 """
 
 
+# the floor: JupyterLab's widget round trip with no attnlib at all (a dropdown sets a text)
+FLOOR = """\
+import ipywidgets as W
+
+floor_choice = W.Dropdown(options=list(range(8)), description="floor")
+floor_text = W.HTML("0")
+floor_text.add_class("bench-floor")
+floor_choice.observe(lambda change: setattr(floor_text, "value", str(change["new"])), names="value")
+W.VBox([floor_choice, floor_text])
+"""
+
+
 def notebook() -> dict:
-    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": BIG}]
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+        for source in (FLOOR, BIG)
+    ]
     for module, name in EXPLORERS:
         source = f"from attnlib.widgets.{module} import {name}\n{name}()"
         cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
@@ -93,7 +108,7 @@ async ([id, k, step]) => {
   const panel = document.getElementById(id);
   const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'));
   const out = outs[k];
-  const views = [...out.querySelectorAll('.attn-heatmap-figure, img')];
+  const views = [...out.querySelectorAll('.attn-heatmap-figure, img, .bench-floor')];
   const selects = [...out.querySelectorAll('select')].filter(s => s.options.length > 1 && !s.disabled);
   const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')].filter(b => !b.disabled);
   const handles = [...out.querySelectorAll('.noUi-handle')].filter(h => !h.closest('[disabled]'));
@@ -178,7 +193,9 @@ def measure(
                     shot = REPO / "test-artifacts" / "bench-64x64.png"
                     shot.parent.mkdir(exist_ok=True)
                     page.locator(f"#{panel} .attn-heatmap").first.screenshot(path=str(shot))
-                names = ["one heatmap 64×64"] + [f"{m}.{n}" for m, n in EXPLORERS]
+                names = ["floor: a bare ipywidgets round trip", "one heatmap 64×64"] + [
+                    f"{m}.{n}" for m, n in EXPLORERS
+                ]
                 for k, name in enumerate(names):
                     page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
                         k

@@ -90,21 +90,24 @@ function render({ model, el }) {
 
   let built = null;  // the SVG drawn last: its structure key, geometry and cell elements
 
-  function rebuild() {
-    const values = getValues() || [];
+  // what both drawing paths read from the model
+  function current() {
+    const values = getValues();
     const nRows = values.length;
-    const nCols = nRows ? values[0].length : 0;
-    const rows = model.get("row_labels") || [];
-    const cols = model.get("col_labels") || [];
-    const lo = model.get("vmin");
-    const hi = model.get("vmax");
-    const decimals = model.get("decimals");
-    const annotate = model.get("annotate");
+    return {
+      values, nRows, nCols: nRows ? values[0].length : 0,
+      rows: model.get("row_labels") || [], cols: model.get("col_labels") || [],
+      lo: model.get("vmin"), hi: model.get("vmax"), decimals: model.get("decimals"),
+      annotate: model.get("annotate"), pal: palette(),
+    };
+  }
+
+  function rebuild() {
+    const { values, nRows, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
     const fontSize = model.get("font_size");
     const cell = model.get("cell_size");
     const title = model.get("title");
     const editable = model.get("editable");
-    const pal = palette();
     root.style.setProperty("--attn-font-size", fontSize + "px");
 
     // layout (pixels in the SVG's own units; the SVG scales crisply)
@@ -221,12 +224,7 @@ function render({ model, el }) {
   function paintCanvas() {
     const canvas = figure.querySelector(".attn-canvas");
     if (!canvas) return;
-    const values = getValues();
-    const nRows = values.length;
-    const nCols = nRows ? values[0].length : 0;
-    const lo = model.get("vmin");
-    const hi = model.get("vmax");
-    const pal = palette();
+    const { values, nRows, nCols, lo, hi, pal } = current();
     const small = document.createElement("canvas");
     small.width = nCols;
     small.height = nRows;
@@ -251,15 +249,7 @@ function render({ model, el }) {
 
   // same structure: recolour and relabel the existing cells in place (no new DOM)
   function patch() {
-    const values = getValues();
-    const rows = model.get("row_labels") || [];
-    const cols = model.get("col_labels") || [];
-    const lo = model.get("vmin");
-    const hi = model.get("vmax");
-    const decimals = model.get("decimals");
-    const annotate = model.get("annotate");
-    const pal = palette();
-    const nCols = values[0].length;
+    const { values, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
     built.cells.forEach((g, k) => {
       const i = Math.floor(k / nCols);
       const j = k - i * nCols;
