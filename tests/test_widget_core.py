@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 
 import ipywidgets as W
 import numpy as np
@@ -192,7 +193,8 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     from attnlib.widgets.view import STATIC
 
     js = (STATIC / "heatmap.js").read_text()
-    assert "export default" in js and "http" not in js.replace("http://www.w3.org/2000/svg", "")
+    urls = set(re.findall(r"https?://[^\s\"'`]+", js))
+    assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
     assert 'kind: "edit"' in js and 'kind: "select"' in js
     assert (STATIC / "heatmap.css").is_file()
 
