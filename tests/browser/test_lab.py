@@ -207,27 +207,6 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     assert [float(c) for c in cells] == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
-def _live_deck(page, panel_id: str) -> None:
-    """jupyterlab-slideshow ("Start Deck"): the explorer's slide shows a live SVG view that redraws."""
-    page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
-    page.wait_for_selector("body[data-jp-deck-mode], .jp-Deck", timeout=10_000, state="attached")
-    svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
-    for _ in range(80):  # advance slide by slide until the explorer is on screen
-        if svg.is_visible():
-            break
-        page.evaluate("() => window.jupyterapp.commands.execute('deck:forward')")
-        page.wait_for_timeout(150)
-    try:
-        assert svg.is_visible(), "the explorer's slide never came up in the live deck"
-        before = svg.evaluate("s => s.outerHTML")
-        query = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="q1 (")).first
-        n = query.evaluate("s => s.options.length")
-        query.select_option(index=(query.evaluate("s => s.selectedIndex") + 1) % n)
-        page.wait_for_function("([s, b]) => s.outerHTML !== b", arg=[svg.element_handle(), before], timeout=10_000)
-    finally:
-        page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
-
-
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
     server, page, problems = lab
@@ -263,7 +242,6 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert changed >= 1, f"{lesson}: moving controls redrew no view ({log})"
         if lesson.startswith("04_"):
             _hover_and_keyboard(page, panel_id)
-            _live_deck(page, panel_id)
         first = page.locator(f"#{panel_id} .jp-OutputArea-output:has(.jupyter-widgets)").first
         first.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.screenshot(path=str(ARTIFACTS / lesson.replace(".ipynb", ".png")))
