@@ -29,6 +29,7 @@ without a kernel; explorers put their views' PNGs together in one fallback image
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -361,8 +362,6 @@ class HeatmapView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        import base64
-
         data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
         data["text/plain"] = repr(self)
         return data
