@@ -55,9 +55,10 @@ format: $(STAMP)  ## ruff format and fix imports
 execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
 	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
 
-bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, widget redraws, nbval wall time
+bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and browser), nbval wall time
 	$(BIN)/python bench/bench_attention.py
 	$(BIN)/python bench/bench_widgets.py
+	$(BIN)/python bench/bench_browser.py
 	$(BIN)/python bench/bench_nbval.py
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline

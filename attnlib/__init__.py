@@ -6,9 +6,13 @@ The library under the lessons in ``notebooks/``:
 - :mod:`attnlib.modules` — :class:`SelfAttention` and :class:`MultiHeadAttention` (``nn.Module``);
 - :mod:`attnlib.examples` — the worked examples of the five source documents, as named data;
 - :mod:`attnlib.text` — sentence → tokens → vocabulary → ids → embeddings;
-- :mod:`attnlib.viz` — static figures (seaborn/matplotlib);
-- :mod:`attnlib.style` — ``laptop`` and ``projector`` styles;
-- :mod:`attnlib.widgets` — the interactive explorers;
+- :mod:`attnlib.positions` — sinusoidal, learned and rotary positions (lesson 12);
+- :mod:`attnlib.transformer`, :mod:`attnlib.tasks`, :mod:`attnlib.training`, :mod:`attnlib.models`,
+  :mod:`attnlib.heads` — the tiny transformer, its tasks, training and checkpoints (lessons 13–14);
+- :mod:`attnlib.formatting` — numbers as text and how each entry of a step was computed;
+- :mod:`attnlib.viz` — static figures with seaborn (heatmaps, distributions, training curves);
+- :mod:`attnlib.style` — ``laptop`` and ``projector`` plot styles;
+- :mod:`attnlib.widgets` — the interactive explorers: live SVG heatmaps drawn by the browser (anywidget);
 - :mod:`attnlib.exercises` — "check yourself" answers checked with targeted hints.
 
 Notation — one table for the lessons (lesson 01 shows it), the code and the tests:

@@ -135,7 +135,7 @@ def serialise(explorer: Explorer) -> None:
     """What the kernel turns into messages: each live view's synced state (the old path: nothing more)."""
     if HeatmapView is not None:
         for view in explorer.views.values():
-            view.get_state(["values", "explanations", "row_labels", "col_labels", "highlight_cells"])
+            view.get_state(["buffer", "shape", "explanations", "row_labels", "col_labels", "highlight_cells"])
 
 
 def bench_heatmap(n: int, reps: int) -> float:
@@ -146,7 +146,7 @@ def bench_heatmap(n: int, reps: int) -> float:
 
         def show(matrix: np.ndarray) -> None:
             view.update(matrix)
-            view.get_state(["values", "vmin", "vmax"])
+            view.get_state(["buffer", "shape", "vmin", "vmax"])
     else:
         from attnlib.viz import Heatmap
         from attnlib.widgets._core import PlotView

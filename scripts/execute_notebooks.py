@@ -3,9 +3,13 @@
 Usage: python scripts/execute_notebooks.py notebooks/04_scores.ipynb [...]
 
 Outputs are never pasted: this is the only way they get into the notebooks. Each notebook runs
-in its own kernel from this environment, with a per-cell timeout, no timing metadata (so that
-re-executing changes nothing but what really changed) and the widget state saved, so readers
-without a kernel see the widgets' initial state.
+in its own kernel from this environment, with a per-cell timeout and no timing metadata (so that
+re-executing changes nothing but what really changed).
+
+Widget state is NOT stored: the live views are anywidgets, whose saved state would embed their
+JavaScript once per view (and a static page would then try to load the anywidget front end from
+a CDN). Readers without a kernel (GitHub, nbviewer, the static decks) see each explorer's PNG
+fallback, drawn with seaborn, which is part of every explorer's output.
 """
 
 from __future__ import annotations
@@ -28,10 +32,11 @@ def execute(path: str) -> str:
         timeout=TIMEOUT,
         kernel_name="python3",
         record_timing=False,
-        store_widget_state=True,
+        store_widget_state=False,
         resources={"metadata": {"path": str(nb_path.parent)}},
     )
     client.execute()
+    nb.metadata.pop("widgets", None)  # state of an earlier run with stored widgets
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     for cell in nb.cells:
         cell.metadata.pop("execution", None)

@@ -136,3 +136,24 @@ def test_style_use_restyles_existing_heatmaps() -> None:
     style.use("projector")
     assert hm.texts[0].get_fontsize() > small
     assert hm.texts[0].get_fontsize() == pytest.approx(style.STYLES["projector"].annotation_size)
+
+
+def test_distribution_draws_hist_and_kde_with_one_curve_per_label() -> None:
+    rng = np.random.default_rng(0)
+    samples = {"scores": rng.standard_normal(500) * 8, "scaled": rng.standard_normal(500)}
+    hist = viz.distribution(samples, title="scores")
+    assert repr(hist) == "<distribution hist: scores, scaled>"
+    assert hist._repr_png_().startswith(PNG_MAGIC)
+    kde = viz.distribution(samples, kind="kde")
+    assert len(kde.fig.axes[0].lines) == 2  # one density curve per label
+    assert viz.distribution(torch.ones(3, 4) + torch.arange(4.0)).fig.axes[0].collections  # a tensor works too
+    with pytest.raises(ValueError, match="kind must be 'hist' or 'kde', got 'box'"):
+        viz.distribution(samples, kind="box")
+
+
+def test_training_curves_one_line_per_series() -> None:
+    plot = viz.training_curves({"loss": [2.0, 1.0, 0.5], "accuracy": [0.3, 0.6, 0.9]}, ylabel="value")
+    lines = plot.fig.axes[0].lines
+    assert [list(line.get_ydata()) for line in lines] == [[2.0, 1.0, 0.5], [0.3, 0.6, 0.9]]
+    assert repr(plot) == "<training curves: loss, accuracy>"
+    assert plot.to_png().startswith(PNG_MAGIC)

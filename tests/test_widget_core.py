@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import re
 
 import ipywidgets as W
 import numpy as np
@@ -192,7 +193,8 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     from attnlib.widgets.view import STATIC
 
     js = (STATIC / "heatmap.js").read_text()
-    assert "export default" in js and "http" not in js.replace("http://www.w3.org/2000/svg", "")
+    urls = set(re.findall(r"https?://[^\s\"'`]+", js))
+    assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
     assert 'kind: "edit"' in js and 'kind: "select"' in js
     assert (STATIC / "heatmap.css").is_file()
 
@@ -308,3 +310,22 @@ def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
     assert [t.get_text() for t in hm.texts][-1] == "9.00"
     assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["1", "2"]
     assert len(hm.fig.axes) == 2  # the heatmap and one colour bar, not one more per redraw
+
+
+def test_weights_views_of_the_explorers_have_the_scale_0_to_1() -> None:
+    from attnlib.widgets.module import ModuleExplorer
+    from attnlib.widgets.scaling import ScalingExplorer
+    from attnlib.widgets.sentence import SentenceExplorer
+    from attnlib.widgets.softmax import SoftmaxExplorer
+    from attnlib.widgets.weighting import WeightingExplorer
+
+    views = [
+        SoftmaxExplorer().views["heatmap"],
+        SoftmaxExplorer().views["bars"],
+        WeightingExplorer().views["weights"],
+        *ScalingExplorer().views.values(),
+        ModuleExplorer().views["weights"],
+        SentenceExplorer().views["weights"],
+    ]
+    assert all((view.vmin, view.vmax) == (0.0, 1.0) for view in views)
+    assert all(view.cmap == "cividis" for view in views)

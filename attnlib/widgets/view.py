@@ -29,6 +29,7 @@ without a kernel; explorers put their views' PNGs together in one fallback image
 
 from __future__ import annotations
 
+import base64
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -100,7 +101,8 @@ class HeatmapView(anywidget.AnyWidget):
     _esm = STATIC / "heatmap.js"
     _css = STATIC / "heatmap.css"
 
-    values = T.List(T.List(T.Float())).tag(sync=True)
+    buffer = T.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
+    shape = T.List(T.Int(), [0, 0]).tag(sync=True)
     row_labels = T.List(T.Unicode()).tag(sync=True)
     col_labels = T.List(T.Unicode()).tag(sync=True)
     title = T.Unicode("").tag(sync=True)
@@ -188,7 +190,8 @@ class HeatmapView(anywidget.AnyWidget):
                         self.col_labels = _labels(None, data.shape[1])
                     self.highlight()
                 self._colours()
-                self.values = data.tolist()
+                self.shape = list(data.shape)
+                self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
                 if explanations is None:
                     self.explanations = []
             if row_labels is not None:
@@ -213,6 +216,12 @@ class HeatmapView(anywidget.AnyWidget):
             self.highlight_cols = [int(j) for j in cols]
             self.highlight_cells = [[int(i), int(j)] for i, j in cells]
         return self
+
+    @property
+    def values(self) -> list[list[float]]:
+        """The matrix shown, as nested lists (what the browser decodes from :attr:`buffer`)."""
+        n_rows, n_cols = self.shape
+        return np.frombuffer(self.buffer, dtype="<f8").reshape(n_rows, n_cols).tolist()
 
     @property
     def annotations(self) -> list[str]:
@@ -353,8 +362,6 @@ class HeatmapView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        import base64
-
         data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
         data["text/plain"] = repr(self)
         return data

@@ -189,7 +189,8 @@ STATE_JS = """
 }
 """
 
-# every widget output area: its images (src + PNG check + a content hash) and whether it shows an error
+# every widget output area: its images (src + PNG check + a content hash), its live SVG heatmaps
+# (a hash of their markup) and whether it shows an error
 WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);
@@ -212,9 +213,16 @@ async (id) => {
       } catch (e) { png = false; }
       images.push({src: img.src, png, digest, width: img.naturalWidth});
     }
+    const svgs = [];
+    for (const svg of out.querySelectorAll('.attn-heatmap svg')) {
+      const markup = new TextEncoder().encode(svg.outerHTML);
+      svgs.push({digest: await hash(markup), cells: svg.querySelectorAll('.attn-cell').length,
+                 label: svg.getAttribute('aria-label')});
+    }
     result.push({
       error: /Error displaying widget/.test(out.textContent),
       images,
+      svgs,
       controls: out.querySelectorAll('select, .noUi-handle, .widget-toggle-button, .widget-checkbox input').length,
     });
   }

@@ -1,8 +1,13 @@
-"""Every lesson in a real JupyterLab in headless Chromium: runs, widgets render, controls redraw.
+"""Every lesson in a real JupyterLab in headless Chromium: runs, live views render, controls redraw.
 
 One server and one browser serve the whole module (module-scoped fixtures); each lesson gets its
 own kernel, shut down after its test. The lessons are copied to a temporary directory first, so
-running them never touches the repository. Screenshots land in ``test-artifacts/browser/``.
+running them never touches the repository. Screenshots (device scale factor 2) land in
+``test-artifacts/browser/``.
+
+The explorers' views are SVG drawn by the browser (attnlib.widgets.HeatmapView): no widget output
+may show a PNG pushed by the kernel. Lesson 04 is also checked by hand: hovering a cell of the
+scores shows the number attnlib computes, and the explorer works from the keyboard alone.
 
 Skipped only when no Chromium executable exists (``make chromium`` installs Debian's as root).
 """
@@ -51,7 +56,7 @@ def lab(tmp_path_factory):
     TIMINGS["server ready"] = f"{time.perf_counter() - start:.1f} s"
     pw = sync_api.sync_playwright().start()
     browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
     page = context.new_page()
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
@@ -94,10 +99,6 @@ def _wait_done(page, panel_id: str, timeout: float) -> dict:
     raise AssertionError(f"lesson did not finish within {timeout:.0f} s: {state}")
 
 
-def _images(outputs: list[dict]) -> list[list[str | None]]:
-    return [[img["digest"] for img in out["images"]] for out in outputs]
-
-
 def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[str]]:
     """Move one control in each widget output until one of its images changes.
 
@@ -108,7 +109,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
     log: list[str] = []
     changed = 0
     for k in range(outputs.count()):
-        if not before[k]["images"]:
+        if not before[k]["svgs"]:
             continue
         out = outputs.nth(k)
         out.scroll_into_view_if_needed()
@@ -125,7 +126,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
         for s in range(selects.count()):
             actions.append(("dropdown", selects.nth(s)))
         for kind, control in actions[:6]:
-            old = [img["digest"] for img in before[k]["images"]]
+            old = [svg["digest"] for svg in before[k]["svgs"]]
             if not control.is_visible() or not control.is_enabled():
                 continue
             if control.evaluate("el => !!el.closest('[disabled]')"):  # a disabled noUiSlider
@@ -151,7 +152,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
             while time.monotonic() - start < 15:
                 page.wait_for_timeout(150)
                 now = page.evaluate(WIDGETS_JS, panel_id)
-                new = [img["digest"] for img in now[k]["images"]]
+                new = [svg["digest"] for svg in now[k]["svgs"]]
                 if new != old:
                     break
                 if page.evaluate(STATE_JS, panel_id)["status"] == "idle":
@@ -165,6 +166,45 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
                 changed += 1
                 break
     return changed, log
+
+
+def _hover_and_keyboard(page, panel_id: str) -> None:
+    """Lesson 04's ScoresExplorer: hover shows attnlib's number; arrows + Enter choose a query and key."""
+    from attnlib import score
+    from attnlib.examples import four_inputs, three_inputs
+
+    # _move_controls may have switched the document: read which one the explorer shows now
+    document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
+    shown = document.evaluate("s => s.options[s.selectedIndex].text")
+    queries, keys, _ = (four_inputs if shown.startswith("000") else three_inputs).qkv()
+    want = score(queries, keys)
+    svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
+    svg.scroll_into_view_if_needed()
+    root = svg.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
+    svg.locator('.attn-cell[data-row="1"][data-col="2"]').hover()
+    tip = root.locator(".attn-heatmap-tooltip")
+    tip.wait_for(state="visible", timeout=5000)
+    assert float(tip.locator(".attn-tip-value").inner_text()) == float(want[1, 2])
+    assert "q_2·k_3 = " in tip.locator(".attn-tip-why").inner_text()
+    # keyboard only: focus the first cell (as Tab would), move down and right, Enter chooses it
+    query = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="q1 (")).first
+    svg.locator('.attn-cell[tabindex="0"]').focus()
+    for key in ("ArrowDown", "ArrowDown", "ArrowRight", "Enter"):
+        page.keyboard.press(key)
+    page.wait_for_function("(s) => s.selectedIndex === 2", arg=query.element_handle(), timeout=10_000)
+    focused = page.evaluate("() => document.activeElement && document.activeElement.dataset.row")
+    assert focused == "2", "focus left the cell after Enter"
+    highlight = svg.locator(".attn-highlight").first
+    page.wait_for_function(
+        "(r) => Math.abs(Number(r.getAttribute('y')) - Number(r.ownerSVGElement.querySelector("
+        "'.attn-cell[data-row=\"2\"] rect').getAttribute('y'))) < 3",
+        arg=highlight.element_handle(),
+        timeout=10_000,
+    )
+    # the table view lists the same numbers for a screen reader
+    root.locator(".attn-heatmap-table-toggle").press("Enter")
+    cells = root.locator(".attn-heatmap-table tbody td").all_inner_texts()
+    assert [float(c) for c in cells] == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -181,18 +221,27 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         ran = time.perf_counter() - start
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
         page.wait_for_timeout(500)  # let the widget views attach
+        page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg`)]"
+            ".every(s => s.querySelector('.attn-cell'))",
+            arg=panel_id,
+            timeout=10_000,
+        )
         outputs = page.evaluate(WIDGETS_JS, panel_id)
         errors = [k for k, out in enumerate(outputs) if out["error"]]
         assert not errors, f"{lesson}: 'Error displaying widget' in widget outputs {errors}"
         assert page.locator(f"#{panel_id}").get_by_text("Error displaying widget").count() == 0
         assert outputs, f"{lesson}: no widget rendered"
-        with_images = [out for out in outputs if out["images"]]
-        assert with_images, f"{lesson}: no widget shows an image"
-        for out in with_images:
-            for img in out["images"]:
-                assert img["png"] and img["width"] > 0, f"{lesson}: widget image is not a rendered PNG: {img['src']}"
+        with_views = [out for out in outputs if out["svgs"]]
+        assert with_views, f"{lesson}: no widget shows a live SVG heatmap"
+        for out in with_views:
+            assert all(svg["cells"] > 0 for svg in out["svgs"]), f"{lesson}: an SVG heatmap has no cells"
+        pushed = [img["src"][:60] for out in outputs for img in out["images"]]
+        assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
         changed, log = _move_controls(page, panel_id, outputs)
-        assert changed >= 1, f"{lesson}: moving controls redrew no image ({log})"
+        assert changed >= 1, f"{lesson}: moving controls redrew no view ({log})"
+        if lesson.startswith("04_"):
+            _hover_and_keyboard(page, panel_id)
         first = page.locator(f"#{panel_id} .jp-OutputArea-output:has(.jupyter-widgets)").first
         first.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.screenshot(path=str(ARTIFACTS / lesson.replace(".ipynb", ".png")))

@@ -1,5 +1,8 @@
 """A `make slides` deck works offline in headless Chromium: no CDN, no page error, math typeset,
-widgets rendered from their saved state, slides advance.
+the explorers shown as their PNG fallbacks, slides advance.
+
+The deck is built from a copy of lesson 04 executed here with ``scripts/execute_notebooks.py``
+(no widget state stored), so it shows what the next `make execute` + `make slides` will give.
 
 Every request that is not ``file://`` (or localhost) is blocked and recorded; the test fails if
 the deck tried any. Skipped only when there is no Chromium or no npm (needed once to fetch
@@ -43,7 +46,14 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.skip("no lesson in notebooks/ yet")
     root = tmp_path_factory.mktemp("deck")
     (root / "images").symlink_to(REPO / "images")  # decks show ../images/*.png like the lessons
-    (deck,) = build_slides.build([DECK_LESSON], root / "slides")
+    (root / "notebooks").mkdir()
+    lesson = root / "notebooks" / DECK_LESSON.name
+    shutil.copy(DECK_LESSON, lesson)
+    spec = importlib.util.spec_from_file_location("execute_notebooks", REPO / "scripts" / "execute_notebooks.py")
+    execute = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(execute)
+    execute.execute(str(lesson))
+    (deck,) = build_slides.build([lesson], root / "slides")
     return deck
 
 
@@ -99,11 +109,17 @@ def test_math_is_typeset(opened) -> None:
     assert errors == []
 
 
-def test_widgets_render_from_saved_state(opened) -> None:
+def test_explorers_show_their_fallback_images(deck: Path, opened) -> None:
     page, _, errors = opened
+    html = deck.read_text(encoding="utf-8")
+    assert "application/vnd.jupyter.widget-state+json" not in html  # no saved state to render
     page.wait_for_function(
-        "() => document.querySelectorAll('.jupyter-widgets, .widget-box').length > 0", timeout=60_000
+        "() => [...document.querySelectorAll('img[src^=\"data:image/png\"]')].some(i => i.naturalWidth > 0)",
+        timeout=60_000,
     )
+    n_png = page.evaluate("() => document.querySelectorAll('img[src^=\"data:image/png\"]').length")
+    assert n_png >= 2, f"expected the explorers' fallback PNGs (and the lesson's figures), got {n_png}"
+    assert page.get_by_text("Error displaying widget").count() == 0
     assert errors == []
 
 

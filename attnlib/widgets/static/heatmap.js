@@ -29,6 +29,8 @@ function formatValue(v, decimals) {
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "attn-heatmap";
+  // keys pressed inside the heatmap (arrows, Enter, Escape) are ours, not JupyterLab's shortcuts
+  root.setAttribute("data-lm-suppress-shortcuts", "true");
   const toolbar = document.createElement("div");
   toolbar.className = "attn-heatmap-toolbar";
   const tableToggle = document.createElement("button");
@@ -56,6 +58,22 @@ function render({ model, el }) {
   root.append(toolbar, figure, tableBox, tooltip, message, desc);
   el.appendChild(root);
 
+  // the matrix arrives as raw little-endian float64 bytes (a binary buffer, no JSON) plus its shape
+  let cache = { buffer: null, shape: null, rows: [] };
+  function getValues() {
+    const buffer = model.get("buffer");
+    const shape = model.get("shape") || [0, 0];
+    if (buffer === cache.buffer && shape === cache.shape) return cache.rows;
+    let bytes = buffer;
+    if (ArrayBuffer.isView(bytes)) bytes = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+    const flat = bytes && bytes.byteLength ? new Float64Array(bytes) : new Float64Array(0);
+    const [nRows, nCols] = shape;
+    const rows = [];
+    for (let i = 0; i < nRows; i++) rows.push(Array.from(flat.subarray(i * nCols, (i + 1) * nCols)));
+    cache = { buffer, shape, rows };
+    return rows;
+  }
+
   let focused = [0, 0];   // the cell that holds tabindex=0 (roving tabindex)
   let editor = null;
 
@@ -70,23 +88,26 @@ function render({ model, el }) {
     return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
   }
 
-  function draw() {
-    const values = model.get("values") || [];
+  let built = null;  // the SVG drawn last: its structure key, geometry and cell elements
+
+  // what both drawing paths read from the model
+  function current() {
+    const values = getValues();
     const nRows = values.length;
-    const nCols = nRows ? values[0].length : 0;
-    const rows = model.get("row_labels") || [];
-    const cols = model.get("col_labels") || [];
-    const lo = model.get("vmin");
-    const hi = model.get("vmax");
-    const decimals = model.get("decimals");
-    const annotate = model.get("annotate");
+    return {
+      values, nRows, nCols: nRows ? values[0].length : 0,
+      rows: model.get("row_labels") || [], cols: model.get("col_labels") || [],
+      lo: model.get("vmin"), hi: model.get("vmax"), decimals: model.get("decimals"),
+      annotate: model.get("annotate"), pal: palette(),
+    };
+  }
+
+  function rebuild() {
+    const { values, nRows, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
     const fontSize = model.get("font_size");
     const cell = model.get("cell_size");
-    const hlColour = model.get("highlight_color");
-    const lineWidth = model.get("line_width");
     const title = model.get("title");
     const editable = model.get("editable");
-    const pal = palette();
     root.style.setProperty("--attn-font-size", fontSize + "px");
 
     // layout (pixels in the SVG's own units; the SVG scales crisply)
@@ -110,9 +131,15 @@ function render({ model, el }) {
     const parts = [];
     parts.push(`<svg xmlns="${SVG}" class="attn-heatmap-svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="grid" aria-label="${esc(title || "heatmap")}" aria-describedby="${desc.id}" font-size="${fontSize}">`);
     if (title) parts.push(`<text class="attn-title" x="${x0 + gridW / 2}" y="${fontSize * 1.2}" text-anchor="middle" font-size="${fontSize * 1.1}">${esc(title)}</text>`);
+    const dpr = window.devicePixelRatio || 1;
+    const labelStep = Math.max(1, Math.ceil((fontSize * 1.1) / cell));  // small cells: every k-th label
+    if (!annotate && nRows) {
+      parts.push(`<foreignObject x="${x0}" y="${y0}" width="${gridW}" height="${gridH}" aria-hidden="true">`);
+      parts.push(`<canvas xmlns="http://www.w3.org/1999/xhtml" class="attn-canvas" width="${Math.round(gridW * dpr)}" height="${Math.round(gridH * dpr)}" style="width:${gridW}px;height:${gridH}px;display:block"></canvas></foreignObject>`);
+    }
     for (let i = 0; i < nRows; i++) {
-      parts.push(`<g role="row">`);
-      parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
+      parts.push(`<g role="row"${annotate ? "" : ' shape-rendering="crispEdges"'}>`);
+      if (i % labelStep === 0) parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
       for (let j = 0; j < nCols; j++) {
         const v = values[i][j];
         const [r, g, b] = colourOf(v, lo, hi, pal);
@@ -120,15 +147,21 @@ function render({ model, el }) {
         const shown = formatValue(v, decimals);
         const label = `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`;
         const tab = i === focused[0] && j === focused[1] ? 0 : -1;
-        parts.push(`<g class="attn-cell" role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}>`);
-        parts.push(`<rect x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"/>`);
-        if (annotate) parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text>`);
-        parts.push(`</g>`);
+        const attrs = `role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}`;
+        const rect = `x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"`;
+        if (annotate) {
+          parts.push(`<g class="attn-cell" ${attrs}><rect ${rect}/>`);
+          parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text></g>`);
+        } else {
+          // large matrices: the colours are painted on a canvas underneath (one bitmap, cheap to repaint);
+          // each cell keeps a transparent SVG rect for the pointer, the keyboard focus and its aria label
+          parts.push(`<rect class="attn-cell" ${attrs} x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="none" pointer-events="all"/>`);
+        }
       }
       parts.push(`</g>`);
     }
     // column labels
-    for (let j = 0; j < nCols; j++) {
+    for (let j = 0; j < nCols; j += labelStep) {
       const cx = x0 + (j + 0.5) * cell;
       const cy = y0 + gridH + 4;
       const text = esc(cols[j] ?? j + 1);
@@ -141,13 +174,8 @@ function render({ model, el }) {
       parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
     }
     // highlights: whole rows, whole columns, single cells
-    const boxes = [];
-    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
-    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
-    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
-    for (const [x, y, w, h] of boxes) {
-      parts.push(`<rect class="attn-highlight" x="${x + lineWidth / 2}" y="${y + lineWidth / 2}" width="${Math.max(0, w - lineWidth)}" height="${Math.max(0, h - lineWidth)}" fill="none" stroke="${hlColour}" stroke-width="${lineWidth}" pointer-events="none"/>`);
-    }
+    const geometry = { x0, y0, cell, gridW, gridH, barX, barW, fontSize };
+    parts.push(`<g class="attn-highlights">${highlightsSvg(geometry)}</g>`);
     // colour bar (aria-hidden: the table view and the description carry the numbers)
     const steps = Math.min(pal.length, 64);
     parts.push(`<g class="attn-colorbar" aria-hidden="true">`);
@@ -156,25 +184,109 @@ function render({ model, el }) {
       parts.push(`<rect x="${barX}" y="${y0 + (k * gridH) / steps}" width="${barW}" height="${gridH / steps + 0.5}" fill="rgb(${r},${g},${b})"/>`);
     }
     parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
-    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
-    for (const [v, y] of ticks) parts.push(`<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`);
+    parts.push(`<g class="attn-ticks">${ticksSvg(geometry)}</g>`);
     parts.push(`</g></svg>`);
 
     const hadFocus = root.contains(document.activeElement) && document.activeElement.classList?.contains("attn-cell");
     figure.innerHTML = parts.join("");
+    paintCanvas();
     if (hadFocus) focusCell(focused[0], focused[1]);
+    built = { key: structureKey(), geometry, palette: model.get("palette"), cells: [...figure.querySelectorAll(".attn-cell")] };
+  }
+
+  // what forces a full rebuild: anything that moves something (sizes, labels, texts, style)
+  function structureKey() {
+    const v = getValues() || [];
+    return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
+      model.get("title"), model.get("xlabel"), model.get("ylabel"), model.get("annotate"), model.get("font_size"),
+      model.get("cell_size"), model.get("editable"), formatValue(model.get("vmin"), 2).length,
+      formatValue(model.get("vmax"), 2).length, model.get("highlight_color"), model.get("line_width")]);
+  }
+
+  function highlightsSvg({ x0, y0, cell, gridW, gridH }) {
+    const lw = model.get("line_width");
+    const colour = model.get("highlight_color");
+    const boxes = [];
+    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
+    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
+    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
+    return boxes.map(([x, y, w, h]) => `<rect class="attn-highlight" x="${x + lw / 2}" y="${y + lw / 2}" width="${Math.max(0, w - lw)}" height="${Math.max(0, h - lw)}" fill="none" stroke="${colour}" stroke-width="${lw}" pointer-events="none"/>`).join("");
+  }
+
+  function ticksSvg({ y0, gridH, barX, barW, fontSize }) {
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
+    return ticks.map(([v, y]) => `<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`).join("");
+  }
+
+  // the colours of a large (unannotated) matrix: one pixel per cell, scaled up without smoothing
+  function paintCanvas() {
+    const canvas = figure.querySelector(".attn-canvas");
+    if (!canvas) return;
+    const { values, nRows, nCols, lo, hi, pal } = current();
+    const small = document.createElement("canvas");
+    small.width = nCols;
+    small.height = nRows;
+    const sctx = small.getContext("2d");
+    const img = sctx.createImageData(nCols, nRows);
+    for (let i = 0; i < nRows; i++) {
+      for (let j = 0; j < nCols; j++) {
+        const [r, g, b] = colourOf(values[i][j], lo, hi, pal);
+        const k = 4 * (i * nCols + j);
+        img.data[k] = r;
+        img.data[k + 1] = g;
+        img.data[k + 2] = b;
+        img.data[k + 3] = 255;
+      }
+    }
+    sctx.putImageData(img, 0, 0);
+    const ctx = canvas.getContext("2d");
+    ctx.imageSmoothingEnabled = false;
+    ctx.clearRect(0, 0, canvas.width, canvas.height);
+    ctx.drawImage(small, 0, 0, canvas.width, canvas.height);
+  }
+
+  // same structure: recolour and relabel the existing cells in place (no new DOM)
+  function patch() {
+    const { values, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
+    built.cells.forEach((g, k) => {
+      const i = Math.floor(k / nCols);
+      const j = k - i * nCols;
+      const v = values[i][j];
+      const shown = formatValue(v, decimals);
+      g.setAttribute("aria-label", `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`);
+      if (annotate) {
+        const [r, gr, b] = colourOf(v, lo, hi, pal);
+        g.firstChild.setAttribute("fill", `rgb(${r},${gr},${b})`);
+        const t = g.lastChild;
+        t.textContent = shown;
+        t.setAttribute("fill", 0.299 * r + 0.587 * gr + 0.114 * b <= 127.5 ? "#fff" : "#000");
+      }
+    });
+    if (!annotate) paintCanvas();
+    figure.querySelector(".attn-highlights").innerHTML = highlightsSvg(built.geometry);
+    figure.querySelector(".attn-ticks").innerHTML = ticksSvg(built.geometry);
+  }
+
+  function draw() {
+    const t0 = performance.now();
+    if (built && built.key === structureKey() && built.palette === model.get("palette")) patch();
+    else rebuild();
     desc.textContent = model.get("description");
     message.textContent = model.get("message");
     message.hidden = !model.get("message");
     if (!tableBox.hidden) drawTable();
+    root.dataset.drawStart = t0.toFixed(2);  // read by bench/bench_browser.py
+    root.dataset.drawMs = (performance.now() - t0).toFixed(2);
   }
 
   function drawTable() {
-    const values = model.get("values") || [];
+    const values = getValues() || [];
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const full = model.get("precision");
-    const parts = [`<table><caption>${esc(model.get("title") || "matrix")}</caption><thead><tr><td></td>`];
+    const parts = [`<table><caption>${esc(model.get("title") || "matrix")}</caption><thead><tr><th></th>`];
     for (const c of cols) parts.push(`<th scope="col">${esc(c)}</th>`);
     parts.push(`</tr></thead><tbody>`);
     values.forEach((row, i) => {
@@ -192,7 +304,7 @@ function render({ model, el }) {
   }
 
   function focusCell(i, j) {
-    const values = model.get("values") || [];
+    const values = getValues() || [];
     if (!values.length) return;
     i = Math.max(0, Math.min(values.length - 1, i));
     j = Math.max(0, Math.min(values[0].length - 1, j));
@@ -207,7 +319,7 @@ function render({ model, el }) {
   }
 
   function showTooltip(i, j, g) {
-    const values = model.get("values");
+    const values = getValues();
     const rows = model.get("row_labels") || [];
     const cols = model.get("col_labels") || [];
     const explanations = model.get("explanations") || [];
@@ -234,7 +346,7 @@ function render({ model, el }) {
     editor = document.createElement("input");
     editor.type = "text";
     editor.className = "attn-heatmap-editor";
-    editor.value = String(model.get("values")[i][j]);
+    editor.value = String(getValues()[i][j]);
     editor.setAttribute("aria-label", `new value for ${(model.get("row_labels") || [])[i] ?? i + 1}, ${(model.get("col_labels") || [])[j] ?? j + 1}`);
     editor.style.left = box.left - base.left + "px";
     editor.style.top = box.top - base.top + "px";
@@ -294,7 +406,7 @@ function render({ model, el }) {
     } else if (ev.key === "Home" || ev.key === "End") {
       ev.preventDefault();
       ev.stopPropagation();
-      focusCell(i, ev.key === "Home" ? 0 : (model.get("values")[0] || []).length - 1);
+      focusCell(i, ev.key === "Home" ? 0 : (getValues()[0] || []).length - 1);
     } else if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
       ev.stopPropagation();

@@ -1,0 +1,265 @@
+"""Browser benchmark: control change → updated view on screen, in JupyterLab in headless Chromium.
+
+For every lesson explorer (built with its defaults in one generated notebook) and for a bare
+64×64 heatmap, the page changes one control (next dropdown option, a toggle, a slider step) and
+times, with ``performance.now()`` in the page, until the explorer's view changed (a mutation of
+the live SVG, or of the old PNG ``<img>``) and the next animation frame was painted. That is the
+whole round trip: browser → kernel → recomputation → message → browser redraw.
+
+The old PNG path (attnlib as of commit ``68c259e``) runs in the same invocation: a second
+JupyterLab whose kernels import that commit's ``attnlib`` (extracted with ``git archive``, put
+first on ``PYTHONPATH``).
+
+Run: ``.venv/bin/python bench/bench_browser.py [--changes N]`` (needs Debian's chromium).
+Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, find_chromium, start_lab  # noqa: E402
+
+OLD_COMMIT = "68c259e"
+EXPLORERS = (
+    ("inputs", "InputsExplorer"),
+    ("weights", "WeightsExplorer"),
+    ("qkv", "QKVExplorer"),
+    ("scores", "ScoresExplorer"),
+    ("softmax", "SoftmaxExplorer"),
+    ("weighting", "WeightingExplorer"),
+    ("summing", "SummingExplorer"),
+    ("scaling", "ScalingExplorer"),
+    ("module", "ModuleExplorer"),
+    ("sentence", "SentenceExplorer"),
+    ("multihead", "MultiHeadExplorer"),
+)
+
+BIG = """\
+import ipywidgets as W
+import numpy as np
+
+rng = np.random.default_rng(0)
+try:
+    from attnlib.widgets import HeatmapView
+
+    big = HeatmapView(rng.random((64, 64)), title="64x64")
+    show = big.update
+except ImportError:  # the old PNG path
+    from attnlib.viz import Heatmap
+    from attnlib.widgets._core import PlotView
+
+    old = PlotView(Heatmap(rng.random((64, 64)), title="64x64"))
+    big = old.image
+
+    def show(matrix):
+        old.plot.update(matrix)
+        old.refresh()
+
+choice = W.Dropdown(options=list(range(8)), description="matrix")
+choice.observe(lambda change: show(rng.random((64, 64))), names="value")
+W.VBox([choice, big])
+"""
+
+
+# the floor: JupyterLab's widget round trip with no attnlib at all (a dropdown sets a text)
+FLOOR = """\
+import ipywidgets as W
+
+floor_choice = W.Dropdown(options=list(range(8)), description="floor")
+floor_text = W.HTML("0")
+floor_text.add_class("bench-floor")
+floor_choice.observe(lambda change: setattr(floor_text, "value", str(change["new"])), names="value")
+W.VBox([floor_choice, floor_text])
+"""
+
+
+def notebook() -> dict:
+    cells = [
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
+        for source in (FLOOR, BIG)
+    ]
+    for module, name in EXPLORERS:
+        source = f"from attnlib.widgets.{module} import {name}\n{name}()"
+        cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
+    return {
+        "cells": cells,
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+# one timed change of output k: returns ms until the view mutated and a frame was painted
+CHANGE_JS = """
+async ([id, k, step]) => {
+  const panel = document.getElementById(id);
+  const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'));
+  const out = outs[k];
+  const views = [...out.querySelectorAll('.attn-heatmap-figure, img, .bench-floor')];
+  const selects = [...out.querySelectorAll('select')].filter(s => s.options.length > 1 && !s.disabled);
+  const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')].filter(b => !b.disabled);
+  const handles = [...out.querySelectorAll('.noUi-handle')].filter(h => !h.closest('[disabled]'));
+  const actions = [];
+  for (const s of selects) actions.push(() => { s.selectedIndex = (s.selectedIndex + 1) % s.options.length;
+                                                s.dispatchEvent(new Event('change', {bubbles: true})); });
+  for (const b of toggles) actions.push(() => b.click());
+  for (const h of handles) actions.push(() => { const key = (step % 8) < 4 ? 'ArrowRight' : 'ArrowLeft';
+                                                h.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true})); });
+  if (!actions.length || !views.length) return {ms: null, why: 'no control or no view'};
+  return await new Promise((resolve) => {
+    let done = false;
+    const timer = setTimeout(() => {
+      if (!done) { done = true; obs.disconnect(); resolve({ms: null, why: 'timeout'}); }
+    }, 5000);
+    const obs = new MutationObserver(() => {
+      if (done) return;
+      done = true;
+      obs.disconnect();
+      clearTimeout(timer);
+      requestAnimationFrame(() => setTimeout(() => {
+        const now = performance.now();
+        const heatmaps = [...out.querySelectorAll('.attn-heatmap')];
+        const starts = heatmaps.map(h => Number(h.dataset.drawStart || now)).filter(t => t >= t0);
+        resolve({
+          ms: now - t0,
+          draw: Math.max(0, ...heatmaps.map(h => Number(h.dataset.drawMs || 0))),
+          screen: starts.length ? now - Math.min(...starts) : null,
+        });
+      }, 0));
+    });
+    for (const v of views) obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src']});
+    const t0 = performance.now();
+    actions[step % actions.length]();
+  });
+}
+"""
+
+
+def measure(
+    pythonpath: str | None, changes: int, chromium: str
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """``{row name: ms per change}`` and ``{row name: ms of the slowest SVG redraw per change}``
+    measured in a fresh JupyterLab (its kernels get ``pythonpath`` first)."""
+    draws: dict[str, list[float]] = {}
+    screens: dict[str, list[float]] = {}
+    from playwright.sync_api import sync_playwright
+
+    results: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        (root / "bench.ipynb").write_text(json.dumps(notebook()))
+        saved = os.environ.get("PYTHONPATH")
+        if pythonpath:
+            os.environ["PYTHONPATH"] = pythonpath
+        try:
+            server = start_lab(root, Path(tmp) / "jupyter")
+        finally:
+            if pythonpath:
+                if saved is None:
+                    os.environ.pop("PYTHONPATH")
+                else:
+                    os.environ["PYTHONPATH"] = saved
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+                page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+                page.goto(f"{server.base}/lab/workspaces/bench?reset&token={server.token}")
+                page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+                page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+                panel = page.evaluate(OPEN_NOTEBOOK_JS, "bench.ipynb")
+                page.evaluate(RUN_ALL_JS, panel)
+                deadline = time.monotonic() + 300
+                while time.monotonic() < deadline:
+                    state = page.evaluate(STATE_JS, panel)
+                    if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
+                        break
+                    page.wait_for_timeout(250)
+                page.wait_for_timeout(1000)
+                if pythonpath is None:  # what the 64×64 view looks like (device scale factor 1)
+                    shot = REPO / "test-artifacts" / "bench-64x64.png"
+                    shot.parent.mkdir(exist_ok=True)
+                    page.locator(f"#{panel} .attn-heatmap").first.screenshot(path=str(shot))
+                names = ["floor: a bare ipywidgets round trip", "one heatmap 64×64"] + [
+                    f"{m}.{n}" for m, n in EXPLORERS
+                ]
+                for k, name in enumerate(names):
+                    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
+                        k
+                    ).scroll_into_view_if_needed()
+                    times, drawn, shown = [], [], []
+                    for step in range(changes + 2):
+                        got = page.evaluate(CHANGE_JS, [panel, k, step])
+                        page.wait_for_timeout(60)  # let the kernel settle (e.g. a second message of the change)
+                        if step >= 2 and got.get("ms") is not None:  # the first two warm up
+                            times.append(got["ms"])
+                            drawn.append(got.get("draw", 0.0))
+                            if got.get("screen") is not None:
+                                shown.append(got["screen"])
+                    results[name] = times
+                    draws[name] = drawn
+                    screens[name] = shown
+                browser.close()
+        finally:
+            server.shutdown_kernels()
+            server.stop()
+    return results, draws, screens
+
+
+def stats(times: list[float]) -> str:
+    if not times:
+        return "- | -"
+    return f"{statistics.median(times):.0f} | {float(np.percentile(times, 90)):.0f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--changes", type=int, default=20, help="timed control changes per explorer")
+    parser.add_argument("--new-only", action="store_true", help="skip the old PNG path")
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if chromium is None:
+        print("no chromium executable: install Debian's chromium (make chromium)")
+        return
+    new, draws, screens = measure(None, args.changes, chromium)
+    old: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        if args.new_only:
+            return _report(args.changes, new, old, draws, screens)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", OLD_COMMIT, "attnlib"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+        old, _, _ = measure(tmp, args.changes, chromium)
+    _report(args.changes, new, old, draws, screens)
+
+
+def _report(changes: int, new: dict, old: dict, draws: dict, screens: dict) -> None:
+    print(f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each")
+    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = SVG drawn by the browser)\n")
+    print(
+        "| view | new median ms | new p90 ms | old median ms | old p90 ms "
+        "| new, browser part: redraw → painted, median ms | new, SVG redraw (JS), median ms |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in new:
+        redraw = f"{statistics.median(draws[name]):.1f}" if draws.get(name) else "-"
+        screen = f"{statistics.median(screens[name]):.1f}" if screens.get(name) else "-"
+        print(f"| {name} | {stats(new[name])} | {stats(old.get(name, []))} | {screen} | {redraw} |")
+
+
+if __name__ == "__main__":
+    main()
