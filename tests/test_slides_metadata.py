@@ -50,10 +50,20 @@ def test_static_decks_point_at_local_copies_only() -> None:
     spec = importlib.util.spec_from_file_location("build_slides", REPO / "scripts" / "build_slides.py")
     build_slides = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(build_slides)
-    html, _ = build_slides.exporter().from_notebook_node(nbformat.read(LESSONS[0], as_version=4))
+    nb = nbformat.read(LESSONS[0], as_version=4)
+    html, _ = build_slides.exporter().from_notebook_node(nb)
     assert build_slides.remote_references(html) == []
-    for url in build_slides.URLS.values():
-        assert url.split("?")[0] in html, f"the deck does not load {url}"
+    # the lessons store no widget state (readers without a kernel see each explorer's PNG fallback), and
+    # nbconvert loads the widget renderer only for stored state: with state it must be the local copy
+    assert "widgets" not in nb.metadata
+    for option, url in build_slides.URLS.items():
+        if option != "widget_renderer_url":
+            assert url.split("?")[0] in html, f"the deck does not load {url}"
+    nb.metadata["widgets"] = {
+        "application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2, "version_minor": 0}
+    }
+    with_state, _ = build_slides.exporter().from_notebook_node(nb)
+    assert build_slides.URLS["widget_renderer_url"] in with_state and build_slides.remote_references(with_state) == []
     assert "theme/white.css" in html
     default, _ = build_slides.SlidesExporter().from_notebook_node(nbformat.read(LESSONS[0], as_version=4))
     assert build_slides.remote_references(default), "the check must catch nbconvert's default CDN URLs"
