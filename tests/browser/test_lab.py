@@ -207,6 +207,35 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     assert [float(c) for c in cells] == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
+def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
+    """Lesson 07's PipelineExplorer: type a number into X; Z becomes exactly what attnlib computes."""
+    from attnlib import attention, derive_qkv
+    from attnlib.examples import three_inputs
+
+    x_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="X: inputs"]').first
+    x_view.scroll_into_view_if_needed()
+    x_view.locator('.attn-cell[data-row="0"][data-col="3"]').click()
+    editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
+    editor.wait_for(state="visible", timeout=5000)
+    editor.fill("5")
+    editor.press("Enter")
+    x = three_inputs.inputs.clone()
+    x[0, 3] = 5.0
+    want = attention(*derive_qkv(x, *three_inputs.weights), scale=1.0)  # the explorer starts unscaled, as 001
+    z_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="Z = A V"]').first
+    root = z_view.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
+    z_view.locator('.attn-cell[data-row="0"][data-col="1"]').wait_for(timeout=5000)
+    page.wait_for_function(  # the new Z has arrived: z_12 changed from 001's 6.6831
+        "(svg) => { const c = svg.querySelector('.attn-cell[data-row=\"0\"][data-col=\"1\"]');"
+        " return c && !c.getAttribute('aria-label').includes('6.683'); }",
+        arg=z_view.element_handle(),
+        timeout=10_000,
+    )
+    root.locator(".attn-heatmap-table-toggle").press("Enter")
+    cells = root.locator(".attn-heatmap-table tbody td").all_inner_texts()
+    assert [float(c) for c in cells] == pytest.approx(want.flatten().tolist(), abs=1e-4)
+
+
 @pytest.mark.parametrize("lesson", LESSONS)
 def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
     server, page, problems = lab
@@ -238,6 +267,8 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
             assert all(svg["cells"] > 0 for svg in out["svgs"]), f"{lesson}: an SVG heatmap has no cells"
         pushed = [img["src"][:60] for out in outputs for img in out["images"]]
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
+        if lesson.startswith("07_"):
+            _edit_x_in_the_linked_explorer(page, panel_id)
         changed, log = _move_controls(page, panel_id, outputs)
         assert changed >= 1, f"{lesson}: moving controls redrew no view ({log})"
         if lesson.startswith("04_"):
