@@ -214,6 +214,12 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
 
     x_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="X: inputs"]').first
     x_view.scroll_into_view_if_needed()
+    # numbers stay readable: white on dark cells (001's 0 in navy), black on light ones (2 in yellow)
+    fills = x_view.evaluate(
+        "s => ['0,1', '1,1'].map(rc => { const [r, c] = rc.split(','); return getComputedStyle("
+        "s.querySelector(`.attn-cell[data-row='${r}'][data-col='${c}'] text`)).fill; })"
+    )
+    assert fills == ["rgb(255, 255, 255)", "rgb(0, 0, 0)"], fills
     x_view.locator('.attn-cell[data-row="0"][data-col="3"]').click()
     editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
     editor.wait_for(state="visible", timeout=5000)
