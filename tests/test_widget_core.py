@@ -314,6 +314,8 @@ def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
 
 def test_weights_views_of_the_explorers_have_the_scale_0_to_1() -> None:
     from attnlib.widgets.module import ModuleExplorer
+    from attnlib.widgets.multihead import MultiHeadExplorer
+    from attnlib.widgets.pipeline import PipelineExplorer
     from attnlib.widgets.scaling import ScalingExplorer
     from attnlib.widgets.sentence import SentenceExplorer
     from attnlib.widgets.softmax import SoftmaxExplorer
@@ -326,6 +328,8 @@ def test_weights_views_of_the_explorers_have_the_scale_0_to_1() -> None:
         *ScalingExplorer().views.values(),
         ModuleExplorer().views["weights"],
         SentenceExplorer().views["weights"],
+        *MultiHeadExplorer().views.values(),
+        PipelineExplorer().views["weights"],
     ]
     assert all((view.vmin, view.vmax) == (0.0, 1.0) for view in views)
     assert all(view.cmap == "cividis" for view in views)

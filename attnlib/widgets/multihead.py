@@ -54,11 +54,18 @@ class MultiHeadExplorer(Explorer):
                 xlabel="key",
                 ylabel="query",
                 vmin=0.0,
+                vmax=1.0,  # weights: one scale for every head, so near-uniform heads look near-uniform
             )
         }
         for h in range(num_heads):  # the grid of every head: one small view each
             self.views[f"head {h + 1}"] = HeatmapView(
-                weights[h], row_labels=labels, col_labels=labels, title=f"head {h + 1}", vmin=0.0, cell_size=22
+                weights[h],
+                row_labels=labels,
+                col_labels=labels,
+                title=f"head {h + 1}",
+                vmin=0.0,
+                vmax=1.0,
+                cell_size=22,
             )
         self.grid = W.GridBox(
             [self.views[f"head {h + 1}"] for h in range(num_heads)],
