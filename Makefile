@@ -59,6 +59,7 @@ bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and 
 	$(BIN)/python bench/bench_attention.py
 	$(BIN)/python bench/bench_widgets.py
 	$(BIN)/python bench/bench_browser.py
+	$(BIN)/python bench/bench_scale.py
 	$(BIN)/python bench/bench_nbval.py
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline

@@ -49,6 +49,7 @@ from .steps import (
     attention_weights,
     derive_qkv,
     init_weights,
+    mask_scores,
     prepare_inputs,
     project,
     scale_scores,
@@ -57,6 +58,7 @@ from .steps import (
     sum_weighted_values,
     weight_values,
 )
+from .tiled import tiled_attention
 
 __version__ = "0.1.0"
 
@@ -72,6 +74,7 @@ __all__ = [
     "derive_qkv",
     "examples",
     "init_weights",
+    "mask_scores",
     "prepare_inputs",
     "project",
     "scale_scores",
@@ -81,6 +84,7 @@ __all__ = [
     "style",
     "sum_weighted_values",
     "text",
+    "tiled_attention",
     "viz",
     "weight_values",
 ]

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 import torch
 from torch import Tensor, nn
 
-from ._validate import AttentionInputError, check_mask, check_positive_int, check_tensor, shape_str
-from .steps import _softmax, attention, attention_weights, scale_scores, score
+from ._validate import AttentionInputError, check_positive_int, check_tensor, shape_str
+from .steps import attention, attention_weights, mask_scores, scale_scores, score, softmax
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
@@ -79,10 +79,8 @@ class SelfAttention(nn.Module):
         q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
         s = score(q, k)
         scaled = scale_scores(s, self.d_out) if self.scaled else s
-        mask = check_mask(mask, tuple(scaled.shape))
-        if mask is not None:
-            scaled = scaled.masked_fill(~mask, float("-inf"))
-        w = _softmax(scaled)
+        scaled = mask_scores(scaled, mask)
+        w = softmax(scaled)
         return SimpleNamespace(queries=q, keys=k, values=v, scores=s, scaled_scores=scaled, weights=w, context=w @ v)
 
     def extra_repr(self) -> str:

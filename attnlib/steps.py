@@ -47,6 +47,7 @@ __all__ = [
     "attention_weights",
     "derive_qkv",
     "init_weights",
+    "mask_scores",
     "prepare_inputs",
     "scale_scores",
     "score",
@@ -199,22 +200,8 @@ def softmax(scores: Tensor, dim: int = -1) -> Tensor:
             f"every score along dim={dim} is -inf in some row (shape {shape_str(scores)}): "
             "there is nothing to normalise"
         )
-    return _softmax(scores, dim)
-
-
-def _softmax(scores: Tensor, dim: int = -1, *, inplace: bool = False) -> Tensor:
-    """:func:`softmax` without the input checks (for inputs already validated).
-
-    With ``inplace=True`` (for scores that are the caller's own temporary) the result overwrites
-    ``scores``: no extra ``(..., n_q, n_k)`` buffer, three passes over it instead of five.
-    """
-    if scores.requires_grad:  # autograd needs exp's output unchanged: no in-place ops
-        exp = (scores - scores.amax(dim=dim, keepdim=True)).exp()
-        return exp / exp.sum(dim=dim, keepdim=True)
-    row_max = scores.amax(dim=dim, keepdim=True)
-    shifted = scores.sub_(row_max) if inplace else scores - row_max
-    exp = shifted.exp_()  # shifted is a temporary: reuse its memory
-    return exp.div_(exp.sum(dim=dim, keepdim=True))
+    exp = (scores - scores.amax(dim=dim, keepdim=True)).exp()  # every exponent ≤ 0: nothing overflows
+    return exp / exp.sum(dim=dim, keepdim=True)
 
 
 # ---------------------------------------------------------------- step 6: weighting
@@ -275,24 +262,29 @@ def scale_scores(scores: Tensor, d_k: int | None = None, *, scale: float | None 
     return scores * check_scale(scale, 1)
 
 
+# ---------------------------------------------------------------- masking (lesson 09)
+def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] = ()) -> Tensor:
+    """Hide keys: every score where ``mask`` is False becomes ``-inf``, so the softmax gives it weight 0.
+
+    Masking happens after scaling and before the softmax (masking after it would break the rows'
+    sum of 1; masking with 0 would still give the key weight).
+
+    Args:
+        scores: ``(..., n_q, n_k)``.
+        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``; ``None`` hides nothing.
+            A query whose every key is hidden is an error (its softmax would be 0/0).
+        batch: batch dimensions the scores will be broadcast to (e.g. added by the values).
+
+    Returns:
+        masked scores, the shape of ``(*batch, n_q, n_k)`` broadcast with ``scores``.
+    """
+    check_tensor("scores", scores)
+    shape = (*torch.broadcast_shapes(tuple(batch), scores.shape[:-2]), *scores.shape[-2:])
+    mask = check_mask(mask, shape)
+    return scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+
+
 # ---------------------------------------------------------------- the whole
-def _masked_scaled_scores(
-    queries: Tensor, keys: Tensor, values: Tensor | None, scale: float | None, mask: Tensor | None
-) -> Tensor:
-    batch = check_qkv(queries, keys, values)
-    s = check_scale(scale, queries.shape[-1])
-    scores_shape = (*batch, queries.shape[-2], keys.shape[-2])
-    mask = check_mask(mask, scores_shape)
-    # scaling the queries (n_q × d_k numbers) costs less than scaling the scores (n_q × n_k)
-    scores = torch.matmul(queries * s, keys.transpose(-2, -1)) if s != 1.0 else queries @ keys.transpose(-2, -1)
-    if mask is not None:
-        if tuple(scores.shape) == scores_shape:  # our own temporary, and the mask does not enlarge it
-            scores.masked_fill_(~mask, float("-inf"))
-        else:  # the mask (or the values) add batch dimensions
-            scores = scores.masked_fill(~mask, float("-inf"))
-    return scores
-
-
 def attention_weights(
     queries: Tensor,
     keys: Tensor,
@@ -301,20 +293,24 @@ def attention_weights(
     scale: float | None = None,
     mask: Tensor | None = None,
 ) -> Tensor:
-    """Steps 4, 8 and 5 — ``softmax(scale · Q Kᵀ)`` with an optional mask.
+    """Steps 4, 8 and 5 — ``softmax(mask(scale · Q Kᵀ))``: the weights ``A``.
 
     Args:
         queries: ``(..., n_q, d_k)``.
         keys: ``(..., n_k, d_k)``.
-        values: ``(..., n_k, d_v)``, optional; only checked, so that the call mirrors
-            :func:`attention`.
+        values: ``(..., n_k, d_v)``, optional; only checked (and its batch dimensions used), so that
+            the call mirrors :func:`attention`.
         scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives the unscaled form.
         mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
 
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
     """
-    return _softmax(_masked_scaled_scores(queries, keys, values, scale, mask), inplace=True)
+    batch = check_qkv(queries, keys, values)
+    scores = score(queries, keys)  # step 4: S = Q Kᵀ
+    scores = scale_scores(scores, scale=check_scale(scale, queries.shape[-1]))  # step 8: S / √d_k
+    scores = mask_scores(scores, mask, batch=batch)  # hidden keys → -inf (lesson 09)
+    return softmax(scores)  # step 5: each row sums to 1
 
 
 def attention(
@@ -325,10 +321,14 @@ def attention(
     scale: float | None = None,
     mask: Tensor | None = None,
 ) -> Tensor:
-    """Scaled dot-product attention: ``softmax(scale · Q Kᵀ) V``.
+    """Scaled dot-product attention, read as the formula: ``softmax(mask(Q Kᵀ / √d_k)) V``.
 
-    Agrees with ``torch.nn.functional.scaled_dot_product_attention`` (whose boolean mask has the
-    same convention, True = may attend).
+    The steps in the order they run: scores (step 4), scaling (step 8), masking, softmax (step 5),
+    then the weighted sum — steps 6 and 7 in one matrix product, ``A V``, which is the same sum
+    ``z_i = Σ_j α_ij v_j`` without building the ``(n_q, n_k, d_v)`` grid of weighted values.
+    It agrees with ``torch.nn.functional.scaled_dot_product_attention`` (whose boolean mask has
+    the same convention, True = may attend). The fast, memory-lean path is
+    :func:`attnlib.tiled_attention`; this one is the one to read.
 
     Args:
         queries: ``(..., n_q, d_k)``.
@@ -336,11 +336,11 @@ def attention(
         values: ``(..., n_k, d_v)``.
         scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives document 000's
             unscaled form.
-        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
+        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``. A query that may
+            attend to no key is an error (its softmax would be 0/0; torch's SDPA returns NaN there).
 
     Returns:
-        context ``(..., n_q, d_v)``.
+        context ``Z`` ``(..., n_q, d_v)``.
     """
-    weights = _softmax(_masked_scaled_scores(queries, keys, values, scale, mask), inplace=True)
-    # steps 6 and 7 in one product: (weights @ values)[i] = sum_j weights[i, j] * values[j]
-    return weights @ values
+    weights = attention_weights(queries, keys, values, scale=scale, mask=mask)
+    return weights @ values  # steps 6 and 7: z_i = Σ_j α_ij v_j

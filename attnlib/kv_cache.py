@@ -1,0 +1,85 @@
+"""The key/value cache of autoregressive generation (lesson 15 idea).
+
+Generating token ``t + 1`` needs attention of the newest token over tokens ``0 … t``. Without a cache
+every step recomputes the keys and values (step 3) and the scores (step 4) of *all* earlier tokens,
+although they have not changed — the causal mask guarantees it. A cache keeps each layer's keys and
+values and appends only the new token's: each step then computes one query row instead of a matrix.
+
+Shapes: per layer ``(batch, num_heads, n_cached, d_head)``.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ._validate import AttentionInputError, check_positive_int
+
+__all__ = ["KVCache", "generate", "score_dot_products"]
+
+
+class KVCache:
+    """Keys and values of the tokens seen so far, one entry per layer: ``(batch, h, n_cached, d_head)``."""
+
+    def __init__(self, num_layers: int) -> None:
+        self.keys: list[Tensor | None] = [None] * check_positive_int("num_layers", num_layers)
+        self.values: list[Tensor | None] = [None] * num_layers
+
+    def __len__(self) -> int:
+        """``n_cached``: how many tokens are cached (0 when empty)."""
+        return 0 if self.keys[0] is None else self.keys[0].shape[-2]
+
+    def update(self, layer: int, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """Append the new tokens' ``keys``/``values`` ``(batch, h, n_new, d_head)`` for ``layer``; return all so far."""
+        if not 0 <= layer < len(self.keys):
+            raise AttentionInputError(f"layer must be from 0 to {len(self.keys) - 1}, got {layer}")
+        if self.keys[layer] is not None:
+            keys = torch.cat([self.keys[layer], keys], dim=-2)
+            values = torch.cat([self.values[layer], values], dim=-2)
+        self.keys[layer], self.values[layer] = keys, values
+        return keys, values
+
+
+@torch.no_grad()
+def generate(model, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> Tensor:
+    """Greedy decoding: append ``max_new_tokens`` tokens to ``prompt`` ``(batch, n_prompt)``.
+
+    ``model`` is a causal :class:`attnlib.transformer.TinyTransformer` (any model whose
+    ``forward(ids, *, cache=None)`` returns ``(batch, n, vocab_size)`` logits and accepts a
+    :class:`KVCache` works). With ``use_cache`` each step feeds only the newest token; without it,
+    the whole sequence so far. Both give the same tokens.
+
+    Returns:
+        ``(batch, n_prompt + max_new_tokens)`` token ids.
+    """
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
+        raise AttentionInputError(f"max_new_tokens must be a non-negative integer, got {max_new_tokens!r}")
+    limit = getattr(model, "max_len", None)
+    if limit is not None and prompt.shape[-1] + max_new_tokens > limit:
+        raise AttentionInputError(
+            f"prompt ({prompt.shape[-1]} tokens) + max_new_tokens ({max_new_tokens}) exceed the model's max_len={limit}"
+        )
+    ids = prompt
+    cache = KVCache(len(model.blocks)) if use_cache else None
+    logits = model(ids, cache=cache) if use_cache else None
+    for step in range(max_new_tokens):
+        if not use_cache:
+            logits = model(ids)
+        next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
+        ids = torch.cat([ids, next_token], dim=1)
+        if use_cache and step < max_new_tokens - 1:
+            logits = model(next_token, cache=cache)
+    return ids
+
+
+def score_dot_products(n_prompt: int, max_new_tokens: int, *, use_cache: bool) -> int:
+    """How many query·key dot products one head of one layer computes to generate ``max_new_tokens``.
+
+    Without a cache, step ``t`` (sequence length ``L``) computes the full ``L × L`` score matrix; with
+    one, the prompt's ``n_prompt × n_prompt`` once, then one row of ``L`` per new token.
+    """
+    check_positive_int("n_prompt", n_prompt)
+    lengths = range(n_prompt, n_prompt + max_new_tokens)
+    if use_cache:
+        return n_prompt * n_prompt + sum(length + 1 for length in lengths[:-1]) if max_new_tokens else n_prompt**2
+    return sum(length * length for length in lengths)

@@ -1,0 +1,52 @@
+"""KVCache and generate: cached generation gives exactly the tokens of recomputation, with far fewer dot products."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnlib import AttentionInputError, models
+from attnlib.kv_cache import KVCache, generate, score_dot_products
+from attnlib.transformer import TinyTransformer
+
+
+def test_cache_appends_per_layer():
+    cache = KVCache(2)
+    assert len(cache) == 0
+    k, v = cache.update(0, torch.zeros(1, 2, 3, 4), torch.ones(1, 2, 3, 4))
+    assert k.shape == (1, 2, 3, 4) and len(cache) == 3
+    k, v = cache.update(0, torch.zeros(1, 2, 1, 4), torch.ones(1, 2, 1, 4))
+    assert k.shape == (1, 2, 4, 4) and torch.equal(v, torch.ones(1, 2, 4, 4))
+    with pytest.raises(AttentionInputError, match="layer must be from 0 to 1, got 2"):
+        cache.update(2, k, v)
+
+
+def test_generation_with_and_without_cache_is_identical():
+    torch.manual_seed(0)
+    model = TinyTransformer(20, 32, 4, 2, max_len=40, causal=True).eval()
+    prompt = torch.randint(20, (3, 5), generator=torch.Generator().manual_seed(1))
+    with_cache = generate(model, prompt, 30)
+    assert with_cache.shape == (3, 35) and torch.equal(with_cache[:, :5], prompt)
+    assert torch.equal(with_cache, generate(model, prompt, 30, use_cache=False))
+
+
+def test_the_trained_copy_model_copies_when_generating():
+    model = models.load("copy")
+    task = models.RECIPES["copy"].task
+    first = torch.randint(32, (4, task.half), generator=torch.Generator().manual_seed(2))
+    out = generate(model, first, task.half - 1)
+    assert torch.equal(out[:, task.half :], first[:, : task.half - 1])  # the second half repeats the first
+
+
+def test_dot_products_counted():
+    assert score_dot_products(4, 3, use_cache=False) == 16 + 25 + 36
+    assert score_dot_products(4, 3, use_cache=True) == 16 + 5 + 6
+    assert score_dot_products(1, 256, use_cache=False) > 100 * score_dot_products(1, 256, use_cache=True)
+
+
+def test_generate_checks_its_arguments():
+    model = TinyTransformer(10, 8, 2, 1, max_len=6, causal=True)
+    with pytest.raises(AttentionInputError, match="exceed the model's max_len=6"):
+        generate(model, torch.zeros(1, 4, dtype=torch.int64), 3)
+    with pytest.raises(AttentionInputError, match="max_new_tokens must be a non-negative integer"):
+        generate(model, torch.zeros(1, 4, dtype=torch.int64), -1)

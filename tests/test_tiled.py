@@ -1,0 +1,93 @@
+"""tiled_attention, the fast path: equal to attnlib.attention and to torch's SDPA for every block size
+(dividing n_k or not), with masks, causal, n_q ≠ n_k and batch dimensions — and the same clear errors."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import PROPERTY, attention_inputs, ensure_visible
+
+import attnlib
+from attnlib import AttentionInputError, tiled_attention
+
+
+@PROPERTY
+@given(attention_inputs(masked=True), st.integers(1, 12), st.booleans())
+def test_tiled_equals_attention_and_sdpa(inputs, block_size, use_mask):
+    q, k, v, mask = inputs
+    mask = ensure_visible(mask) if use_mask else None
+    got = tiled_attention(q, k, v, mask=mask, block_size=block_size)
+    torch.testing.assert_close(got, attnlib.attention(q, k, v, mask=mask), atol=2e-6, rtol=1e-5)
+    full = None if mask is None else mask.expand(*q.shape[:-1], k.shape[-2])
+    torch.testing.assert_close(got, F.scaled_dot_product_attention(q, k, v, attn_mask=full), atol=2e-6, rtol=1e-5)
+
+
+@PROPERTY
+@given(attention_inputs(masked=False), st.integers(1, 12))
+def test_tiled_causal_equals_sdpa_is_causal(inputs, block_size):
+    q, k, v, _ = inputs
+    got = tiled_attention(q, k, v, is_causal=True, block_size=block_size)
+    torch.testing.assert_close(got, F.scaled_dot_product_attention(q, k, v, is_causal=True), atol=2e-6, rtol=1e-5)
+
+
+def test_large_scores_and_a_long_sequence_stay_as_accurate_as_sdpa():
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 300, 16, generator=gen) * 8 for _ in range(3))  # scores with std ≈ 64
+    exact = F.scaled_dot_product_attention(q.double(), k.double(), v.double())
+    # such sharp rows amplify float32 rounding of the scores in any implementation: measure SDPA's own
+    # error against float64 and ask the tiled path to be no worse (the running rescaling adds nothing)
+    sdpa_error = (F.scaled_dot_product_attention(q, k, v).double() - exact).abs().max()
+    for block in (1, 7, 128, 300, 1000):
+        error = (tiled_attention(q, k, v, block_size=block).double() - exact).abs().max()
+        assert error <= 2 * sdpa_error + 1e-5, (block, float(error), float(sdpa_error))
+
+
+def test_gradients_flow():
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(5, 4, generator=gen, requires_grad=True) for _ in range(3))
+    tiled_attention(q, k, v, block_size=2).sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    attnlib.attention(q, k, v).sum().backward()
+    for got, t in zip(grads, (q, k, v)):
+        torch.testing.assert_close(got, t.grad, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("block_size", [0, -3, 2.5, True, "8"])
+def test_block_size_is_checked(block_size):
+    q = torch.zeros(2, 3)
+    with pytest.raises(ValueError, match=f"block_size must be a positive integer, got {block_size!r}"):
+        tiled_attention(q, q, q, block_size=block_size)
+
+
+def test_mask_and_is_causal_together_is_the_fused_kernel_trap():
+    q = torch.zeros(3, 2)
+    with pytest.raises(AttentionInputError, match="either mask or is_causal=True, not both"):
+        tiled_attention(q, q, q, mask=torch.ones(3, 3, dtype=torch.bool), is_causal=True)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((torch.zeros(4, 5), torch.zeros(4, 3), torch.zeros(4, 3)), "queries have d_k=5 but keys have d_k=3"),
+        ((torch.zeros(2, 2), torch.zeros(3, 2), torch.zeros(4, 2)), "keys have n_k=3 but values have n_k=4"),
+        ((torch.full((2, 2), float("nan")), torch.zeros(2, 2), torch.zeros(2, 2)), "NaN"),
+    ],
+)
+def test_same_errors_as_attention(args, message):
+    with pytest.raises(AttentionInputError, match=message):
+        attnlib.attention(*args)
+    with pytest.raises(AttentionInputError, match=message):
+        tiled_attention(*args)
+
+
+def test_fully_masked_row_is_refused_like_attention():
+    q = torch.zeros(2, 2)
+    mask = torch.tensor([[True, True], [False, False]])
+    for f in (attnlib.attention, tiled_attention):
+        with pytest.raises(AttentionInputError, match="mask hides every key from at least one query"):
+            f(q, q, q, mask=mask)
