@@ -133,7 +133,7 @@ class TinyTransformer(nn.Module):
         x = self.embedding(ids)
         if self.positions is not None:
             x = self.positions(x, offset=offset)
-        mask = causal_mask_from(n, offset) if self.causal else None
+        mask = causal_mask_from(n, offset) if self.causal and n > 1 else None  # one new token sees all
         self.attention_maps = []
         for layer, block in enumerate(self.blocks):
             x, weights = block(x, mask=mask, cache=cache, layer=layer)

@@ -58,7 +58,7 @@ def kv_cache(new_tokens: int = 256) -> tuple[float, float, bool]:
     from attnlib.transformer import TinyTransformer
 
     torch.manual_seed(0)
-    model = TinyTransformer(64, 64, 4, 2, max_len=16 + new_tokens, causal=True).eval()
+    model = TinyTransformer(64, 512, 8, 4, max_len=16 + new_tokens, causal=True).eval()  # 12.6 M parameters
     prompt = torch.randint(64, (1, 16), generator=torch.Generator().manual_seed(1))
     timings = {}
     outputs = {}
@@ -95,7 +95,7 @@ def main(quick: bool) -> None:
             print(row)
     cached, recomputed, same = kv_cache()
     print(
-        f"KV cache, 256 new tokens (2 layers, 4 heads, d_model 64): {cached * 1000:.0f} ms cached vs "
+        f"KV cache, 256 new tokens after 16 (4 layers, 8 heads, d_model 512): {cached * 1000:.0f} ms cached vs "
         f"{recomputed * 1000:.0f} ms recomputed: {recomputed / cached:.1f}x faster, identical tokens: {same}"
     )
 
