@@ -1,7 +1,7 @@
 """Benchmark: wall time of the whole nbval run over every lesson (what `make nbval` runs).
 
 Runs ``pytest -n 2 --dist loadscope notebooks --nbval ...`` several times and prints each wall
-time and the median (goal: ≤ 40 s on a 2-core machine). A failing run is reported as such.
+time and the median (goal: ≤ 90 s for the whole series on a 2-core machine). A failing run is reported as such.
 
 Run: ``.venv/bin/python bench/bench_nbval.py [--repeats 3] [--workers 2]``.
 """
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-GOAL_S = 40.0
+GOAL_S = 90.0
 
 
 def main() -> int:
