@@ -17,10 +17,14 @@ class AttentionInputError(ValueError):
     """Raised when the arguments of an attention step do not fit together."""
 
 
-def check_positive_int(name: str, value: object) -> int:
-    """``value`` if it is an ``int`` >= 1 (``True`` is not a size); else an error naming ``name``."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise AttentionInputError(f"{name} must be a positive integer, got {value!r}")
+def check_positive_int(name: str, value: object, *, zero: bool = False) -> int:
+    """``value`` if it is an ``int`` >= 1 (>= 0 with ``zero=True``; ``True`` is not a size), else an error.
+
+    The one home of this check: sizes, counts, block sizes. ``AttentionInputError`` is a ``ValueError``.
+    """
+    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if zero else 1):
+        kind = "a non-negative" if zero else "a positive"
+        raise AttentionInputError(f"{name} must be {kind} integer, got {value!r}")
     return value
 
 
@@ -108,17 +112,36 @@ def check_scale(scale: float | None, d_k: int) -> float:
     return float(scale)
 
 
-def check_mask(mask: Tensor | None, scores_shape: tuple[int, ...]) -> Tensor | None:
-    """Check a boolean mask (True = may attend) against scores of shape ``(..., n_q, n_k)``."""
+def check_mask(
+    mask: Tensor | None, scores_shape: tuple[int, ...], *, dtype: torch.dtype | None = None
+) -> Tensor | None:
+    """Check a mask against scores of shape ``(..., n_q, n_k)``; return it unchanged.
+
+    Two kinds, as in torch's SDPA: boolean (True = may attend) or additive (floating point, added to
+    the scores: 0 = attend, ``-inf`` = hidden, any other finite number a bias). A floating-point mask
+    of only 0s and 1s is refused: it is almost always a keep-mask meant as boolean, and adding it
+    would hide nothing. A query whose every key is hidden is refused too (its softmax is 0/0).
+    """
     if mask is None:
         return None
     if not isinstance(mask, Tensor):
         raise TypeError(f"mask must be a torch.Tensor of dtype torch.bool, got {type(mask).__name__}")
-    if mask.dtype != torch.bool:
+    additive = mask.is_floating_point()
+    if not additive and mask.dtype != torch.bool:
         raise TypeError(
             f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} with shape "
             f"{shape_str(mask)}; build it with a comparison, e.g. mask = lengths > positions"
         )
+    if additive and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
+        raise TypeError(
+            f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} with shape "
+            f"{shape_str(mask)} holding only 0s and 1s: a floating-point mask is added to the scores, so "
+            "this one would hide nothing. Use mask.bool(), or an additive mask of 0 (attend) and -inf (hidden)"
+        )
+    if additive and dtype is not None and mask.dtype != dtype:
+        raise TypeError(f"an additive mask must have the scores' dtype {dtype}, got {mask.dtype}; convert it")
+    if additive and bool((torch.isnan(mask) | (mask == float("inf"))).any()):
+        raise AttentionInputError("an additive mask may hold finite numbers and -inf only, got NaN or +inf")
     try:
         full = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
@@ -128,7 +151,8 @@ def check_mask(mask: Tensor | None, scores_shape: tuple[int, ...]) -> Tensor | N
             f"mask of shape {shape_str(mask)} does not broadcast to the scores' shape "
             f"(..., n_q, n_k) = {shape_str(scores_shape)}"
         )
-    hidden = ~mask.any(dim=-1)
+    visible = mask > float("-inf") if additive else mask
+    hidden = ~visible.any(dim=-1)
     if bool(hidden.any()):
         where = tuple(int(i) for i in hidden.nonzero()[0])
         raise AttentionInputError(

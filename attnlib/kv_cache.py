@@ -52,8 +52,7 @@ def generate(model, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = Tr
     Returns:
         ``(batch, n_prompt + max_new_tokens)`` token ids.
     """
-    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 0:
-        raise AttentionInputError(f"max_new_tokens must be a non-negative integer, got {max_new_tokens!r}")
+    check_positive_int("max_new_tokens", max_new_tokens, zero=True)
     limit = getattr(model, "max_len", None)
     if limit is not None and prompt.shape[-1] + max_new_tokens > limit:
         raise AttentionInputError(

@@ -34,6 +34,7 @@ from torch import Tensor
 from ._validate import (
     AttentionInputError,
     check_mask,
+    check_positive_int,
     check_qkv,
     check_scale,
     check_tensor,
@@ -105,8 +106,7 @@ def init_weights(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123
     """
     d_v = d_k if d_v is None else d_v
     for name, value in (("d_in", d_in), ("d_k", d_k), ("d_v", d_v)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise AttentionInputError(f"{name} must be a positive integer, got {value!r}")
+        check_positive_int(name, value)
     gen = torch.Generator().manual_seed(seed)
     return Weights(
         torch.rand(d_in, d_k, generator=gen),
@@ -256,9 +256,7 @@ def scale_scores(scores: Tensor, d_k: int | None = None, *, scale: float | None 
     """
     check_tensor("scores", scores)
     if scale is None:
-        if d_k is None or isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 1:
-            raise AttentionInputError(f"d_k must be a positive integer when scale is not given, got {d_k!r}")
-        scale = 1.0 / math.sqrt(d_k)
+        scale = 1.0 / math.sqrt(check_positive_int("d_k", d_k))  # d_k is needed when scale is not given
     return scores * check_scale(scale, 1)
 
 
@@ -271,8 +269,10 @@ def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] =
 
     Args:
         scores: ``(..., n_q, n_k)``.
-        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``; ``None`` hides nothing.
-            A query whose every key is hidden is an error (its softmax would be 0/0).
+        mask: broadcastable to ``(..., n_q, n_k)``; ``None`` hides nothing. Boolean: True = may
+            attend, False → ``-inf``. Floating point (additive, as in torch's SDPA): added to the
+            scores, ``0`` = attend, ``-inf`` = hidden. A query whose every key is hidden is an
+            error (its softmax would be 0/0).
         batch: batch dimensions the scores will be broadcast to (e.g. added by the values).
 
     Returns:
@@ -280,8 +280,10 @@ def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] =
     """
     check_tensor("scores", scores)
     shape = (*torch.broadcast_shapes(tuple(batch), scores.shape[:-2]), *scores.shape[-2:])
-    mask = check_mask(mask, shape)
-    return scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+    mask = check_mask(mask, shape, dtype=scores.dtype)
+    if mask is None:
+        return scores
+    return scores + mask if mask.is_floating_point() else scores.masked_fill(~mask, float("-inf"))
 
 
 # ---------------------------------------------------------------- the whole
@@ -301,7 +303,7 @@ def attention_weights(
         values: ``(..., n_k, d_v)``, optional; only checked (and its batch dimensions used), so that
             the call mirrors :func:`attention`.
         scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives the unscaled form.
-        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
+        mask: boolean (True = may attend) or additive (0 / ``-inf``), broadcastable to ``(..., n_q, n_k)``.
 
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
@@ -336,8 +338,10 @@ def attention(
         values: ``(..., n_k, d_v)``.
         scale: factor on the scores; default ``1/sqrt(d_k)``; ``1.0`` gives document 000's
             unscaled form.
-        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``. A query that may
-            attend to no key is an error (its softmax would be 0/0; torch's SDPA returns NaN there).
+        mask: boolean (True = may attend) or additive (added to the scores: 0 = attend, ``-inf`` =
+            hidden), broadcastable to ``(..., n_q, n_k)``. A query that may attend to no key is an
+            error, not an output: its softmax is 0/0. (``torch.softmax`` gives a NaN row there;
+            torch 2.13's SDPA silently returns a zero row, measured in tests/test_tiled.py.)
 
     Returns:
         context ``Z`` ``(..., n_q, d_v)``.

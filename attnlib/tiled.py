@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from ._validate import AttentionInputError, check_mask, check_qkv, check_scale
+from ._validate import AttentionInputError, check_mask, check_positive_int, check_qkv, check_scale
 
 __all__ = ["tiled_attention"]
 
@@ -39,7 +39,8 @@ def tiled_attention(
         queries: ``(..., n_q, d_k)``.
         keys: ``(..., n_k, d_k)``.
         values: ``(..., n_k, d_v)``.
-        mask: boolean, True = may attend, broadcastable to ``(..., n_q, n_k)``.
+        mask: boolean (True = may attend) or additive (added to the scores: 0 = attend, ``-inf`` =
+            hidden), broadcastable to ``(..., n_q, n_k)``; sliced block by block, never expanded.
         scale: factor on the scores; default ``1/sqrt(d_k)``.
         is_causal: query ``i`` sees keys ``0 … i`` only (the mask is built block by block, never
             whole). Give either ``mask`` or ``is_causal=True``, not both.
@@ -47,10 +48,9 @@ def tiled_attention(
 
     Returns:
         context ``(..., n_q, d_v)``. As for :func:`attnlib.attention`, a query that may attend to no
-        key is an error.
+        key is an error (torch 2.13's SDPA would return a zero row there).
     """
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be a positive integer, got {block_size!r}")
+    check_positive_int("block_size", block_size)  # a ValueError naming the argument and its value
     if not isinstance(is_causal, bool):
         raise TypeError(f"is_causal must be True or False, got {is_causal!r}")
     if is_causal and mask is not None:
@@ -61,7 +61,7 @@ def tiled_attention(
     s = check_scale(scale, queries.shape[-1])
     n_q, n_k = queries.shape[-2], keys.shape[-2]
     shape = (*batch, n_q, n_k)
-    mask = check_mask(mask, shape)
+    mask = check_mask(mask, shape, dtype=queries.dtype)
     if mask is not None:
         mask = mask.broadcast_to((*mask.shape[:-1], n_k))  # so that it can be sliced along the keys
     q = queries * s  # scaling n_q × d_k numbers once instead of every block of scores
@@ -70,7 +70,9 @@ def tiled_attention(
     for start in range(0, n_k, block_size):
         stop = min(start + block_size, n_k)
         scores = q @ keys[..., start:stop, :].transpose(-2, -1)  # (..., n_q, b)
-        if mask is not None:
+        if mask is not None and mask.is_floating_point():
+            scores = scores + mask[..., start:stop]  # additive: 0 = attend, -inf = hidden
+        elif mask is not None:
             scores = scores.masked_fill(~mask[..., start:stop], float("-inf"))
         if is_causal:
             scores = scores.masked_fill(torch.arange(start, stop)[None, :] > rows, float("-inf"))

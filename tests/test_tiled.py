@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -91,3 +93,85 @@ def test_fully_masked_row_is_refused_like_attention():
     for f in (attnlib.attention, tiled_attention):
         with pytest.raises(AttentionInputError, match="mask hides every key from at least one query"):
             f(q, q, q, mask=mask)
+
+
+def additive(mask: torch.Tensor) -> torch.Tensor:
+    """The boolean mask as SDPA's additive one: 0 where True (attend), -inf where False (hidden)."""
+    return torch.zeros(mask.shape).masked_fill(~mask, float("-inf"))
+
+
+@PROPERTY
+@given(attention_inputs(masked=True), st.integers(1, 12), st.booleans())
+def test_additive_masks_equal_boolean_masks_and_sdpa(inputs, block_size, with_bias):
+    q, k, v, mask = inputs
+    mask = ensure_visible(mask)
+    add = additive(mask)
+    if with_bias:  # an additive mask may also carry finite biases (ALiBi-like)
+        add = add + torch.linspace(-1.0, 0.5, k.shape[-2])
+    full = add.expand(*q.shape[:-1], k.shape[-2])
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=full)
+    readable = attnlib.attention(q, k, v, mask=add)
+    torch.testing.assert_close(readable, expected, atol=2e-6, rtol=1e-5)
+    tiled = tiled_attention(q, k, v, mask=add, block_size=block_size)
+    torch.testing.assert_close(tiled, readable, atol=2e-6, rtol=1e-5)
+    if not with_bias:
+        torch.testing.assert_close(readable, attnlib.attention(q, k, v, mask=mask), atol=1e-6, rtol=1e-5)
+
+
+@PROPERTY
+@given(attention_inputs(masked=True), st.integers(1, 12), st.booleans())
+def test_fully_masked_rows_are_refused_by_both_paths_while_sdpa_returns_zeros(inputs, block_size, as_additive):
+    q, k, v, mask = inputs
+    mask = mask.expand(*q.shape[:-1], k.shape[-2]).clone()
+    mask[..., -1, :] = False  # the last query may see no key
+    given_mask = additive(mask) if as_additive else mask
+    for f in (attnlib.attention, functools.partial(tiled_attention, block_size=block_size)):
+        with pytest.raises(AttentionInputError, match="mask hides every key from at least one query"):
+            f(q, k, v, mask=given_mask)
+    # what attention's docstring says of torch 2.13: SDPA returns a zero row there, silently
+    sdpa = F.scaled_dot_product_attention(q, k, v, attn_mask=given_mask)
+    assert bool((sdpa[..., -1, :] == 0).all())
+
+
+def test_a_float_mask_of_zeros_and_ones_is_refused_as_a_mistaken_keep_mask():
+    q = torch.zeros(3, 2)
+    keep = torch.tensor([[1.0, 0.0, 0.0], [1.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    for f in (attnlib.attention, tiled_attention):
+        with pytest.raises(TypeError, match=r"holding only 0s and 1s.*mask.bool\(\)"):
+            f(q, q, q, mask=keep)
+    torch.testing.assert_close(attnlib.attention(q, q, q, mask=torch.zeros(3, 3)), attnlib.attention(q, q, q))
+
+
+@pytest.mark.parametrize(
+    ("mask", "error", "message"),
+    [
+        (torch.tensor([[0.0, float("nan")]] * 2), AttentionInputError, "finite numbers and -inf only"),
+        (torch.tensor([[0.0, float("inf")]] * 2), AttentionInputError, "finite numbers and -inf only"),
+        (torch.zeros(2, 2, dtype=torch.float64), TypeError, "additive mask must have the scores' dtype torch.float32"),
+        (torch.zeros(2, 3), AttentionInputError, r"mask of shape \(2, 3\) does not broadcast"),
+    ],
+)
+def test_bad_additive_masks(mask, error, message):
+    q = torch.zeros(2, 2)
+    for f in (attnlib.attention, tiled_attention):
+        with pytest.raises(error, match=message):
+            f(q, q, q, mask=mask)
+
+
+def test_tiled_never_holds_the_score_matrix():
+    """Every product tiled_attention computes is at most (n_q, block_size): spy on torch.matmul's operands."""
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, 50, 8, generator=gen) for _ in range(3))
+    shapes = []
+
+    class Spy(torch.overrides.TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor):
+                shapes.append(tuple(out.shape))
+            return out
+
+    with Spy():
+        tiled_attention(q, k, v, block_size=16, is_causal=True)
+    assert shapes and max(s[-1] for s in shapes if len(s) == 3 and s[-2] == 50) == 16
+    assert (2, 50, 50) not in shapes
