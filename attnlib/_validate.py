@@ -83,6 +83,8 @@ def check_qkv(queries: Tensor, keys: Tensor, values: Tensor | None) -> tuple[int
             f"(queries {shape_str(queries)}, keys {shape_str(keys)}); "
             "a dot product needs vectors of the same length"
         )
+    if keys.shape[-2] == 0:
+        raise AttentionInputError(f"keys have n_k=0 (keys {shape_str(keys)}): a query needs at least one key")
     tensors = {"queries": queries, "keys": keys}
     if values is not None:
         check_tensor("values", values, layout="(..., n_k, d_v)")

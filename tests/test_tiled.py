@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import pytest
 import torch
@@ -13,7 +14,8 @@ from hypothesis import strategies as st
 from test_properties import PROPERTY, attention_inputs, ensure_visible
 
 import attnlib
-from attnlib import AttentionInputError, tiled_attention
+from attnlib import AttentionInputError, examples, tiled_attention
+from attnlib.tiled import online_softmax_blocks
 
 
 @PROPERTY
@@ -78,6 +80,7 @@ def test_mask_and_is_causal_together_is_the_fused_kernel_trap():
         ((torch.zeros(4, 5), torch.zeros(4, 3), torch.zeros(4, 3)), "queries have d_k=5 but keys have d_k=3"),
         ((torch.zeros(2, 2), torch.zeros(3, 2), torch.zeros(4, 2)), "keys have n_k=3 but values have n_k=4"),
         ((torch.full((2, 2), float("nan")), torch.zeros(2, 2), torch.zeros(2, 2)), "NaN"),
+        ((torch.zeros(2, 3), torch.zeros(0, 3), torch.zeros(0, 3)), r"keys have n_k=0 \(keys \(0, 3\)\)"),
     ],
 )
 def test_same_errors_as_attention(args, message):
@@ -175,3 +178,43 @@ def test_tiled_never_holds_the_score_matrix():
         tiled_attention(q, k, v, block_size=16, is_causal=True)
     assert shapes and max(s[-1] for s in shapes if len(s) == 3 and s[-2] == 50) == 16
     assert (2, 50, 50) not in shapes
+
+
+@pytest.mark.parametrize("kind", ["causal", "mask", "additive"])
+def test_gradients_flow_with_masks(kind):
+    gen = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(2, 6, 4, generator=gen, requires_grad=True) for _ in range(3))
+    causal = torch.ones(6, 6, dtype=torch.bool).tril()
+    options = {"causal": {"is_causal": True}, "mask": {"mask": causal}, "additive": {"mask": additive(causal)}}[kind]
+    tiled_attention(q, k, v, block_size=4, **options).square().sum().backward()
+    grads = [t.grad.clone() for t in (q, k, v)]
+    for t in (q, k, v):
+        t.grad = None
+    attnlib.attention(q, k, v, mask=causal).square().sum().backward()
+    for got, t in zip(grads, (q, k, v)):
+        torch.testing.assert_close(got, t.grad, atol=1e-5, rtol=1e-5)
+
+
+@PROPERTY
+@given(attention_inputs(masked=False), st.integers(1, 5))
+def test_each_state_is_attention_over_the_keys_seen_so_far(inputs, block_size):
+    q, k, v, _ = inputs
+    states = list(online_softmax_blocks(q, k, v, block_size=block_size))
+    assert [s.stop for s in states] == [min(b + block_size, k.shape[-2]) for b in range(0, k.shape[-2], block_size)]
+    for state in states:
+        seen = attnlib.attention(q, k[..., : state.stop, :], v[..., : state.stop, :])
+        torch.testing.assert_close(state.acc / state.ell, seen, atol=2e-6, rtol=1e-5)
+        assert state.p.shape[-1] == state.stop - state.start  # only this block's numbers are held
+    assert bool((states[0].correction == 0).all()) and bool((states[-1].correction <= 1).all())
+
+
+def test_document_001_by_hand():
+    """Query 1 of document 001, unscaled, one key per block: the numbers lesson 15 follows by hand."""
+    q, k, v = examples.three_inputs.qkv()  # scores of query 1: [2, 4, 4]
+    states = list(online_softmax_blocks(q[:1], k, v, scale=1.0, block_size=1))
+    assert [float(s.m) for s in states] == [2.0, 4.0, 4.0]
+    e2 = math.exp(-2)
+    torch.testing.assert_close(torch.tensor([float(s.correction) for s in states]), torch.tensor([0.0, e2, 1.0]))
+    torch.testing.assert_close(torch.tensor([float(s.ell) for s in states]), torch.tensor([1.0, 1 + e2, 2 + e2]))
+    torch.testing.assert_close(states[1].acc[0], e2 * v[0] + v[1])
+    torch.testing.assert_close(states[-1].acc / states[-1].ell, attnlib.attention(q, k, v, scale=1.0)[:1])
