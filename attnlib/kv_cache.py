@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
 
-__all__ = ["KVCache", "generate", "score_dot_products"]
+__all__ = ["KVCache", "count_dot_products", "generate", "score_dot_products"]
 
 
 class KVCache:
@@ -82,3 +82,24 @@ def score_dot_products(n_prompt: int, max_new_tokens: int, *, use_cache: bool) -
     if use_cache:
         return n_prompt * n_prompt + sum(length + 1 for length in lengths[:-1]) if max_new_tokens else n_prompt**2
     return sum(length * length for length in lengths)
+
+
+def count_dot_products(model, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> int:
+    """Run :func:`generate` and count the query·key dot products one head of one layer really computed.
+
+    Counted from the attention maps the model leaves after each forward (``(batch, h, n_q, n_k)``:
+    ``n_q · n_k`` products per head), not from a formula; :func:`score_dot_products` predicts it.
+    """
+    counted = 0
+
+    def after_forward(module, _args, _output) -> None:
+        nonlocal counted
+        weights = module.attention_maps[0]
+        counted += weights.shape[-2] * weights.shape[-1]
+
+    handle = model.register_forward_hook(after_forward)
+    try:
+        generate(model, prompt, max_new_tokens, use_cache=use_cache)
+    finally:
+        handle.remove()
+    return counted

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlib import AttentionInputError, models
-from attnlib.kv_cache import KVCache, generate, score_dot_products
+from attnlib.kv_cache import KVCache, count_dot_products, generate, score_dot_products
 from attnlib.transformer import TinyTransformer
 
 
@@ -50,3 +50,14 @@ def test_generate_checks_its_arguments():
         generate(model, torch.zeros(1, 4, dtype=torch.int64), 3)
     with pytest.raises(AttentionInputError, match="max_new_tokens must be a non-negative integer"):
         generate(model, torch.zeros(1, 4, dtype=torch.int64), -1)
+
+
+@pytest.mark.parametrize(("n_prompt", "new_tokens"), [(1, 1), (3, 0), (5, 12), (2, 30)])
+def test_dot_products_counted_from_the_attention_maps_equal_the_formula(n_prompt, new_tokens):
+    torch.manual_seed(0)
+    model = TinyTransformer(16, 16, 2, 2, max_len=40, causal=True).eval()
+    prompt = torch.randint(16, (2, n_prompt), generator=torch.Generator().manual_seed(5))
+    for use_cache in (True, False):
+        measured = count_dot_products(model, prompt, new_tokens, use_cache=use_cache)
+        assert measured == score_dot_products(n_prompt, new_tokens, use_cache=use_cache), use_cache
+    assert model._forward_hooks == {}  # the counting hook is removed again
