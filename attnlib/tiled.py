@@ -70,8 +70,9 @@ def online_softmax_blocks(
         raise TypeError(f"is_causal must be True or False, got {is_causal!r}")
     if is_causal and mask is not None:
         raise AttentionInputError(
-            "give either mask or is_causal=True, not both: a fused kernel (torch's SDPA) refuses the pair, "
-            "and code that passes both to one path and one to another silently computes different things"
+            "give either mask or is_causal=True, not both: torch 2.13's SDPA refuses the pair for 3-D inputs "
+            "and applies both for 4-D ones, so code relying on either silently changes with the path; "
+            "build one boolean mask instead, e.g. mask & torch.ones(n_q, n_k, dtype=torch.bool).tril()"
         )
     batch = check_qkv(queries, keys, values)
     s = check_scale(scale, queries.shape[-1])

@@ -12,7 +12,7 @@ from attnlib.exercises import MISTAKES, check, exercises
 from attnlib.exercises._core import CHECKER_FAILED
 
 LESSONS = (
-    "inputs", "weights", "qkv", "scores", "softmax", "positions", "learning", "heads",
+    "inputs", "weights", "qkv", "scores", "softmax", "positions", "learning", "heads", "scale",
     "weighting", "summing", "scaling", "module", "sentence", "multihead",
 )  # fmt: skip
 CASES = [

@@ -209,3 +209,16 @@ def test_document_001_by_hand():
     torch.testing.assert_close(torch.tensor([float(s.ell) for s in states]), torch.tensor([1.0, 1 + e2, 2 + e2]))
     torch.testing.assert_close(states[1].acc[0], e2 * v[0] + v[1])
     torch.testing.assert_close(states[-1].acc / states[-1].ell, attnlib.attention(q, k, v, scale=1.0)[:1])
+
+
+def test_what_sdpa_does_with_mask_and_is_causal_together():
+    """The trap the error message describes, as torch 2.13 behaves: 3-D inputs raise, 4-D inputs apply both."""
+    gen = torch.Generator().manual_seed(6)
+    q, k, v = (torch.randn(1, 1, 4, 8, generator=gen) for _ in range(3))
+    padding = torch.tensor([True, True, True, False]).expand(4, 4)
+    with pytest.raises(RuntimeError, match="attn_mask should not be set when is_causal=True"):
+        F.scaled_dot_product_attention(q[0], k[0], v[0], attn_mask=padding, is_causal=True)
+    both = F.scaled_dot_product_attention(q, k, v, attn_mask=padding, is_causal=True)
+    combined = padding & torch.ones(4, 4, dtype=torch.bool).tril()
+    torch.testing.assert_close(both, F.scaled_dot_product_attention(q, k, v, attn_mask=combined))
+    torch.testing.assert_close(tiled_attention(q, k, v, mask=combined), both, atol=1e-6, rtol=1e-5)

@@ -48,6 +48,7 @@ MISTAKES: dict[str, str] = {
     "heads-parameters": "h heads need h times the parameters (one projection is split h ways)",
     "k-q-transposed": "K Qᵀ instead of Q Kᵀ (the transposed score matrix)",
     "causal-and-mask": "passing a mask and is_causal together, or neither, to a fused kernel",
+    "online-no-rescale": "online softmax: not rescaling the running sum when the running maximum grows",
     "weights-not-values": "summing the weights or the keys instead of the weighted values",
     "rounded": "rounding like a document instead of computing exactly",
     "transposed": "a transposed matrix",
