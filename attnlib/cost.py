@@ -1,6 +1,7 @@
 """What attention costs: the score matrix on paper, the largest tensor a call really makes, its time (lesson 15).
 
 - :func:`score_matrix_bytes` — ``n_q · n_k`` numbers of ``bytes_per_number`` each, per head per layer;
+- :func:`kv_cache_bytes` — what a key/value cache holds: keys and values of every layer for every token;
 - :func:`largest_intermediate` — runs a call and records the shape of every tensor a torch operation
   returns inside it: the largest is what the call held at least once (deterministic, unlike a
   process's peak memory, which ``bench/bench_scale.py`` measures in fresh processes);
@@ -19,7 +20,7 @@ from torch.overrides import TorchFunctionMode
 
 from ._validate import check_positive_int
 
-__all__ = ["GIB", "MIB", "largest_intermediate", "median_seconds", "score_matrix_bytes"]
+__all__ = ["GIB", "MIB", "kv_cache_bytes", "largest_intermediate", "median_seconds", "score_matrix_bytes"]
 
 MIB = 2**20
 GIB = 2**30
@@ -31,6 +32,18 @@ def score_matrix_bytes(n_q: int, n_k: int | None = None, *, bytes_per_number: in
     for name, value in (("n_q", n_q), ("n_k", n_k), ("bytes_per_number", bytes_per_number)):
         check_positive_int(name, value)
     return n_q * n_k * bytes_per_number
+
+
+def kv_cache_bytes(n_tokens: int, *, num_layers: int, d_model: int, bytes_per_number: int = 2) -> int:
+    """Bytes of a key/value cache for one sequence of ``n_tokens``: ``2 · num_layers · n_tokens · d_model`` numbers.
+
+    Per layer the cache keeps keys and values ``(h, n_tokens, d_head)`` each, and ``h · d_head = d_model``
+    (models that share keys and values between heads keep fewer). Default: 2 bytes (float16/bfloat16).
+    """
+    for name, value in (("n_tokens", n_tokens), ("num_layers", num_layers), ("d_model", d_model),
+                        ("bytes_per_number", bytes_per_number)):  # fmt: skip
+        check_positive_int(name, value)
+    return 2 * num_layers * n_tokens * d_model * bytes_per_number
 
 
 class _Shapes(TorchFunctionMode):

@@ -1,4 +1,4 @@
-"""Static figures with seaborn: annotated heatmaps, distributions, training curves.
+"""Static figures with seaborn: annotated heatmaps, distributions, training and cost curves.
 
 Plain seaborn/matplotlib code. Live views in the notebooks are drawn by the browser
 (:class:`attnlib.widgets.HeatmapView`); this module draws what is a picture: a heatmap shown as the
@@ -8,7 +8,8 @@ training curves of lessons 13–14.
 - :func:`heatmap` / :class:`Heatmap` — one matrix, token-labelled, annotated when small
   (``seaborn.heatmap``); :func:`show_heatmaps` — several side by side (d2l's ``show_heatmaps``).
 - :func:`distribution` — histograms or density curves of samples (``seaborn.histplot``/``kdeplot``).
-- :func:`training_curves` — loss/accuracy per step (``seaborn.lineplot``).
+- :func:`training_curves` — loss/accuracy per step (``seaborn.lineplot``);
+- :func:`cost_curves` — time or memory against n on log–log axes (lesson 15).
 - :class:`BarChart` — one row of weights as bars (``seaborn.barplot``).
 
 Every function returns an object that displays itself as a PNG with a short deterministic
@@ -35,6 +36,7 @@ __all__ = [
     "HeatmapGrid",
     "Plot",
     "as_numpy",
+    "cost_curves",
     "distribution",
     "heatmap",
     "heatmap_png",
@@ -483,12 +485,54 @@ def training_curves(
 
     Every curve is plotted against its own step index ``0 … len − 1`` (label of the axis: ``x``).
     """
+    series = {name: (range(len(values)), values) for name, values in history.items()}
+    return _curves(series, xlabel=x, ylabel=ylabel, title=title, figsize=figsize, text="training curves", marker=None)
+
+
+def cost_curves(
+    sizes: Sequence[int],
+    series: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str = "n (tokens)",
+    ylabel: str = "seconds",
+    title: str | None = None,
+    figsize: tuple[float, float] = (5.5, 3.2),
+) -> Plot:
+    """What a computation costs as it grows (lesson 15): ``{name: cost per size}`` on log–log axes.
+
+    On log–log axes a cost ``∝ n^p`` is a straight line of slope ``p``: the guide lines show
+    slopes 1 and 2 through the first point of the first series.
+    """
+    fig = _curves({name: (sizes, values) for name, values in series.items()}, xlabel=xlabel, ylabel=ylabel,
+                  title=title, figsize=figsize, text="cost curves", marker="o")  # fmt: skip
+    ax = fig.fig.axes[0]
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    n0, y0 = float(sizes[0]), float(next(iter(series.values()))[0])
+    ns = np.asarray([float(n) for n in sizes])
+    for power, style in ((1, ":"), (2, "--")):
+        ax.plot(ns, y0 * (ns / n0) ** power, style, color="grey", linewidth=1, label=f"∝ n^{power}")
+    ax.legend()
+    return fig
+
+
+def _curves(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None,
+    figsize: tuple[float, float],
+    text: str,
+    marker: str | None,
+) -> Plot:
+    """One ``seaborn.lineplot`` per ``{name: (xs, ys)}`` on one axis."""
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
-    for name, values in history.items():
-        ys = np.asarray([float(v) for v in values])
-        sns.lineplot(x=np.arange(len(ys)), y=ys, label=name, ax=ax)
-    ax.set_xlabel(x)
+    for name, (xs, ys) in series.items():
+        sns.lineplot(x=np.asarray([float(v) for v in xs]), y=np.asarray([float(v) for v in ys]), label=name,
+                     marker=marker, ax=ax)  # fmt: skip
+    ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title or "")
-    return Plot(fig, f"<training curves: {', '.join(history)}>")
+    return Plot(fig, f"<{text}: {', '.join(series)}>")

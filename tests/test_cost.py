@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import attnlib
-from attnlib.cost import GIB, MIB, largest_intermediate, median_seconds, score_matrix_bytes
+from attnlib.cost import GIB, MIB, kv_cache_bytes, largest_intermediate, median_seconds, score_matrix_bytes
 
 
 def test_score_matrix_on_paper():
@@ -30,3 +30,24 @@ def test_median_seconds_calls_and_measures():
     calls = []
     seconds = median_seconds(lambda: calls.append(1), repeats=3)
     assert len(calls) == 4 and 0 <= seconds < 1
+
+
+def test_kv_cache_bytes_counts_keys_and_values_of_every_layer():
+    # keys and values (2) × 32 layers × 4096 numbers per token × 2 bytes = 512 KiB per token
+    assert kv_cache_bytes(1, num_layers=32, d_model=4096) == 512 * 1024
+    assert kv_cache_bytes(4096, num_layers=32, d_model=4096) == 2 * GIB
+    assert kv_cache_bytes(10, num_layers=1, d_model=3, bytes_per_number=4) == 2 * 10 * 3 * 4
+    with pytest.raises(ValueError, match="num_layers must be a positive integer, got 0"):
+        kv_cache_bytes(5, num_layers=0, d_model=8)
+
+
+def test_kv_cache_bytes_matches_a_filled_cache():
+    from attnlib.kv_cache import KVCache
+    from attnlib.transformer import TinyTransformer
+
+    model = TinyTransformer(vocab_size=11, d_model=16, num_heads=4, num_layers=3, max_len=12, causal=True)
+    cache = KVCache(3)
+    with torch.no_grad():
+        model(torch.arange(7)[None], cache=cache)
+    held = sum(t.numel() * t.element_size() for t in cache.keys + cache.values)
+    assert held == kv_cache_bytes(7, num_layers=3, d_model=16, bytes_per_number=4)

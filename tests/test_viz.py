@@ -157,3 +157,15 @@ def test_training_curves_one_line_per_series() -> None:
     assert [list(line.get_ydata()) for line in lines] == [[2.0, 1.0, 0.5], [0.3, 0.6, 0.9]]
     assert repr(plot) == "<training curves: loss, accuracy>"
     assert plot.to_png().startswith(PNG_MAGIC)
+
+
+def test_cost_curves_log_log_with_guide_slopes() -> None:
+    plot = viz.cost_curves([256, 512, 1024], {"attention": [1.0, 4.0, 16.0], "tiled": [1.0, 3.0, 9.0]})
+    ax = plot.fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert labels == ["attention", "tiled", "∝ n^1", "∝ n^2"]
+    slope_2 = ax.get_lines()[3].get_ydata()
+    assert list(slope_2) == [1.0, 4.0, 16.0]  # through the first point, quadrupling per doubling
+    assert repr(plot) == "<cost curves: attention, tiled>"
+    assert plot.to_png().startswith(b"\x89PNG")
