@@ -1,0 +1,130 @@
+"""Build the series' static site (``make site``): one page per lesson, from the stored outputs.
+
+Usage: python site/build.py [--out build/site] [--src build/site-src]
+
+1. Prepares a Sphinx source folder (``--src``, rebuilt every time) laid out like the repository,
+   so every relative link of the lessons and the README works unchanged:
+   ``index.md`` (README.md, the lesson index, plus site/index.md's toctree), ``notebooks/NN_*.ipynb``
+   (the learner edition of every lesson matching the glob: teacher notes out, widget state out),
+   ``images/``, ``docs/teaching-guide.md``, ``CONTRIBUTING.md``, ``LICENSE``.
+2. Copies MathJax 2 (the parts a page needs) from node_modules/ (``npm ci``, package.json) into
+   ``_static/mathjax``.
+3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
+   to a remote script, stylesheet, image or font.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import re
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import nbformat
+
+SITE = Path(__file__).resolve().parent
+REPO = SITE.parent
+LESSONS = "[0-9][0-9]_*.ipynb"
+# MathJax 2 pieces the pages load with config TeX-AMS_CHTML (5 MB of the package's 73 MB)
+MATHJAX_PARTS = (
+    "MathJax.js",
+    "config/TeX-AMS_CHTML.js",
+    "jax/input/TeX",
+    "jax/output/CommonHTML",
+    "jax/element",
+    "extensions",
+    "fonts/HTML-CSS/TeX/woff",
+    "package.json",
+)
+# a badge image from the web, [![alt](https://…)](link): the site keeps the link, drops the image
+REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
+# a script, stylesheet, image or font loaded from the web
+REMOTE_ASSET = re.compile(r"""<(?:script|link|img|source|iframe)\b[^>]*\b(?:src|href)\s*=\s*["'](?:https?:)?//[^"']*""")
+
+
+def _script(name: str):
+    spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def lesson_page(path: Path, learner_edition) -> nbformat.NotebookNode:
+    """A lesson as its page shows it: the learner edition, no widget state, README links -> home page."""
+    nb = learner_edition(nbformat.read(path, as_version=4))
+    nb.metadata.pop("widgets", None)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = cell.source.replace("](../README.md", "](../index.md")
+    return nb
+
+
+def prepare(src: Path) -> list[Path]:
+    """Write the Sphinx source folder; returns the lessons it holds."""
+    editions = _script("build_editions")
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "notebooks").mkdir(parents=True)
+    (src / "docs").mkdir()
+    shutil.copy2(SITE / "conf.py", src / "conf.py")
+    readme = REMOTE_BADGE.sub(r"[\1](\2)", (REPO / "README.md").read_text(encoding="utf-8"))
+    (src / "index.md").write_text(readme + "\n" + (SITE / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
+    shutil.copytree(REPO / "images", src / "images")
+    shutil.copy2(REPO / "docs" / "teaching-guide.md", src / "docs" / "teaching-guide.md")
+    for name in ("CONTRIBUTING.md", "LICENSE"):
+        shutil.copy2(REPO / name, src / name)
+    lessons = sorted((REPO / "notebooks").glob(LESSONS))
+    for path in lessons:
+        nbformat.write(lesson_page(path, editions.learner_edition), src / "notebooks" / path.name)
+    slides = _script("build_slides")
+    slides.ensure_node_modules()  # npm ci when node_modules/ is missing
+    mathjax = slides.NODE_MODULES / "mathjax"
+    for part in MATHJAX_PARTS:
+        source, target = mathjax / part, src / "_static" / "mathjax" / part
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target)
+        else:
+            shutil.copy2(source, target)
+    return lessons
+
+
+def remote_assets(out: Path) -> list[str]:
+    """Every remote script/stylesheet/image/font reference in the built HTML (should be none)."""
+    found = []
+    for page in sorted(out.rglob("*.html")):
+        found += [f"{page.relative_to(out)}: {m.group(0)[:160]}" for m in REMOTE_ASSET.finditer(page.read_text("utf-8"))]
+    return found
+
+
+def build(out: Path, src: Path) -> list[Path]:
+    """Prepare ``src`` and build the site into ``out``; returns the lessons built."""
+    from sphinx.cmd.build import build_main
+
+    lessons = prepare(src)
+    shutil.rmtree(out, ignore_errors=True)
+    code = build_main(["-b", "html", "-q", "-j", "1", "-d", str(src / "_doctrees"), str(src), str(out)])
+    if code:
+        raise SystemExit(f"error: sphinx-build failed ({code})")
+    remote = remote_assets(out)
+    if remote:
+        raise SystemExit("error: the site still loads from the web:\n" + "\n".join(remote))
+    return lessons
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="site/build.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "build" / "site")
+    parser.add_argument("--src", type=Path, default=REPO / "build" / "site-src")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    lessons = build(args.out, args.src)
+    size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    print(f"site: {len(lessons)} lessons in {args.out} ({size / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Sphinx configuration of the series' static site (`make site`; sources prepared by site/build.py).
+
+Offline by construction: the Furo theme ships its CSS/JS in the wheel (system fonts, no web fonts),
+MathJax 2 is served from ``_static/mathjax`` (copied from the npm package in package.json), myst-nb
+shows the stored outputs without executing anything and loads no widget JavaScript (the live
+explorers show their static PNG fallback), and search is Sphinx's own offline index.
+"""
+
+from __future__ import annotations
+
+import os
+from urllib.parse import quote
+
+from docutils import nodes
+
+project = "Self-attention, step by step"
+author = "Self-attention, step by step contributors"
+copyright = "the contributors (MIT licence)"
+
+extensions = ["myst_nb"]
+html_theme = "furo"
+html_title = project
+html_static_path = ["_static"]
+html_last_updated_fmt = None
+html_copy_source = False  # no _sources/*.ipynb.txt copies
+html_show_sourcelink = False
+exclude_patterns = ["_build"]
+
+# MathJax 2 from the site itself (site/build.py copies the needed parts of node_modules/mathjax)
+mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
+mathjax2_config = {"messageStyle": "none", "CommonHTML": {"linebreaks": {"automatic": True}}}
+
+myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
+myst_heading_anchors = 3
+suppress_warnings = ["myst.header"]  # lessons start at h1 and some sections skip a level
+
+nb_execution_mode = "off"  # the stored outputs are the ones nbval checks; never re-executed here
+nb_ipywidgets_js = {}  # no require.js / widget manager from a CDN: explorers show their PNG fallback
+# a widget's view is never rendered on the site; its mimebundle's image/png (the fallback) is
+nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+
+# the launch link on every lesson page: a plain link, nothing is loaded when the page is viewed
+BINDER_REPO = os.environ.get("BINDER_REPO", "self-attention-step-by-step/self-attention-step-by-step")
+BINDER_REF = os.environ.get("BINDER_REF", "HEAD")
+
+
+def binder_url(path: str = "") -> str:
+    """The mybinder.org launch URL of the repository, opening ``path`` (e.g. notebooks/01_inputs.ipynb)."""
+    url = f"https://mybinder.org/v2/gh/{BINDER_REPO}/{BINDER_REF}"
+    return f"{url}?labpath={quote(path, safe='')}" if path else url
+
+
+def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
+    """Put 'Launch this lesson on Binder' under the title of every lesson page."""
+    if not docname.startswith("notebooks/"):
+        return
+    para = nodes.paragraph(classes=["launch-link"])
+    para += nodes.reference("", "▶ Launch this lesson on Binder", refuri=binder_url(f"{docname}.ipynb"))
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if section is None:
+        doctree.insert(0, para)
+    else:
+        title = next(iter(section.findall(nodes.title)), None)
+        section.insert(section.index(title) + 1 if title is not None else 0, para)
+
+
+def setup(app) -> None:
+    app.connect("doctree-resolved", add_launch_link)
