@@ -28,7 +28,13 @@ exclude_patterns = ["_build"]
 
 # MathJax 2 from the site itself (site/build.py copies the needed parts of node_modules/mathjax)
 mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
-mathjax2_config = {"messageStyle": "none", "CommonHTML": {"linebreaks": {"automatic": True}}}
+mathjax2_config = {
+    "messageStyle": "none",
+    "CommonHTML": {"linebreaks": {"automatic": True}},
+    # MyST marks pages tex2jax_ignore and its math class="math" (MathJax 3 style); the same for MathJax 2
+    "tex2jax": {"processClass": "tex2jax_process|mathjax_process|math|output_area", "ignoreClass": "tex2jax_ignore|mathjax_ignore"},
+}
+myst_update_mathjax = False  # it writes a MathJax 3 configuration; the MathJax 2 one is above
 
 myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 myst_heading_anchors = 3

@@ -1,0 +1,139 @@
+"""`make site` works offline: every lesson page loads in headless Chromium with every non-local
+request blocked (and none attempted), no page error, math typeset by the site's own MathJax, every
+image present (the live explorers' PNG fallbacks included); every internal link resolves.
+
+The site is built once per module into a temporary folder with site/build.py (the same code as
+`make site`), so the test needs no earlier build step and checks the tree as it is. Skipped when
+Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
+when there is no Chromium.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+import shutil
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import nbformat
+import pytest
+from labdriver import CHROMIUM_ARGS, find_chromium
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = find_chromium()
+LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""")
+
+
+def _site_build():
+    spec = importlib.util.spec_from_file_location("site_build", REPO / "site" / "build.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("sphinx", reason="Sphinx is not installed (make env installs requirements.lock)")
+    pytest.importorskip("myst_nb", reason="myst-nb is not installed (make env installs requirements.lock)")
+    if not (REPO / "node_modules" / "mathjax" / "package.json").is_file() and shutil.which("npm") is None:
+        pytest.skip("no npm to fetch MathJax into node_modules/ (package-lock.json)")
+    root = tmp_path_factory.mktemp("site")
+    _site_build().build(root / "html", root / "src")
+    return root / "html"
+
+
+def test_every_lesson_has_a_page(site: Path) -> None:
+    pages = sorted(p.stem for p in (site / "notebooks").glob("*.html"))
+    assert pages == [p.stem for p in LESSONS]
+    assert (site / "index.html").is_file() and (site / "search.html").is_file()
+    assert (site / "docs" / "teaching-guide.html").is_file()
+
+
+def test_internal_links_resolve(site: Path) -> None:
+    broken = []
+    for page in sorted(site.rglob("*.html")):
+        for href in HREF.findall(page.read_text("utf-8")):
+            url = urlparse(href)
+            if url.scheme or url.netloc or href.startswith("#") or not url.path:
+                continue
+            target = (page.parent / unquote(url.path)).resolve()
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)} -> {href}")
+            elif url.fragment and target.suffix == ".html":
+                if f'id="{unquote(url.fragment)}"' not in target.read_text("utf-8"):
+                    broken.append(f"{page.relative_to(site)} -> {href} (no such anchor)")
+    assert not broken, "\n".join(broken)
+
+
+def test_each_lesson_links_to_binder(site: Path) -> None:
+    for lesson in LESSONS:
+        html = (site / "notebooks" / f"{lesson.stem}.html").read_text("utf-8")
+        assert f"https://mybinder.org/v2/gh/" in html and f"labpath=notebooks%2F{lesson.name}" in html, lesson.name
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if CHROMIUM is None:
+        pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    pw = sync_api.sync_playwright().start()
+    chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    yield chromium
+    chromium.close()
+    pw.stop()
+
+
+PAGE_STATE_JS = """
+async () => {
+  await new Promise(resolve => MathJax.Hub.Queue(resolve));  // after MathJax has typeset the page
+  const imgs = [...document.querySelectorAll('article img')];
+  return {
+    math: document.querySelectorAll('.math').length,
+    typeset: document.querySelectorAll('.mjx-chtml').length,
+    texErrors: document.querySelectorAll('.mjx-merror, .MathJax_Error').length,
+    broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src')),
+    outputImages: [...document.querySelectorAll('.cell_output img')].filter(i => i.naturalWidth > 0).length,
+    launch: !!document.querySelector('.launch-link a[href^="https://mybinder.org/"]'),
+  };
+}
+"""
+
+
+def _png_outputs(lesson: Path) -> int:
+    nb = nbformat.read(lesson, as_version=4)
+    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[p.stem for p in LESSONS])
+def test_lesson_page_offline(site: Path, browser, lesson: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    blocked: list[str] = []
+    errors: list[str] = []
+
+    def route(r) -> None:
+        url = urlparse(r.request.url)
+        if url.scheme in ("file", "data", "blob"):
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto((site / "notebooks" / f"{lesson.stem}.html").as_uri(), wait_until="load")
+        page.wait_for_function("window.MathJax && MathJax.isReady", timeout=30_000)
+        state = page.evaluate(PAGE_STATE_JS)
+    finally:
+        page.close()
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not errors, f"page errors: {errors}"
+    assert state["math"] > 0 and state["typeset"] >= state["math"], state
+    assert state["texErrors"] == 0, state
+    assert not state["broken"], f"images not shown: {state['broken']}"
+    assert state["outputImages"] >= _png_outputs(lesson), state  # every figure and explorer fallback
+    assert state["launch"], state
