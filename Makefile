@@ -9,7 +9,7 @@ JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site figures chromium browser clean
+.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site binder figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -67,6 +67,9 @@ slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per
 
 site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (stored outputs, offline: no CDN)
 	$(BIN)/python site/build.py --out build/site
+
+binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements.lock (commit it; a test checks it is current)
+	$(BIN)/python scripts/binder_requirements.py
 
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import re
 import shutil
 import sys
@@ -24,6 +25,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import tomllib
 
 SITE = Path(__file__).resolve().parent
 REPO = SITE.parent
@@ -95,13 +97,25 @@ def remote_assets(out: Path) -> list[str]:
     """Every remote script/stylesheet/image/font reference in the built HTML (should be none)."""
     found = []
     for page in sorted(out.rglob("*.html")):
-        found += [f"{page.relative_to(out)}: {m.group(0)[:160]}" for m in REMOTE_ASSET.finditer(page.read_text("utf-8"))]
+        text = page.read_text("utf-8")
+        found += [f"{page.relative_to(out)}: {m.group(0)[:160]}" for m in REMOTE_ASSET.finditer(text)]
     return found
+
+
+def repository() -> str:
+    """``owner/name`` of the repository on GitHub, from pyproject.toml's ``[project.urls] Repository``."""
+    url = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
+    prefix = "https://github.com/"
+    if not url.startswith(prefix):
+        raise SystemExit(f"error: [project.urls] Repository must be a GitHub address for Binder, got {url!r}")
+    return url[len(prefix) :].rstrip("/")
 
 
 def build(out: Path, src: Path) -> list[Path]:
     """Prepare ``src`` and build the site into ``out``; returns the lessons built."""
     from sphinx.cmd.build import build_main
+
+    os.environ.setdefault("BINDER_REPO", repository())  # read by site/conf.py for the launch links
 
     lessons = prepare(src)
     shutil.rmtree(out, ignore_errors=True)

@@ -32,7 +32,10 @@ mathjax2_config = {
     "messageStyle": "none",
     "CommonHTML": {"linebreaks": {"automatic": True}},
     # MyST marks pages tex2jax_ignore and its math class="math" (MathJax 3 style); the same for MathJax 2
-    "tex2jax": {"processClass": "tex2jax_process|mathjax_process|math|output_area", "ignoreClass": "tex2jax_ignore|mathjax_ignore"},
+    "tex2jax": {
+        "processClass": "tex2jax_process|mathjax_process|math|output_area",
+        "ignoreClass": "tex2jax_ignore|mathjax_ignore",
+    },
 }
 myst_update_mathjax = False  # it writes a MathJax 3 configuration; the MathJax 2 one is above
 
@@ -45,15 +48,20 @@ nb_ipywidgets_js = {}  # no require.js / widget manager from a CDN: explorers sh
 # a widget's view is never rendered on the site; its mimebundle's image/png (the fallback) is
 nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
 
-# the launch link on every lesson page: a plain link, nothing is loaded when the page is viewed
-BINDER_REPO = os.environ.get("BINDER_REPO", "self-attention-step-by-step/self-attention-step-by-step")
+# the launch link on every lesson page: a plain link, nothing is loaded when the page is viewed.
+# site/build.py sets BINDER_REPO from pyproject.toml's [project.urls] Repository (its one home).
+BINDER_REPO = os.environ.get("BINDER_REPO", "")
 BINDER_REF = os.environ.get("BINDER_REF", "HEAD")
+LAUNCH_FOLDER = "my-lessons/lessons"  # binder/postBuild puts the learner edition there
 
 
-def binder_url(path: str = "") -> str:
-    """The mybinder.org launch URL of the repository, opening ``path`` (e.g. notebooks/01_inputs.ipynb)."""
+def binder_url(lesson: str = "") -> str:
+    """The mybinder.org launch URL of the repository, opening ``lesson`` (e.g. ``01_inputs.ipynb``) in
+    the learner edition that binder/postBuild prepares."""
+    if not BINDER_REPO:
+        raise RuntimeError("BINDER_REPO is not set: build the site with site/build.py")
     url = f"https://mybinder.org/v2/gh/{BINDER_REPO}/{BINDER_REF}"
-    return f"{url}?labpath={quote(path, safe='')}" if path else url
+    return f"{url}?labpath={quote(f'{LAUNCH_FOLDER}/{lesson}', safe='')}" if lesson else url
 
 
 def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
@@ -61,7 +69,8 @@ def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
     if not docname.startswith("notebooks/"):
         return
     para = nodes.paragraph(classes=["launch-link"])
-    para += nodes.reference("", "▶ Launch this lesson on Binder", refuri=binder_url(f"{docname}.ipynb"))
+    lesson = docname.split("/", 1)[1] + ".ipynb"
+    para += nodes.reference("", "▶ Launch this lesson on Binder", refuri=binder_url(lesson))
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None:
         doctree.insert(0, para)
@@ -72,3 +81,5 @@ def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
 
 def setup(app) -> None:
     app.connect("doctree-resolved", add_launch_link)
+    # MathJax on every page: the sidebar's lesson titles carry math (lesson 08) on pages that have none
+    app.set_html_assets_policy("always")
