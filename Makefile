@@ -9,7 +9,7 @@ JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 
-.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site binder figures chromium browser clean
+.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -34,7 +34,7 @@ learn: $(STAMP)  ## learners: copy the learner edition into my-lessons/ (never o
 editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
 	$(BIN)/python scripts/build_editions.py --out build/editions
 
-test: $(STAMP) chromium  ## the whole suite: ruff, unit tests, nbval on every lesson (learner edition), browser tests
+test: $(STAMP) node_modules/.package-lock.json chromium  ## the whole suite: ruff, unit tests, nbval on every lesson (learner edition), browser tests
 	$(BIN)/ruff check .
 	$(BIN)/python scripts/build_editions.py --out build/editions
 	$(BIN)/pytest -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
@@ -67,6 +67,9 @@ slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per
 
 site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (stored outputs, offline: no CDN)
 	$(BIN)/python site/build.py --out build/site
+
+hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine (deploy/; http://127.0.0.1:8000, sign-ups approved by "teacher")
+	cd deploy && ../$(BIN)/jupyterhub -f jupyterhub_config.py
 
 binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements.lock (commit it; a test checks it is current)
 	$(BIN)/python scripts/binder_requirements.py
