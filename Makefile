@@ -61,6 +61,7 @@ bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and 
 	$(BIN)/python bench/bench_browser.py
 	$(BIN)/python bench/bench_scale.py
 	$(BIN)/python bench/bench_nbval.py
+	$(BIN)/python bench/bench_hub.py
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))
