@@ -8,6 +8,10 @@ STAMP := $(VENV)/.installed
 JOBS ?= 2
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
+# $(JOBS) test workers share the cores: one torch thread each (kernels inherit it) instead of each
+# worker's torch spinning up a thread per core. Measured on 2 cores: make test's pytest 435 s -> 295 s,
+# with every stored output still reproduced (nbval).
+PYTEST := OMP_NUM_THREADS=1 $(BIN)/pytest
 
 .PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
 
@@ -37,13 +41,13 @@ editions: $(STAMP)  ## build the learner and teacher editions into build/edition
 test: $(STAMP) node_modules/.package-lock.json chromium  ## the whole suite: ruff, unit tests, nbval on every lesson (learner edition), browser tests
 	$(BIN)/ruff check .
 	$(BIN)/python scripts/build_editions.py --out build/editions
-	$(BIN)/pytest -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
+	$(PYTEST) -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
-	$(BIN)/pytest -n $(JOBS) --dist loadscope tests -m "not browser"
+	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"
 
 nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
-	$(BIN)/pytest -n $(JOBS) --dist loadscope notebooks $(NBVAL)
+	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
 
 lint: $(STAMP)  ## ruff, notebooks included
 	$(BIN)/ruff check .
@@ -90,7 +94,7 @@ chromium:  ## install Debian's chromium for the browser tests where it is missin
 		fi; }
 
 browser: $(STAMP) chromium  ## only the real-browser test: every lesson in JupyterLab in headless Chromium
-	$(BIN)/pytest tests/browser -m browser
+	$(PYTEST) tests/browser -m browser
 
 clean:  ## remove generated folders (not .venv)
 	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis
