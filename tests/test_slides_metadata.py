@@ -1,7 +1,9 @@
-"""Every lesson is a slide deck: each cell carries a valid slide type, the first one opens a slide.
+"""Every lesson is a slide deck: each cell's slide type is one every tool reads the same way.
 
 jupyterlab-slideshow (live, widgets working) and `make slides` (static reveal.js decks) both read
-``cell.metadata.slideshow.slide_type``; a cell without it silently joins the previous slide.
+``cell.metadata.slideshow.slide_type``. A cell without one continues the current slide, for both.
+The classic Notebook's explicit ``"-"`` means the same to nbconvert, but jupyterlab-slideshow 0.3.4
+leaves such cells out of the deck entirely (tests/browser/test_deck.py): the lessons never use it.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", None}  # None: continue the slide
 MIN_SLIDES = 4  # a lesson is a few slides, not one long page
 
 
@@ -29,7 +31,8 @@ def test_there_are_lessons() -> None:
 @pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])
 def test_every_cell_has_a_valid_slide_type(path: Path) -> None:
     bad = [(i, t) for i, t in enumerate(slide_types(path)) if t not in SLIDE_TYPES]
-    assert not bad, f"{path.name}: cells without a valid slideshow.slide_type (index, value): {bad}"
+    hint = ' ("-" hides the cell in jupyterlab-slideshow: leave the slide type out to continue a slide)'
+    assert not bad, f"{path.name}: cells with an invalid slideshow.slide_type (index, value): {bad}" + hint
 
 
 @pytest.mark.parametrize("path", LESSONS, ids=[p.name for p in LESSONS])

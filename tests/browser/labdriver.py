@@ -145,6 +145,18 @@ def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
     raise RuntimeError(f"jupyter lab did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+# --------------------------------------------------------------------------- live views
+def view_root(svg):
+    """The ``.attn-heatmap`` element around a live view's SVG (a Playwright locator)."""
+    return svg.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
+
+
+def table_numbers(root) -> list[float]:
+    """Open a live view's table (what a screen reader reads) and return its numbers, row by row."""
+    root.locator(".attn-heatmap-table-toggle").press("Enter")
+    return [float(c) for c in root.locator(".attn-heatmap-table tbody td").all_inner_texts()]
+
+
 # --------------------------------------------------------------------------- page scripts
 OPEN_NOTEBOOK_JS = """
 async (path) => {

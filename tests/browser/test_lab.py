@@ -20,7 +20,17 @@ import time
 from pathlib import Path
 
 import pytest
-from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, WIDGETS_JS, find_chromium, start_lab
+from labdriver import (
+    CHROMIUM_ARGS,
+    OPEN_NOTEBOOK_JS,
+    RUN_ALL_JS,
+    STATE_JS,
+    WIDGETS_JS,
+    find_chromium,
+    start_lab,
+    table_numbers,
+    view_root,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -168,17 +178,6 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
     return changed, log
 
 
-def _view_root(svg):
-    """The ``.attn-heatmap`` element around a live view's SVG."""
-    return svg.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
-
-
-def _table_numbers(root) -> list[float]:
-    """Open a live view's table (what a screen reader reads) and return its numbers, row by row."""
-    root.locator(".attn-heatmap-table-toggle").press("Enter")
-    return [float(c) for c in root.locator(".attn-heatmap-table tbody td").all_inner_texts()]
-
-
 def _hover_and_keyboard(page, panel_id: str) -> None:
     """Lesson 04's ScoresExplorer: hover shows attnlib's number; arrows + Enter choose a query and key."""
     from attnlib import score
@@ -191,7 +190,7 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     want = score(queries, keys)
     svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
     svg.scroll_into_view_if_needed()
-    root = _view_root(svg)
+    root = view_root(svg)
     svg.locator('.attn-cell[data-row="1"][data-col="2"]').hover()
     tip = root.locator(".attn-heatmap-tooltip")
     tip.wait_for(state="visible", timeout=5000)
@@ -213,7 +212,7 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
         timeout=10_000,
     )
     # the table view lists the same numbers for a screen reader
-    assert _table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
 def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
@@ -238,7 +237,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     x[0, 3] = 5.0
     want = attention(*derive_qkv(x, *three_inputs.weights), scale=1.0)  # the explorer starts unscaled, as 001
     z_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="Z = A V"]').first
-    root = _view_root(z_view)
+    root = view_root(z_view)
     z_view.locator('.attn-cell[data-row="0"][data-col="1"]').wait_for(timeout=5000)
     page.wait_for_function(  # the new Z has arrived: z_12 changed from 001's 6.6831
         "(svg) => { const c = svg.querySelector('.attn-cell[data-row=\"0\"][data-col=\"1\"]');"
@@ -246,7 +245,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
         arg=z_view.element_handle(),
         timeout=10_000,
     )
-    assert _table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

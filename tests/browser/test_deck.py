@@ -1,0 +1,131 @@
+"""Live decks: a lesson presented with jupyterlab-slideshow ("Start Deck") keeps its widgets working.
+
+JupyterLab in headless Chromium runs lesson 04, starts the deck (the extension's ``deck:start``
+command, as the command palette's "Start Deck" does), moves forward slide by slide to the scores
+explorer, and changes its document in deck mode: the live view must redraw to exactly the scores
+``attnlib`` computes for the other document. A screenshot of that slide is kept in
+test-artifacts/browser/.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from labdriver import (
+    CHROMIUM_ARGS,
+    OPEN_NOTEBOOK_JS,
+    RUN_ALL_JS,
+    STATE_JS,
+    find_chromium,
+    start_lab,
+    table_numbers,
+    view_root,
+)
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / "test-artifacts" / "browser"
+LESSON = "notebooks/04_scores.ipynb"
+
+# the cell holding the scores explorer, and whether the deck shows it now (on screen, not hidden)
+EXPLORER_ON_SCREEN_JS = """
+(id) => {
+  const svg = [...document.querySelectorAll(`#${id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]`)][0];
+  if (!svg) return {found: false};
+  const cell = svg.closest('.jp-Cell');
+  const box = svg.getBoundingClientRect();
+  return {
+    found: true,
+    deck: 'jpDeckMode' in document.body.dataset && document.getElementById(id).classList.contains('jp-Deck'),
+    onscreen: cell.classList.contains('jp-deck-mod-onscreen') && svg.checkVisibility()
+      && box.width > 0 && box.bottom > 0 && box.top < window.innerHeight,
+  };
+}
+"""
+
+
+FIRST_CELL_JS = """
+(id) => {
+  const widget = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  widget.content.activeCellIndex = 0;
+  window.jupyterapp.shell.activateById(id);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    base = tmp_path_factory.mktemp("deck")
+    root = base / "root"
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    shutil.copytree(REPO / "images", root / "images")
+    server = start_lab(root, base / "jupyter")
+    pw = sync_api.sync_playwright().start()
+    browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        page.goto(f"{server.base}/lab/workspaces/deck-test?reset&token={server.token}")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+        yield page, errors
+    finally:
+        browser.close()
+        pw.stop()
+        server.stop()
+
+
+def test_widgets_stay_live_in_deck_mode(lab) -> None:
+    from attnlib import score
+    from attnlib.examples import four_inputs
+
+    page, errors = lab
+    panel_id = page.evaluate(OPEN_NOTEBOOK_JS, LESSON)
+    page.evaluate(RUN_ALL_JS, panel_id)
+    page.wait_for_function(
+        f"() => {{ const s = ({STATE_JS})('{panel_id}'); "
+        "return s.found && s.status === 'idle' && s.prompts.length && s.numbered === s.prompts.length; }",
+        timeout=120_000,
+    )
+    page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').found", timeout=30_000)
+    page.evaluate(FIRST_CELL_JS, panel_id)  # run-all left the last cell active: present from the top
+    page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
+    page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').deck", timeout=30_000)
+    for _ in range(60):  # forward, slide by slide (fragments included), until the explorer is on screen
+        if page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["onscreen"]:
+            break
+        page.evaluate("() => window.jupyterapp.commands.execute('deck:forward')")
+        page.wait_for_timeout(150)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    state = page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)
+    assert state["deck"] and state["onscreen"], f"the scores explorer never came on screen in deck mode: {state}"
+
+    svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
+    document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
+    document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
+    try:
+        page.wait_for_function(  # the view redraws its SVG: look it up afresh each time
+            "(id) => { const s = document.querySelector(`#${id} .attn-heatmap svg[aria-label=\"scores Q Kᵀ\"]`);"
+            " return s && s.querySelectorAll('.attn-cell').length === 16; }",
+            arg=panel_id,
+            timeout=15_000,
+        )
+    except Exception:
+        shown = document.evaluate("s => s.options[s.selectedIndex].text")
+        cells = svg.evaluate("s => s.querySelectorAll('.attn-cell').length")
+        page.screenshot(path=str(ARTIFACTS / "deck_04_scores_failed.png"))
+        raise AssertionError(f"the view did not redraw in deck mode: document {shown!r}, {cells} cells") from None
+    queries, keys, _ = four_inputs.qkv()
+    assert table_numbers(view_root(svg)) == pytest.approx(score(queries, keys).flatten().tolist())
+    assert page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["deck"], "the deck closed"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "deck_04_scores.png"))
+    page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
+    assert not errors, errors
