@@ -62,6 +62,7 @@ execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (ne
 bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and browser), nbval wall time
 	$(BIN)/python bench/bench_attention.py
 	$(BIN)/python bench/bench_widgets.py
+	$(BIN)/python bench/bench_websocket.py
 	$(BIN)/python bench/bench_browser.py
 	$(BIN)/python bench/bench_scale.py
 	$(BIN)/python bench/bench_nbval.py

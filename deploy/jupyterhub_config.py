@@ -71,7 +71,10 @@ c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
 c.Spawner.notebook_dir = str(HOMES / "{username}")
 c.Spawner.default_url = "/lab/tree/lessons/01_inputs.ipynb"
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
-c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []  # jupyter-server refuses root otherwise
+# the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
+c.Spawner.args = [f"--config={REPO / 'etc' / 'jupyter_server_config.py'}"]
+if os.geteuid() == 0:
+    c.Spawner.args.append("--allow-root")  # jupyter-server refuses root otherwise
 c.Spawner.start_timeout = 120  # 20 learners starting at once on 2 cores
 c.Spawner.http_timeout = 120
 # Advisory with this spawner (it exports MEM_LIMIT; jupyter-resource-usage would show it); enforced by

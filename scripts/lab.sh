@@ -6,7 +6,8 @@ set -euo pipefail
 bin=${1:-.venv/bin}
 dir=${2:-notebooks}
 cd "$(dirname "$0")/.."
-args=(--notebook-dir="$dir" --ServerApp.ip=127.0.0.1)
+# etc/jupyter_server_config.py: kernel websocket without Nagle (live views answer in ms, not 40 ms more)
+args=(--notebook-dir="$dir" --ServerApp.ip=127.0.0.1 --config="$PWD/etc/jupyter_server_config.py")
 if [ "$(id -u)" = 0 ]; then
   args+=(--allow-root)
 fi

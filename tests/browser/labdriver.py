@@ -31,6 +31,7 @@ CHROMIUM_ARGS = [
 ]
 
 # JupyterLab user settings written before the server starts
+SERVER_CONFIG = Path(__file__).resolve().parents[2] / "etc" / "jupyter_server_config.py"
 SETTINGS = {
     # no "Jupyter news" / update check popup
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
@@ -126,6 +127,7 @@ def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
         f"--ServerApp.root_dir={root}",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/run notebooks by command
         "--LabApp.news_url=",
+        f"--config={SERVER_CONFIG}",  # the kernel websocket without Nagle, as `make lab` runs it
     ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         args.append("--allow-root")
