@@ -11,7 +11,6 @@ Usage: python bench/bench_websocket.py
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import socket
@@ -20,13 +19,15 @@ import subprocess
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 import requests
 import websocket
 
 REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "tests" / "hub"))
+from hubclient import execute  # noqa: E402 — the one home of "send an execute_request, wait for idle"
+
 CONFIG = REPO / "etc" / "jupyter_server_config.py"
 REPEATS = 40
 
@@ -35,27 +36,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def _execute(ws: websocket.WebSocket, code: str) -> None:
-    msg_id = uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "username": "bench", "session": "bench", "msg_type": "execute_request",
-                   "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))  # fmt: skip
-    reply = idle = False
-    while not (reply and idle):
-        frame = ws.recv()
-        if isinstance(frame, bytes):
-            continue
-        msg = json.loads(frame)
-        if msg.get("parent_header", {}).get("msg_id") != msg_id:
-            continue
-        reply = reply or msg["msg_type"] == "execute_reply"
-        idle = idle or (msg["msg_type"] == "status" and msg["content"]["execution_state"] == "idle")
 
 
 def through_server(extra: list[str]) -> list[float]:
@@ -79,11 +59,11 @@ def through_server(extra: list[str]) -> list[float]:
             kernel = requests.post(f"{base}/api/kernels", headers=auth, json={"name": "python3"}, timeout=60).json()
             url = f"ws://127.0.0.1:{port}/api/kernels/{kernel['id']}/channels?token={token}"
             ws = websocket.create_connection(url)
-            _execute(ws, "x = 0")
+            execute(ws, "x = 0")
             times = []
             for _ in range(REPEATS):
                 start = time.perf_counter()
-                _execute(ws, "x += 1")
+                execute(ws, "x += 1")
                 times.append((time.perf_counter() - start) * 1000)
             ws.close()
             return times

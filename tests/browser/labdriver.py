@@ -147,6 +147,16 @@ def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
     raise RuntimeError(f"jupyter lab did not answer within {timeout} s:\n{log.read_text()[-3000:]}")
 
 
+def load_module(path: Path):
+    """Import a script of the repository (e.g. scripts/build_slides.py, site/build.py) as a module."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem.replace("-", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 # --------------------------------------------------------------------------- live views
 def view_root(svg):
     """The ``.attn-heatmap`` element around a live view's SVG (a Playwright locator)."""

@@ -112,7 +112,7 @@ def test_widgets_stay_live_in_deck_mode(lab) -> None:
     document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
     try:
         page.wait_for_function(  # the view redraws its SVG: look it up afresh each time
-            "(id) => { const s = document.querySelector(`#${id} .attn-heatmap svg[aria-label=\"scores Q Kᵀ\"]`);"
+            '(id) => { const s = document.querySelector(`#${id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]`);'
             " return s && s.querySelectorAll('.attn-cell').length === 16; }",
             arg=panel_id,
             timeout=15_000,

@@ -240,7 +240,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     root = view_root(z_view)
     z_view.locator('.attn-cell[data-row="0"][data-col="1"]').wait_for(timeout=5000)
     page.wait_for_function(  # the new Z has arrived: z_12 changed from 001's 6.6831
-        "(svg) => { const c = svg.querySelector('.attn-cell[data-row=\"0\"][data-col=\"1\"]');"
+        '(svg) => { const c = svg.querySelector(\'.attn-cell[data-row="0"][data-col="1"]\');'
         " return c && !c.getAttribute('aria-label').includes('6.683'); }",
         arg=z_view.element_handle(),
         timeout=10_000,

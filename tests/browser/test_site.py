@@ -10,7 +10,6 @@ when there is no Chromium.
 
 from __future__ import annotations
 
-import importlib.util
 import re
 import shutil
 from pathlib import Path
@@ -18,7 +17,7 @@ from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
-from labdriver import CHROMIUM_ARGS, find_chromium
+from labdriver import CHROMIUM_ARGS, find_chromium, load_module
 
 pytestmark = pytest.mark.browser
 
@@ -29,10 +28,7 @@ HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""")
 
 
 def _site_build():
-    spec = importlib.util.spec_from_file_location("site_build", REPO / "site" / "build.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "site" / "build.py")
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,12 @@ reveal.js, MathJax … from package-lock.json into node_modules/).
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from labdriver import CHROMIUM_ARGS, find_chromium
+from labdriver import CHROMIUM_ARGS, find_chromium, load_module
 
 pytestmark = pytest.mark.browser
 
@@ -28,10 +27,7 @@ DECK_LESSON = next((p for p in LESSONS if p.name.startswith("04_")), LESSONS[0] 
 
 
 def _build_slides():
-    spec = importlib.util.spec_from_file_location("build_slides", REPO / "scripts" / "build_slides.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(REPO / "scripts" / "build_slides.py")
 
 
 @pytest.fixture(scope="module")
@@ -49,10 +45,7 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "notebooks").mkdir()
     lesson = root / "notebooks" / DECK_LESSON.name
     shutil.copy(DECK_LESSON, lesson)
-    spec = importlib.util.spec_from_file_location("execute_notebooks", REPO / "scripts" / "execute_notebooks.py")
-    execute = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(execute)
-    execute.execute(str(lesson))
+    load_module(REPO / "scripts" / "execute_notebooks.py").execute(str(lesson))
     (deck,) = build_slides.build([lesson], root / "slides")
     return deck
 

@@ -201,7 +201,7 @@ class Learner:
         ws_url = f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{kernel['id']}/channels"
         ws = websocket.create_connection(ws_url, header=[f"Authorization: token {self.token}"], timeout=timeout)
         try:
-            return [_execute(ws, cell["source"], timeout) for cell in nb["cells"] if cell["cell_type"] == "code"]
+            return [execute(ws, cell["source"], timeout) for cell in nb["cells"] if cell["cell_type"] == "code"]
         finally:
             ws.close()
             self.api("DELETE", f"/user/{self.name}/api/kernels/{kernel['id']}")
@@ -218,7 +218,7 @@ def _decode(frame: str | bytes) -> dict:
     return json.loads(frame[offsets[0] : end].decode("utf-8"))
 
 
-def _execute(ws: websocket.WebSocket, code: str, timeout: float) -> list[dict]:
+def execute(ws: websocket.WebSocket, code: str, timeout: float = 120) -> list[dict]:
     """Send one execute_request (Jupyter messaging over the JSON websocket); collect its outputs."""
     msg_id = uuid.uuid4().hex
     ws.send(json.dumps({
