@@ -67,6 +67,10 @@ def _small(*matrices: np.ndarray) -> bool:
     return all(max(m.shape) <= EXPLAIN_MAX for m in matrices)
 
 
+def _formatted(rows: list[list[float]]) -> list[list[str]]:
+    return [[format_number(x) for x in row] for row in rows]
+
+
 def _np(matrix: Tensor | np.ndarray) -> np.ndarray:
     if isinstance(matrix, Tensor):
         return matrix.detach().cpu().to(torch.float64).numpy()
@@ -94,11 +98,13 @@ def explain_products(
     a, b = _np(left), _np(right_t)
     if not _small(a, b):
         return None
+    rows, cols = a.tolist(), b.tolist()
+    shown_rows, shown_cols = _formatted(rows), _formatted(cols)  # each number formatted once, not n times
     out = []
-    for i, row in enumerate(a.tolist()):
+    for i, row in enumerate(rows):
         texts = []
-        for j, col in enumerate(b.tolist()):
-            terms = " + ".join(f"{format_number(x)}×{format_number(y)}" for x, y in zip(row, col))
+        for j, col in enumerate(cols):
+            terms = " + ".join(f"{x}×{y}" for x, y in zip(shown_rows[i], shown_cols[j]))
             total = math.fsum(x * y for x, y in zip(row, col))
             name = left_name.format(i=i + 1) + "·" + right_name.format(j=j + 1)
             texts.append(f"{name} = {terms} = {format_number(total)}")
@@ -147,12 +153,13 @@ def explain_weighted_sum(weights: Tensor | np.ndarray, values: Tensor | np.ndarr
     a, v = _np(weights), _np(values)
     if not _small(a, v):
         return None
+    rows, columns = a.tolist(), v.T.tolist()
+    shown_rows, shown_columns = _formatted(rows), _formatted(columns)
     out = []
-    for i, row in enumerate(a.tolist()):
+    for i, row in enumerate(rows):
         texts = []
-        for c in range(v.shape[1]):
-            column = v[:, c].tolist()
-            terms = " + ".join(f"{format_number(w)}×{format_number(x)}" for w, x in zip(row, column))
+        for c, column in enumerate(columns):
+            terms = " + ".join(f"{w}×{x}" for w, x in zip(shown_rows[i], shown_columns[c]))
             total = math.fsum(w * x for w, x in zip(row, column))
             texts.append(f"z_{i + 1},{c + 1} = Σ_j α_{i + 1}j v_j{c + 1} = {terms} = {format_number(total)}")
         out.append(texts)

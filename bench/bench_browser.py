@@ -45,7 +45,30 @@ EXPLORERS = (
     ("module", "ModuleExplorer"),
     ("sentence", "SentenceExplorer"),
     ("multihead", "MultiHeadExplorer"),
+    ("pipeline", "PipelineExplorer"),
+    ("positions", "PositionsExplorer"),
+    ("training", "TrainingExplorer"),
+    ("heads", "HeadsExplorer"),
+    ("tiled", "TiledExplorer"),
 )
+# explorers built as their lesson builds them (the rest with their defaults); the linked explorer
+# stays on the 8-token sentence (its example menu disabled) and is timed on its controls and on
+# numbers typed into X and W_q
+BUILD = {
+    "PipelineExplorer": 'explorer = PipelineExplorer("003")\nexplorer.controls["example"].disabled = True\nexplorer',
+    "TrainingExplorer": (
+        "from attnlib import models\n"
+        'recipe = models.RECIPES["reverse"]\n'
+        "model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20)\n"
+        "TrainingExplorer(history, model, recipe.task, step=0)"
+    ),
+    "HeadsExplorer": (
+        "from attnlib import models\n"
+        'HeadsExplorer(models.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)'
+    ),
+}
+# rows the old PNG path cannot have (the explorer did not exist at OLD_COMMIT)
+NEW_ONLY = {"pipeline", "positions", "training", "heads", "tiled"}
 
 BIG = """\
 import ipywidgets as W
@@ -86,13 +109,13 @@ W.VBox([floor_choice, floor_text])
 """
 
 
-def notebook() -> dict:
+def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS) -> dict:
     cells = [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
         for source in (FLOOR, BIG)
     ]
-    for module, name in EXPLORERS:
-        source = f"from attnlib.widgets.{module} import {name}\n{name}()"
+    for module, name in explorers:
+        source = f"from attnlib.widgets.{module} import {name}\n" + BUILD.get(name, f"{name}()")
         cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
     return {
         "cells": cells,
@@ -112,13 +135,36 @@ async ([id, k, step]) => {
   const selects = [...out.querySelectorAll('select')].filter(s => s.options.length > 1 && !s.disabled);
   const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')].filter(b => !b.disabled);
   const handles = [...out.querySelectorAll('.noUi-handle')].filter(h => !h.closest('[disabled]'));
-  const actions = [];
-  for (const s of selects) actions.push(() => { s.selectedIndex = (s.selectedIndex + 1) % s.options.length;
-                                                s.dispatchEvent(new Event('change', {bubbles: true})); });
-  for (const b of toggles) actions.push(() => b.click());
-  for (const h of handles) actions.push(() => { const key = (step % 8) < 4 ? 'ArrowRight' : 'ArrowLeft';
-                                                h.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true})); });
+  const actions = [];  // {prep, fire}: prep runs before the clock starts
+  for (const s of selects) actions.push({fire: () => { s.selectedIndex = (s.selectedIndex + 1) % s.options.length;
+                                                       s.dispatchEvent(new Event('change', {bubbles: true})); }});
+  for (const b of toggles) actions.push({fire: () => b.click()});
+  for (const h of handles) actions.push({fire: () => {
+    const key = (step % 8) < 4 ? 'ArrowRight' : 'ArrowLeft';
+    h.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+  }});
+  // a number typed into cell (0, 0) of each editable view: Enter opens the editor, Enter sends it
+  const editable = [...out.querySelectorAll('.attn-heatmap')]
+    .filter(h => h.querySelector('.attn-cell[aria-readonly="false"]'));
+  for (const h of editable) {
+    let editor = null;
+    actions.push({
+      prep: async () => {
+        const cell = h.querySelector('.attn-cell[aria-readonly="false"]');
+        cell.focus();
+        cell.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+        editor = h.querySelector('.attn-heatmap-editor');
+        await new Promise(r => setTimeout(r, 50));  // the "select" message of the Enter settles first
+      },
+      fire: () => {
+        editor.value = ['0.5', '-1.25', '2'][Math.floor(step / actions.length) % 3];
+        editor.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+      },
+    });
+  }
   if (!actions.length || !views.length) return {ms: null, why: 'no control or no view'};
+  const action = actions[step % actions.length];
+  if (action.prep) await action.prep();
   return await new Promise((resolve) => {
     let done = false;
     const timer = setTimeout(() => {
@@ -142,15 +188,15 @@ async ([id, k, step]) => {
     });
     for (const v of views) obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src']});
     const t0 = performance.now();
-    actions[step % actions.length]();
+    action.fire();
   });
 }
 """
 
 
 def measure(
-    pythonpath: str | None, changes: int, chromium: str
-) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    pythonpath: str | None, changes: int, chromium: str, explorers: tuple[tuple[str, str], ...] = EXPLORERS
+) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[float]]]:
     """``{row name: ms per change}`` and ``{row name: ms of the slowest SVG redraw per change}``
     measured in a fresh JupyterLab (its kernels get ``pythonpath`` first)."""
     draws: dict[str, list[float]] = {}
@@ -161,7 +207,7 @@ def measure(
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
-        (root / "bench.ipynb").write_text(json.dumps(notebook()))
+        (root / "bench.ipynb").write_text(json.dumps(notebook(explorers)))
         saved = os.environ.get("PYTHONPATH")
         if pythonpath:
             os.environ["PYTHONPATH"] = pythonpath
@@ -194,7 +240,7 @@ def measure(
                     shot.parent.mkdir(exist_ok=True)
                     page.locator(f"#{panel} .attn-heatmap").first.screenshot(path=str(shot))
                 names = ["floor: a bare ipywidgets round trip", "one heatmap 64×64"] + [
-                    f"{m}.{n}" for m, n in EXPLORERS
+                    f"{m}.{n}" for m, n in explorers
                 ]
                 for k, name in enumerate(names):
                     page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
@@ -243,7 +289,8 @@ def main() -> None:
             ["git", "-C", str(REPO), "archive", OLD_COMMIT, "attnlib"], check=True, capture_output=True
         ).stdout
         subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
-        old, _, _ = measure(tmp, args.changes, chromium)
+        old_ones = tuple((m, n) for m, n in EXPLORERS if m not in NEW_ONLY)
+        old, _, _ = measure(tmp, args.changes, chromium, old_ones)
     _report(args.changes, new, old, draws, screens)
 
 
@@ -259,6 +306,9 @@ def _report(changes: int, new: dict, old: dict, draws: dict, screens: dict) -> N
         redraw = f"{statistics.median(draws[name]):.1f}" if draws.get(name) else "-"
         screen = f"{statistics.median(screens[name]):.1f}" if screens.get(name) else "-"
         print(f"| {name} | {stats(new[name])} | {stats(old.get(name, []))} | {screen} | {redraw} |")
+    missed = [f"{name}: {changes - len(new[name])}" for name in new if len(new[name]) < changes]
+    if missed:  # a change whose view did not change within 5 s is not timed
+        print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
 
 
 if __name__ == "__main__":

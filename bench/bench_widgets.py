@@ -46,7 +46,42 @@ KEYS = (
     "module",
     "sentence",
     "multihead",
+    "pipeline",
+    "positions",
+    "training",
+    "heads",
+    "tiled",
 )
+
+
+def _pipeline():
+    from attnlib.widgets.pipeline import PipelineExplorer
+
+    return PipelineExplorer("003")  # the linked explorer on the 8-token sentence
+
+
+def _training():
+    from attnlib import models
+    from attnlib.widgets.training import TrainingExplorer
+
+    recipe = models.RECIPES["reverse"]
+    model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20)
+    return TrainingExplorer(history, model, recipe.task, step=0)
+
+
+def _heads():
+    from attnlib import models
+    from attnlib.widgets.heads import HeadsExplorer
+
+    return HeadsExplorer(models.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)
+
+
+# explorers whose lesson builds them with arguments (the rest are built with their defaults)
+FACTORIES = {"PipelineExplorer": _pipeline, "TrainingExplorer": _training, "HeadsExplorer": _heads}
+# controls left alone: the linked explorer stays on its 8-token example (its edits are timed instead)
+FIXED = {"PipelineExplorer": ("example",)}
+# editable views timed by typing into their first cell, as a learner does
+EDITS = {"PipelineExplorer": ("inputs", "w_query")}
 
 
 def explorers() -> Iterator[tuple[str, type[Explorer] | None, str]]:
@@ -108,13 +143,15 @@ def size_text(shape: tuple[int, int]) -> str:
 
 def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float], int, list[str]]:
     """Times ``changes`` control changes; returns the largest heatmap seen, times (ms), errors, controls."""
-    explorer = cls()
+    explorer = FACTORIES.get(cls.__name__, cls)()
     largest = matrix_shape(explorer)
     times: list[float] = []
     errors = 0
     used: list[str] = []
     plan = [(name, c, control_values(c)) for name, c in explorer.controls.items()]
-    plan = [(name, c, vals) for name, c, vals in plan if vals]
+    plan = [(name, c, vals) for name, c, vals in plan if vals and name not in FIXED.get(cls.__name__, ())]
+    for view in EDITS.get(cls.__name__, ()):
+        plan.append((f"edit {view}[0, 0]", _Edit(explorer.views[view]), ["0.5", "-1.25", "2"]))
     if not plan:
         return size_text(largest), times, errors, used
     used = [name for name, _, _ in plan]
@@ -129,6 +166,21 @@ def bench_explorer(cls: type[Explorer], changes: int) -> tuple[str, list[float],
                     errors += 1
                 largest = max(largest, matrix_shape(explorer), key=lambda s: s[0] * s[1])
     return size_text(largest), times, errors, used
+
+
+class _Edit:
+    """A learner typing ``value`` into cell (0, 0) of an editable view (the message the browser sends)."""
+
+    def __init__(self, view: HeatmapView) -> None:
+        self.view = view
+
+    @property
+    def value(self) -> str:
+        return ""
+
+    @value.setter
+    def value(self, text: str) -> None:
+        self.view._handle_message(self.view, {"kind": "edit", "row": 0, "col": 0, "text": text}, [])
 
 
 def serialise(explorer: Explorer) -> None:
