@@ -59,7 +59,8 @@ BUILD = {
     "TrainingExplorer": (
         "from attnlib import models\n"
         'recipe = models.RECIPES["reverse"]\n'
-        "model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20)\n"
+        "model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20,\n"
+        "    progress=False)\n"
         "TrainingExplorer(history, model, recipe.task, step=0)"
     ),
     "HeadsExplorer": (

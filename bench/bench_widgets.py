@@ -65,7 +65,7 @@ def _training():
     from attnlib.widgets.training import TrainingExplorer
 
     recipe = models.RECIPES["reverse"]
-    model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20)
+    model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20, progress=False)
     return TrainingExplorer(history, model, recipe.task, step=0)
 
 

@@ -1,0 +1,113 @@
+"""Where a live view's time goes in the browser: a Chrome trace of explorer changes, summarised.
+
+Opens ``bench/bench_browser.py``'s notebook in JupyterLab + headless Chromium, makes 10 control
+changes of each chosen row under Chromium's tracing and prints, per change, the main thread's time
+in each kind of event (``Layerize``, ``Paint``, ``Layout``, script, …) and the time of frames that
+change one text only, for comparison. The README's "where the time goes" cites it.
+
+Run: ``.venv/bin/python bench/trace_browser.py [ROW …]`` with ROW a row number of bench_browser's
+table (0 = the floor, 1 = the 64×64 heatmap, 2… = the explorers in order; default 0 3 5 13).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "browser"))
+sys.path.insert(0, str(REPO / "bench"))
+import bench_browser  # noqa: E402
+from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, find_chromium, start_lab  # noqa: E402
+
+CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
+CHANGES = 10
+# ten frames that each change one text: the cost of a frame with nothing of ours in it
+TEXT_FRAMES_JS = """async () => {
+  const d = document.body.appendChild(document.createElement('div'));
+  for (let i = 0; i < 10; i++) {
+    d.textContent = String(i);
+    await new Promise(r => requestAnimationFrame(() => setTimeout(r, 20)));
+  }
+  d.remove();
+}"""
+RENDERING = ("UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit")
+
+
+def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
+    """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
+    events = trace["traceEvents"]
+    main = {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    total: collections.Counter = collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and e.get("tid") in main and e.get("dur") and (names is None or e["name"] in names):
+            total[e["name"]] += e["dur"] / 1000
+    return total
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", nargs="*", type=int, default=[0, 3, 5, 13])
+    args = parser.parse_args()
+    chromium = find_chromium()
+    if chromium is None:
+        print("no chromium executable: install Debian's chromium (make chromium)")
+        return
+    from playwright.sync_api import sync_playwright
+
+    names = ["floor", "one heatmap 64×64"] + [f"{m}.{n}" for m, n in bench_browser.EXPLORERS]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "root"
+        root.mkdir()
+        (root / "bench.ipynb").write_text(json.dumps(bench_browser.notebook()))
+        server = start_lab(root, Path(tmp) / "jupyter")
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+                page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+                page.goto(f"{server.base}/lab/workspaces/trace?reset&token={server.token}")
+                page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+                panel = page.evaluate(OPEN_NOTEBOOK_JS, "bench.ipynb")
+                page.evaluate(RUN_ALL_JS, panel)
+                deadline = time.monotonic() + 300
+                while time.monotonic() < deadline:
+                    state = page.evaluate(STATE_JS, panel)
+                    if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
+                        break
+                    page.wait_for_timeout(250)
+                page.wait_for_timeout(1000)
+                browser.start_tracing(page=page, categories=CATEGORIES)
+                page.evaluate(TEXT_FRAMES_JS)
+                text = main_thread_ms(json.loads(browser.stop_tracing()), RENDERING)
+                print(f"a frame that changes one text: {sum(text.values()) / 10:.1f} ms of rendering", end=" ")
+                print("(" + ", ".join(f"{n} {ms / 10:.1f}" for n, ms in text.most_common()) + ")\n")
+                for k in args.rows:
+                    out = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
+                    out.scroll_into_view_if_needed()
+                    for step in range(3):  # warm up
+                        page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
+                        page.wait_for_timeout(60)
+                    browser.start_tracing(page=page, categories=CATEGORIES)
+                    timed = []
+                    for step in range(3, 3 + CHANGES):
+                        timed.append(page.evaluate(bench_browser.CHANGE_JS, [panel, k, step]).get("ms"))
+                        page.wait_for_timeout(60)
+                    total = main_thread_ms(json.loads(browser.stop_tracing()))
+                    ms = sorted(t for t in timed if t is not None)
+                    print(f"{names[k]}: change → painted median {ms[len(ms) // 2]:.0f} ms (under tracing);")
+                    print("  main thread per change: " + ", ".join(
+                        f"{n} {t / CHANGES:.1f}" for n, t in total.most_common(12) if n != "RunTask"
+                    ) + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms")  # fmt: skip
+                browser.close()
+        finally:
+            server.shutdown_kernels()
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
