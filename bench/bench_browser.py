@@ -23,14 +23,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
-from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, find_chromium, start_lab  # noqa: E402
+from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab  # noqa: E402
 
 OLD_COMMIT = "68c259e"
 EXPLORERS = (
@@ -224,18 +223,7 @@ def measure(
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
                 page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-                page.goto(f"{server.base}/lab/workspaces/bench?reset&token={server.token}")
-                page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
-                page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
-                panel = page.evaluate(OPEN_NOTEBOOK_JS, "bench.ipynb")
-                page.evaluate(RUN_ALL_JS, panel)
-                deadline = time.monotonic() + 300
-                while time.monotonic() < deadline:
-                    state = page.evaluate(STATE_JS, panel)
-                    if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
-                        break
-                    page.wait_for_timeout(250)
-                page.wait_for_timeout(1000)
+                panel = open_and_run_all(page, server, "bench.ipynb", workspace="bench")
                 if pythonpath is None:  # what the 64×64 view looks like (device scale factor 1)
                     shot = REPO / "test-artifacts" / "bench-64x64.png"
                     shot.parent.mkdir(exist_ok=True)

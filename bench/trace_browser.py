@@ -16,14 +16,13 @@ import collections
 import json
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO / "bench"))
 import bench_browser  # noqa: E402
-from labdriver import CHROMIUM_ARGS, OPEN_NOTEBOOK_JS, RUN_ALL_JS, STATE_JS, find_chromium, start_lab  # noqa: E402
+from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab  # noqa: E402
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
 CHANGES = 10
@@ -70,17 +69,7 @@ def main() -> None:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
                 page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-                page.goto(f"{server.base}/lab/workspaces/trace?reset&token={server.token}")
-                page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
-                panel = page.evaluate(OPEN_NOTEBOOK_JS, "bench.ipynb")
-                page.evaluate(RUN_ALL_JS, panel)
-                deadline = time.monotonic() + 300
-                while time.monotonic() < deadline:
-                    state = page.evaluate(STATE_JS, panel)
-                    if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
-                        break
-                    page.wait_for_timeout(250)
-                page.wait_for_timeout(1000)
+                panel = open_and_run_all(page, server, "bench.ipynb", workspace="trace")
                 browser.start_tracing(page=page, categories=CATEGORIES)
                 page.evaluate(TEXT_FRAMES_JS)
                 text = main_thread_ms(json.loads(browser.stop_tracing()), RENDERING)

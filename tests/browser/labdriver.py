@@ -213,8 +213,27 @@ STATE_JS = """
 }
 """
 
+
 # every widget output area: its images (src + PNG check + a content hash), its live SVG heatmaps
 # (a hash of their markup) and whether it shows an error
+def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str = "bench", timeout: float = 300) -> str:
+    """Open JupyterLab at a fresh ``workspace``, open ``notebook`` (relative to the server's root), run
+    all its cells and wait until every cell has run and the kernel is idle; returns the panel's id."""
+    page.goto(f"{server.base}/lab/workspaces/{workspace}?reset&token={server.token}")
+    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    panel = page.evaluate(OPEN_NOTEBOOK_JS, notebook)
+    page.evaluate(RUN_ALL_JS, panel)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = page.evaluate(STATE_JS, panel)
+        if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
+            break
+        page.wait_for_timeout(250)
+    page.wait_for_timeout(1000)  # let the widget views attach
+    return panel
+
+
 WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);
