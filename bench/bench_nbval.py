@@ -9,6 +9,7 @@ Run: ``.venv/bin/python bench/bench_nbval.py [--repeats 3] [--workers 2]``.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -33,7 +34,9 @@ def main() -> int:
     times = []
     for i in range(args.repeats):
         start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+        # as `make nbval`: one torch thread per test worker (the workers share the cores)
+        env = {**os.environ, "OMP_NUM_THREADS": "1"}
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, env=env)
         elapsed = time.perf_counter() - start
         last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
         print(f"run {i + 1}: {elapsed:.1f} s  ({'ok' if proc.returncode == 0 else 'FAILED'}: {last})")
