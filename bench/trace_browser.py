@@ -6,7 +6,9 @@ in each kind of event (``Layerize``, ``Paint``, ``Layout``, script, …) and the
 change one text only, for comparison. The README's "where the time goes" cites it.
 
 Run: ``.venv/bin/python bench/trace_browser.py [ROW …]`` with ROW a row number of bench_browser's
-table (0 = the floor, 1 = the 64×64 heatmap, 2… = the explorers in order; default 0 3 5 13).
+table (0 = the floor, 1 = the 64×64 heatmap, 2… = the explorers in order; default 0 3 5 13);
+``--hide-views`` hides every live heatmap first (the views still update, nothing of them is
+painted): what the explorer's other widgets and JupyterLab cost on their own.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collect
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="*", type=int, default=[0, 3, 5, 13])
+    parser.add_argument(
+        "--hide-views",
+        action="store_true",
+        help="hide every live heatmap (display: none): what the rest of the explorer costs without our views",
+    )
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -70,6 +77,8 @@ def main() -> None:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
                 page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
                 panel = open_and_run_all(page, server, "bench.ipynb", workspace="trace")
+                if args.hide_views:
+                    page.add_style_tag(content=".attn-heatmap { display: none !important; }")
                 browser.start_tracing(page=page, categories=CATEGORIES)
                 page.evaluate(TEXT_FRAMES_JS)
                 text = main_thread_ms(json.loads(browser.stop_tracing()), RENDERING)
