@@ -71,7 +71,7 @@ def main() -> None:
         root = Path(tmp) / "root"
         root.mkdir()
         (root / "bench.ipynb").write_text(json.dumps(bench_browser.notebook()))
-        server = start_lab(root, Path(tmp) / "jupyter")
+        server = start_lab(root, Path(tmp) / "jupyter", windowing=None)  # JupyterLab's default, as a learner has it
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)

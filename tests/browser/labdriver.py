@@ -30,14 +30,13 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 
-# JupyterLab user settings written before the server starts
-SERVER_CONFIG = Path(__file__).resolve().parents[2] / "etc" / "jupyter_server_config.py"
+REPO = Path(__file__).resolve().parents[2]
+SERVER_CONFIG = REPO / "etc" / "jupyter_server_config.py"
+# JupyterLab user settings written before the server starts: no "Jupyter news" / update check popup
 SETTINGS = {
-    # no "Jupyter news" / update check popup
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {"fetchNews": "false", "checkForUpdates": False},
-    # render every cell (the default windowing leaves cells outside the viewport out of the DOM)
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+WINDOWING = "@jupyterlab/notebook-extension/tracker.jupyterlab-settings"
 
 
 def find_chromium() -> str | None:
@@ -95,8 +94,13 @@ class LabServer:
                 self.process.wait(timeout=5)
 
 
-def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
-    """Start JupyterLab on ``root`` with private Jupyter directories under ``private``."""
+def start_lab(root: Path, private: Path, *, timeout: float = 60.0, windowing: str | None = "none") -> LabServer:
+    """Start JupyterLab on ``root`` with private Jupyter directories under ``private``.
+
+    ``windowing``: the notebook's ``windowingMode``. The tests use ``"none"`` (every cell rendered:
+    JupyterLab's default, ``"contentVisibility"``, skips drawing cells outside the viewport, so
+    nothing there can be checked); ``None`` leaves JupyterLab's default, what a learner gets.
+    """
     env = dict(os.environ)
     dirs = {
         "JUPYTER_CONFIG_DIR": private / "config",
@@ -108,7 +112,10 @@ def start_lab(root: Path, private: Path, *, timeout: float = 60.0) -> LabServer:
     for name, path in dirs.items():
         path.mkdir(parents=True, exist_ok=True)
         env[name] = str(path)
-    for rel, value in SETTINGS.items():
+    settings = dict(SETTINGS)
+    if windowing is not None:
+        settings[WINDOWING] = {"windowingMode": windowing}
+    for rel, value in settings.items():
         target = dirs["JUPYTERLAB_SETTINGS_DIR"] / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(value))
@@ -214,14 +221,27 @@ STATE_JS = """
 """
 
 
-# every widget output area: its images (src + PNG check + a content hash), its live SVG heatmaps
-# (a hash of their markup) and whether it shows an error
-def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str = "bench", timeout: float = 300) -> str:
-    """Open JupyterLab at a fresh ``workspace``, open ``notebook`` (relative to the server's root), run
-    all its cells and wait until every cell has run and the kernel is idle; returns the panel's id."""
+def start_lab_on_lessons(base: Path) -> LabServer:
+    """A JupyterLab (see :func:`start_lab`) on a copy of the lessons: ``base/root`` holds notebooks/
+    and images/ (the lessons' markdown shows ../images/*.png); its private files go in ``base/jupyter``."""
+    root = base / "root"
+    shutil.copytree(REPO / "notebooks", root / "notebooks")
+    if (REPO / "images").is_dir():
+        shutil.copytree(REPO / "images", root / "images")
+    return start_lab(root, base / "jupyter")
+
+
+def open_lab(page, server: LabServer, workspace: str) -> None:
+    """Load JupyterLab in ``page`` with a fresh ``workspace`` and wait until it has started."""
     page.goto(f"{server.base}/lab/workspaces/{workspace}?reset&token={server.token}")
     page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
     page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+
+
+def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str = "bench", timeout: float = 300) -> str:
+    """Open JupyterLab at a fresh ``workspace``, open ``notebook`` (relative to the server's root), run
+    all its cells and wait until every cell has run and the kernel is idle; returns the panel's id."""
+    open_lab(page, server, workspace)
     panel = page.evaluate(OPEN_NOTEBOOK_JS, notebook)
     page.evaluate(RUN_ALL_JS, panel)
     deadline = time.monotonic() + timeout
@@ -234,6 +254,8 @@ def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str =
     return panel
 
 
+# every widget output area: its images (src + PNG check + a content hash), its live SVG heatmaps
+# (a hash of their markup) and whether it shows an error
 WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);

@@ -9,7 +9,6 @@ test-artifacts/browser/.
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,8 @@ from labdriver import (
     RUN_ALL_JS,
     STATE_JS,
     find_chromium,
-    start_lab,
+    open_lab,
+    start_lab_on_lessons,
     table_numbers,
     view_root,
 )
@@ -62,19 +62,14 @@ def lab(tmp_path_factory):
     if chromium is None:
         pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
     sync_api = pytest.importorskip("playwright.sync_api")
-    base = tmp_path_factory.mktemp("deck")
-    root = base / "root"
-    shutil.copytree(REPO / "notebooks", root / "notebooks")
-    shutil.copytree(REPO / "images", root / "images")
-    server = start_lab(root, base / "jupyter")
+    server = start_lab_on_lessons(tmp_path_factory.mktemp("deck"))
     pw = sync_api.sync_playwright().start()
     browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     try:
-        page.goto(f"{server.base}/lab/workspaces/deck-test?reset&token={server.token}")
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
+        open_lab(page, server, "deck-test")
         yield page, errors
     finally:
         browser.close()

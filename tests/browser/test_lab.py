@@ -15,7 +15,6 @@ Skipped only when no Chromium executable exists (``make chromium`` installs Debi
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from pathlib import Path
 
@@ -27,7 +26,8 @@ from labdriver import (
     STATE_JS,
     WIDGETS_JS,
     find_chromium,
-    start_lab,
+    open_lab,
+    start_lab_on_lessons,
     table_numbers,
     view_root,
 )
@@ -57,12 +57,7 @@ def lab(tmp_path_factory):
         pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
     sync_api = pytest.importorskip("playwright.sync_api")
     start = time.perf_counter()
-    base = tmp_path_factory.mktemp("lab")
-    root = base / "root"
-    shutil.copytree(REPO / "notebooks", root / "notebooks")
-    if (REPO / "images").is_dir():  # lessons show ../images/*.png in markdown
-        shutil.copytree(REPO / "images", root / "images")
-    server = start_lab(root, base / "jupyter")
+    server = start_lab_on_lessons(tmp_path_factory.mktemp("lab"))
     TIMINGS["server ready"] = f"{time.perf_counter() - start:.1f} s"
     pw = sync_api.sync_playwright().start()
     browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -78,10 +73,7 @@ def lab(tmp_path_factory):
             else None
         ),
     )
-    page.goto(f"{server.base}/lab/workspaces/browser-test?reset&token={server.token}")
-    page.wait_for_function("() => window.jupyterapp && window.jupyterapp.started", timeout=60_000)
-    page.evaluate("() => window.jupyterapp.started")
-    page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    open_lab(page, server, "browser-test")
     TIMINGS["lab loaded"] = f"{time.perf_counter() - start:.1f} s"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     try:
