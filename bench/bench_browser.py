@@ -2,9 +2,12 @@
 
 For every lesson explorer (built with its defaults in one generated notebook) and for a bare
 64×64 heatmap, the page changes one control (next dropdown option, a toggle, a slider step) and
-times, with ``performance.now()`` in the page, until the explorer's view changed (a mutation of
-the live SVG, or of the old PNG ``<img>``) and the next animation frame was painted. That is the
-whole round trip: browser → kernel → recomputation → message → browser redraw.
+times, with ``performance.now()`` in the page, until one of the explorer's views changed (a mutation
+of a live SVG, or of the old PNG ``<img>``) and the next animation frame was painted ("first"), and
+until the frame after the last view that changes has changed, once no view has changed for 150 ms
+("all": every view of the explorer updated on screen). That is the whole round trip: browser →
+kernel → recomputation → messages → browser redraw. A ToggleButtons' chosen button is never
+clicked (that changes nothing).
 
 The old PNG path (attnlib as of commit ``68c259e``) runs in the same invocation: a second
 JupyterLab whose kernels import that commit's ``attnlib`` (extracted with ``git archive``, put
@@ -127,15 +130,20 @@ def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS) -> dict:
     }
 
 
-# one timed change of output k: returns ms until the view mutated and a frame was painted
+# one timed change of output k: ms until a view changed and a frame was painted (first), until every
+# view that changes has changed and been painted (settled), the slowest SVG redraw (draw) and the
+# browser part from the first redraw to its frame (screen)
 CHANGE_JS = """
 async ([id, k, step]) => {
+  const QUIET = 150;
   const panel = document.getElementById(id);
   const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'));
   const out = outs[k];
   const views = [...out.querySelectorAll('.attn-heatmap-figure, img, .bench-floor')];
   const selects = [...out.querySelectorAll('select')].filter(s => s.options.length > 1 && !s.disabled);
-  const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')].filter(b => !b.disabled);
+  // a ToggleButtons' chosen button is left out: clicking it changes nothing
+  const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')]
+    .filter(b => !b.disabled && !(b.closest('.widget-toggle-buttons') && b.classList.contains('mod-active')));
   const handles = [...out.querySelectorAll('.noUi-handle')].filter(h => !h.closest('[disabled]'));
   const actions = [];  // {prep, fire}: prep runs before the clock starts
   for (const s of selects) actions.push({fire: () => { s.selectedIndex = (s.selectedIndex + 1) % s.options.length;
@@ -170,26 +178,35 @@ async ([id, k, step]) => {
   if (!actions.length || !views.length) return {ms: null, why: 'no control or no view'};
   const action = actions[step % actions.length];
   if (action.prep) await action.prep();
+  // timed to the frame after the first view changed ("first") and to the frame after the last
+  // change of any view, once none has changed for QUIET ms ("settled": every view updated)
   return await new Promise((resolve) => {
-    let done = false;
+    let first = null, last = null, pending = 0, quiet = null, draw = 0, screen = null;
     const timer = setTimeout(() => {
-      if (!done) { done = true; obs.disconnect(); resolve({ms: null, why: 'timeout'}); }
+      if (first === null && pending === 0) { obs.disconnect(); resolve({ms: null, why: 'timeout'}); }
     }, 5000);
-    const obs = new MutationObserver(() => {
-      if (done) return;
-      done = true;
-      obs.disconnect();
-      clearTimeout(timer);
-      requestAnimationFrame(() => setTimeout(() => {
-        const now = performance.now();
-        const heatmaps = [...out.querySelectorAll('.attn-heatmap')];
+    const painted = () => {
+      const now = performance.now();
+      const heatmaps = [...out.querySelectorAll('.attn-heatmap')];
+      draw = Math.max(draw, 0, ...heatmaps.map(h => Number(h.dataset.drawMs || 0)));
+      if (first === null) {
+        first = now;
         const starts = heatmaps.map(h => Number(h.dataset.drawStart || now)).filter(t => t >= t0);
-        resolve({
-          ms: now - t0,
-          draw: Math.max(0, ...heatmaps.map(h => Number(h.dataset.drawMs || 0))),
-          screen: starts.length ? now - Math.min(...starts) : null,
-        });
-      }, 0));
+        screen = starts.length ? now - Math.min(...starts) : null;
+      }
+      last = now;
+      pending -= 1;
+      clearTimeout(quiet);
+      quiet = setTimeout(() => {
+        if (pending) return;
+        obs.disconnect();
+        resolve({ms: first - t0, settled: last - t0, draw, screen});
+      }, QUIET);
+    };
+    const obs = new MutationObserver(() => {
+      clearTimeout(timer);
+      pending += 1;
+      requestAnimationFrame(() => setTimeout(painted, 0));
     });
     for (const v of views) obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src']});
     const t0 = performance.now();
@@ -199,16 +216,17 @@ async ([id, k, step]) => {
 """
 
 
+METRICS = ("ms", "settled", "draw", "screen")
+
+
 def measure(
     pythonpath: str | None, changes: int, chromium: str, explorers: tuple[tuple[str, str], ...] = EXPLORERS
-) -> tuple[dict[str, list[float]], dict[str, list[float]], dict[str, list[float]]]:
-    """``{row name: ms per change}`` and ``{row name: ms of the slowest SVG redraw per change}``
-    measured in a fresh JupyterLab (its kernels get ``pythonpath`` first)."""
-    draws: dict[str, list[float]] = {}
-    screens: dict[str, list[float]] = {}
+) -> dict[str, dict[str, list[float]]]:
+    """``{metric: {row name: ms per change}}`` for the :data:`METRICS` of ``CHANGE_JS``, measured in a
+    fresh JupyterLab (its kernels get ``pythonpath`` first)."""
     from playwright.sync_api import sync_playwright
 
-    results: dict[str, list[float]] = {}
+    results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
@@ -241,29 +259,27 @@ def measure(
                     page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
                         k
                     ).scroll_into_view_if_needed()
-                    times, drawn, shown = [], [], []
+                    for metric in METRICS:
+                        results[metric][name] = []
                     for step in range(changes + 2):
                         got = page.evaluate(CHANGE_JS, [panel, k, step])
                         page.wait_for_timeout(60)  # let the kernel settle (e.g. a second message of the change)
                         if step >= 2 and got.get("ms") is not None:  # the first two warm up
-                            times.append(got["ms"])
-                            drawn.append(got.get("draw", 0.0))
-                            if got.get("screen") is not None:
-                                shown.append(got["screen"])
-                    results[name] = times
-                    draws[name] = drawn
-                    screens[name] = shown
+                            for metric in METRICS:
+                                if got.get(metric) is not None:
+                                    results[metric][name].append(got[metric])
                 browser.close()
         finally:
             server.shutdown_kernels()
             server.stop()
-    return results, draws, screens
+    return results
 
 
 def stats(times: list[float]) -> str:
+    """``median / p90`` in whole ms (``-`` when nothing was timed)."""
     if not times:
-        return "- | -"
-    return f"{statistics.median(times):.0f} | {float(np.percentile(times, 90)):.0f}"
+        return "-"
+    return f"{statistics.median(times):.0f} / {float(np.percentile(times, 90)):.0f}"
 
 
 def main() -> None:
@@ -278,10 +294,8 @@ def main() -> None:
     if chromium is None:
         print("no chromium executable: install Debian's chromium (make chromium)")
         return
-    new: dict[str, list[float]] = {}
-    draws: dict[str, list[float]] = {}
-    screens: dict[str, list[float]] = {}
-    old: dict[str, list[float]] = {}
+    new: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+    old: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old_ones = tuple((m, n) for m, n in EXPLORERS if m not in NEW_ONLY)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.new_only:
@@ -290,31 +304,36 @@ def main() -> None:
             ).stdout
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         for _ in range(args.runs):  # alternating, so that a slow spell of the machine hits both paths
-            for pooled, got in zip((new, draws, screens), measure(None, args.changes, chromium)):
-                for name, times in got.items():
-                    pooled.setdefault(name, []).extend(times)
+            _pool(new, measure(None, args.changes, chromium))
             if not args.new_only:
-                for name, times in measure(tmp, args.changes, chromium, old_ones)[0].items():
-                    old.setdefault(name, []).extend(times)
-    _report(args.changes * args.runs, new, old, draws, screens, args.runs)
+                _pool(old, measure(tmp, args.changes, chromium, old_ones))
+    _report(args.changes * args.runs, new, old, args.runs)
 
 
-def _report(changes: int, new: dict, old: dict, draws: dict, screens: dict, runs: int) -> None:
+def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]) -> None:
+    for metric, rows in got.items():
+        for name, times in rows.items():
+            into[metric].setdefault(name, []).extend(times)
+
+
+def _report(changes: int, new: dict, old: dict, runs: int) -> None:
     print(
         f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each "
-        f"({runs} fresh JupyterLab session(s) per path, pooled)"
+        f"({runs} fresh JupyterLab session(s) per path, pooled); median / p90 ms"
     )
-    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = SVG drawn by the browser)\n")
+    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = SVG drawn by the browser)")
+    print("first: to the frame after the first view changed; all: to the frame after the last view changed\n")
     print(
-        "| view | new median ms | new p90 ms | old median ms | old p90 ms "
-        "| new, browser part: redraw → painted, median ms | new, SVG redraw (JS), median ms |"
+        "| view | new, first | new, all | old, first | old, all "
+        "| new, browser part: redraw → painted, median | new, SVG redraw (JS), median |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name in new:
-        redraw = f"{statistics.median(draws[name]):.1f}" if draws.get(name) else "-"
-        screen = f"{statistics.median(screens[name]):.1f}" if screens.get(name) else "-"
-        print(f"| {name} | {stats(new[name])} | {stats(old.get(name, []))} | {screen} | {redraw} |")
-    missed = [f"{name}: {changes - len(new[name])}" for name in new if len(new[name]) < changes]
+    for name, times in new["ms"].items():
+        columns = [stats(times), stats(new["settled"][name])]
+        columns += [stats(old["ms"].get(name, [])), stats(old["settled"].get(name, []))]
+        columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
+        print(f"| {name} | " + " | ".join(columns) + " |")
+    missed = [f"{name}: {changes - len(times)}" for name, times in new["ms"].items() if len(times) < changes]
     if missed:  # a change after which no view changed within 5 s is not timed
         print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
 
