@@ -2,8 +2,9 @@
 
 For every lesson explorer (built with its defaults in one generated notebook) and for a bare
 64×64 heatmap, the page changes one control (next dropdown option, a toggle, a slider step) and
-times, with ``performance.now()`` in the page, until one of the explorer's views changed (a mutation
-of a live SVG, or of the old PNG ``<img>``) and the next animation frame was painted ("first"), and
+times, with ``performance.now()`` in the page, until one of the explorer's views changed (a live
+view's redraw, which stamps ``data-draw-start`` on it, or a new ``src`` of the old PNG ``<img>``)
+and the next animation frame was painted ("first"), and
 until the frame after the last view that changes has changed, once no view has changed for 150 ms
 ("all": every view of the explorer updated on screen). That is the whole round trip: browser →
 kernel → recomputation → messages → browser redraw. A ToggleButtons' chosen button is never
@@ -131,7 +132,7 @@ def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS) -> dict:
 
 
 # one timed change of output k: ms until a view changed and a frame was painted (first), until every
-# view that changes has changed and been painted (settled), the slowest SVG redraw (draw) and the
+# view that changes has changed and been painted (settled), the slowest view redraw (draw) and the
 # browser part from the first redraw to its frame (screen)
 CHANGE_JS = """
 async ([id, k, step]) => {
@@ -139,7 +140,7 @@ async ([id, k, step]) => {
   const panel = document.getElementById(id);
   const outs = [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'));
   const out = outs[k];
-  const views = [...out.querySelectorAll('.attn-heatmap-figure, img, .bench-floor')];
+  const views = [...out.querySelectorAll('.attn-heatmap, img, .bench-floor')];
   const selects = [...out.querySelectorAll('select')].filter(s => s.options.length > 1 && !s.disabled);
   // a ToggleButtons' chosen button is left out: clicking it changes nothing
   const toggles = [...out.querySelectorAll('.widget-toggle-button, .widget-checkbox input')]
@@ -158,14 +159,14 @@ async ([id, k, step]) => {
   }});
   // a number typed into cell (0, 0) of each editable view: Enter opens the editor, Enter sends it
   const editable = [...out.querySelectorAll('.attn-heatmap')]
-    .filter(h => h.querySelector('.attn-cell[aria-readonly="false"]'));
+    .filter(h => h.querySelector('.attn-heatmap-grid[data-editable="true"]'));
   for (const h of editable) {
     let editor = null;
     actions.push({
       prep: async () => {
-        const cell = h.querySelector('.attn-cell[aria-readonly="false"]');
-        cell.focus();
-        cell.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
+        const grid = h.querySelector('.attn-heatmap-grid[data-editable="true"]');
+        grid.focus();
+        grid.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
         editor = h.querySelector('.attn-heatmap-editor');
         await new Promise(r => setTimeout(r, 50));  // the "select" message of the Enter settles first
       },
@@ -208,7 +209,11 @@ async ([id, k, step]) => {
       pending += 1;
       requestAnimationFrame(() => setTimeout(painted, 0));
     });
-    for (const v of views) obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src']});
+    // a redraw of a live view stamps data-draw-start on it (its canvas changes no DOM); the old PNG
+    // path changes an <img>'s src; the floor changes a text
+    for (const v of views) {
+      obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src', 'data-draw-start']});
+    }
     const t0 = performance.now();
     action.fire();
   });
@@ -321,11 +326,11 @@ def _report(changes: int, new: dict, old: dict, runs: int) -> None:
         f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each "
         f"({runs} fresh JupyterLab session(s) per path, pooled); median / p90 ms"
     )
-    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = SVG drawn by the browser)")
+    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = drawn by the browser)")
     print("first: to the frame after the first view changed; all: to the frame after the last view changed\n")
     print(
         "| view | new, first | new, all | old, first | old, all "
-        "| new, browser part: redraw → painted, median | new, SVG redraw (JS), median |"
+        "| new, browser part: redraw → painted, median | new, redraw (JS), median |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for name, times in new["ms"].items():

@@ -296,6 +296,52 @@ def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
     assert ex.updates == 1
 
 
+@pytest.fixture
+def sent(monkeypatch):
+    """The messages widgets send to the browser, in order: ``(widget, message)``."""
+    log: list[tuple[W.Widget, dict]] = []
+    monkeypatch.setattr(W.Widget, "_send", lambda self, msg, buffers=None: log.append((self, msg)))
+    return log
+
+
+def test_explorer_change_sends_one_message_per_changed_widget_after_the_update(sent) -> None:
+    ex = TinyExplorer("1 2; 3 4")
+    view = ex.views["heatmap"]
+    updates_seen: list[int] = []
+    original = ex.update
+
+    def update() -> None:
+        original()
+        updates_seen.append(len(sent))  # nothing has left during the update itself
+
+    ex.update = update
+    sent.clear()
+    ex.controls["matrix"].value = "5 6; 7 8"  # the view gets a new matrix and its highlight again
+    assert updates_seen == [1]  # only the text box's own message, sent before the update
+    to_view = [msg for widget, msg in sent if widget is view]
+    assert len(to_view) == 1, to_view  # update() and highlight() travel together
+    assert "description" in to_view[0]["state"] and ["buffer"] in to_view[0]["buffer_paths"]  # binary matrix
+    assert view.values == [[5, 6], [7, 8]]
+
+
+@pytest.mark.parametrize("key", ["query", "scaled"])
+def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
+    from attnlib.widgets.pipeline import PipelineExplorer
+
+    ex = PipelineExplorer("001")
+    during: list[int] = []
+    original = ex.update
+    ex.update = lambda: (original(), during.append(len(sent)))
+    sent.clear()
+    control = ex.controls[key]
+    control.value = 1 if key == "query" else not control.value
+    views = [k for k, (widget, msg) in enumerate(sent) if isinstance(widget, HeatmapView)]
+    assert len(views) >= 3, "the views were not updated"
+    assert min(views) >= during[0], "a view's message left before the update ended"
+    widgets = [id(widget) for widget, msg in sent if msg["method"] == "update"]
+    assert len(widgets) == len(set(widgets)), "a widget sent twice for one change"
+
+
 # --------------------------------------------------------------------------- static Heatmap (seaborn)
 def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
     hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])

@@ -34,7 +34,8 @@ from __future__ import annotations
 import base64
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 
 import ipywidgets as W
 import numpy as np
@@ -119,13 +120,38 @@ class Explorer:
         finally:
             control.observe(self._on_change, names="value")
 
+    def widgets(self) -> list[W.Widget]:
+        """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
+        found: dict[int, W.Widget] = {}
+        stack: list[W.Widget] = [self.widget, self.message, *self.controls.values(), *self.views.values()]
+        while stack:
+            widget = stack.pop()
+            if id(widget) not in found:
+                found[id(widget)] = widget
+                stack.extend(getattr(widget, "children", ()))
+        return list(found.values())
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Hold every widget's messages until the block ends, then send them together.
+
+        One change of the explorer is then one burst of messages (one per widget that changed, all
+        changes of a widget in one), so the browser draws every view in the same frame instead of
+        some views one frame later.
+        """
+        with ExitStack() as stack:
+            for widget in self.widgets():
+                stack.enter_context(widget.hold_sync())
+            yield
+
     def _on_change(self, _change=None) -> None:
-        try:
-            self.update()
-        except ValueError as exc:
-            self.show_error(str(exc))
-        else:
-            self.message.value = ""
+        with self.batched():
+            try:
+                self.update()
+            except ValueError as exc:
+                self.show_error(str(exc))
+            else:
+                self.message.value = ""
 
     def on_edit(self, view: str, apply: Callable[[int, int, float], None]) -> None:
         """A number typed into cell ``(i, j)`` of editable view ``view`` → ``apply(i, j, value)``, then :meth:`update`.
@@ -136,13 +162,14 @@ class Explorer:
         """
 
         def edited(i: int, j: int, value: float) -> None:
-            apply(i, j, value)
-            try:
-                self.update()
-            except ValueError as exc:
-                self.show_error(str(exc))
-                raise
-            self.message.value = ""
+            with self.batched():
+                apply(i, j, value)
+                try:
+                    self.update()
+                except ValueError as exc:
+                    self.show_error(str(exc))
+                    raise
+                self.message.value = ""
 
         self.views[view].on_edit(edited)
 

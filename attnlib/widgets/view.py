@@ -1,9 +1,11 @@
-"""HeatmapView: a live heatmap drawn by the browser (SVG) from numbers the kernel sends.
+"""HeatmapView: a live heatmap drawn by the browser from numbers the kernel sends.
 
 The kernel sends numbers, labels and per-cell explanations; ``static/heatmap.js`` (served by the
-kernel through anywidget, no CDN, no build step) draws the title, the row/column labels, the
-annotations, a colour bar and the highlights as SVG — crisp at any zoom — and shows, on hover or
-keyboard focus, a cell's value at full precision and how it was computed.
+kernel through anywidget, no CDN, no build step) draws the title, the row/column labels and the
+colour bar as SVG, and the cells, their numbers and the highlights on a canvas at the device pixel
+ratio — both crisp at any zoom — and shows, on hover or keyboard focus, a cell's value at full
+precision and how it was computed. A new matrix repaints one bitmap: no per-cell DOM for the
+browser to lay out and paint again (measured in ``bench/bench_browser.py``).
 
 Usage (what every explorer does)::
 
@@ -18,9 +20,10 @@ Edits are validated here, in Python: text that is not a number, NaN, ±inf or a 
 ``edit_limit`` in size gives an inline message naming what is wrong and keeps the last good state;
 so does a ``ValueError`` raised by an ``on_edit`` callback (its text is the message).
 
-Accessibility: the SVG is a ``grid`` with one focusable ``gridcell`` per entry (arrow keys move,
-Enter/Space select or edit, Escape cancels), an aria description (:attr:`description`), and a
-``table`` button that shows the numbers as an HTML table a screen reader reads. The default colour
+Accessibility: the grid is one focusable element named by the title and described by
+:attr:`description`; arrow keys, Home and End move between cells, each cell reached is announced
+(its labels, value and explanation), Enter/Space select or edit, Escape cancels; the ``table``
+button shows the numbers as an HTML table a screen reader reads. The default colour
 map is ``cividis`` (colour-blind safe); pass ``vmin=0, vmax=1`` for attention weights.
 
 Displayed on its own, a view is a widget plus a PNG drawn with seaborn (:meth:`to_png`) for readers

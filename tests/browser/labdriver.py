@@ -165,9 +165,41 @@ def load_module(path: Path):
 
 
 # --------------------------------------------------------------------------- live views
-def view_root(svg):
-    """The ``.attn-heatmap`` element around a live view's SVG (a Playwright locator)."""
-    return svg.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
+def live_view(page, panel_id: str, title: str):
+    """The grid (canvas) of the live view titled ``title`` in a notebook panel (a Playwright locator)."""
+    return page.locator(f'#{panel_id} .attn-heatmap canvas.attn-heatmap-grid[aria-label="{title}"]').first
+
+
+def view_root(grid):
+    """The ``.attn-heatmap`` element around a live view's grid (a Playwright locator)."""
+    return grid.locator("xpath=ancestor::div[contains(concat(' ', @class, ' '), ' attn-heatmap ')][1]")
+
+
+def cell_point(grid, row: int, col: int) -> dict[str, float]:
+    """Where the centre of cell ``(row, col)`` is inside a grid, in CSS pixels (for hover and click)."""
+    box = grid.bounding_box()
+    n_rows, n_cols = (int(grid.get_attribute(f"data-{side}")) for side in ("rows", "cols"))
+    return {"x": (col + 0.5) * box["width"] / n_cols, "y": (row + 0.5) * box["height"] / n_rows}
+
+
+# the colours a grid painted in the box (x, y, w, h) given in CSS pixels: [[r, g, b], …]
+GRID_PIXELS_JS = """
+(grid, [x, y, w, h]) => {
+  const k = grid.width / grid.getBoundingClientRect().width;  // the device pixel ratio of the bitmap
+  const data = grid.getContext('2d').getImageData(Math.round(x * k), Math.round(y * k),
+                                                  Math.max(1, Math.round(w * k)), Math.max(1, Math.round(h * k))).data;
+  const out = [];
+  for (let i = 0; i < data.length; i += 4) out.push([data[i], data[i + 1], data[i + 2]]);
+  return out;
+}
+"""
+
+
+def cell_pixels(grid, row: int, col: int, inset: float = 0.0) -> list[list[int]]:
+    """The colours painted in cell ``(row, col)`` of a grid (``inset`` CSS pixels off each side)."""
+    size = grid.bounding_box()["width"] / int(grid.get_attribute("data-cols"))
+    x, y = col * size + inset, row * size + inset
+    return grid.evaluate(GRID_PIXELS_JS, [x, y, size - 2 * inset, size - 2 * inset])
 
 
 def table_numbers(root) -> list[float]:
@@ -278,16 +310,18 @@ async (id) => {
       } catch (e) { png = false; }
       images.push({src: img.src, png, digest, width: img.naturalWidth});
     }
-    const svgs = [];
-    for (const svg of out.querySelectorAll('.attn-heatmap svg')) {
-      const markup = new TextEncoder().encode(svg.outerHTML);
-      svgs.push({digest: await hash(markup), cells: svg.querySelectorAll('.attn-cell').length,
-                 label: svg.getAttribute('aria-label')});
+    const views = [];  // live views: the digest of the SVG frame and of the canvas bitmap
+    for (const view of out.querySelectorAll('.attn-heatmap')) {
+      const frame = view.querySelector('svg.attn-heatmap-svg');
+      const grid = view.querySelector('canvas.attn-heatmap-grid');
+      const drawn = new TextEncoder().encode((frame ? frame.outerHTML : '') + (grid ? grid.toDataURL() : ''));
+      views.push({digest: await hash(drawn), cells: grid ? Number(grid.dataset.rows) * Number(grid.dataset.cols) : 0,
+                  label: grid && grid.getAttribute('aria-label')});
     }
     result.push({
       error: /Error displaying widget/.test(out.textContent),
       images,
-      svgs,
+      views,
       controls: out.querySelectorAll('select, .noUi-handle, .widget-toggle-button, .widget-checkbox input').length,
     });
   }

@@ -18,6 +18,7 @@ from labdriver import (
     RUN_ALL_JS,
     STATE_JS,
     find_chromium,
+    live_view,
     open_lab,
     start_lab_on_lessons,
     table_numbers,
@@ -33,14 +34,14 @@ LESSON = "notebooks/04_scores.ipynb"
 # the cell holding the scores explorer, and whether the deck shows it now (on screen, not hidden)
 EXPLORER_ON_SCREEN_JS = """
 (id) => {
-  const svg = [...document.querySelectorAll(`#${id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]`)][0];
-  if (!svg) return {found: false};
-  const cell = svg.closest('.jp-Cell');
-  const box = svg.getBoundingClientRect();
+  const grid = [...document.querySelectorAll(`#${id} .attn-heatmap-grid[aria-label="scores Q Kᵀ"]`)][0];
+  if (!grid) return {found: false};
+  const cell = grid.closest('.jp-Cell');
+  const box = grid.getBoundingClientRect();
   return {
     found: true,
     deck: 'jpDeckMode' in document.body.dataset && document.getElementById(id).classList.contains('jp-Deck'),
-    onscreen: cell.classList.contains('jp-deck-mod-onscreen') && svg.checkVisibility()
+    onscreen: cell.classList.contains('jp-deck-mod-onscreen') && grid.checkVisibility()
       && box.width > 0 && box.bottom > 0 && box.top < window.innerHeight,
   };
 }
@@ -102,23 +103,23 @@ def test_widgets_stay_live_in_deck_mode(lab) -> None:
     state = page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)
     assert state["deck"] and state["onscreen"], f"the scores explorer never came on screen in deck mode: {state}"
 
-    svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
+    grid = live_view(page, panel_id, "scores Q Kᵀ")
     document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
     document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
     try:
         page.wait_for_function(  # the view redraws its SVG: look it up afresh each time
-            '(id) => { const s = document.querySelector(`#${id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]`);'
-            " return s && s.querySelectorAll('.attn-cell').length === 16; }",
+            '(id) => { const g = document.querySelector(`#${id} .attn-heatmap-grid[aria-label="scores Q Kᵀ"]`);'
+            " return g && Number(g.dataset.rows) * Number(g.dataset.cols) === 16; }",
             arg=panel_id,
             timeout=15_000,
         )
     except Exception:
         shown = document.evaluate("s => s.options[s.selectedIndex].text")
-        cells = svg.evaluate("s => s.querySelectorAll('.attn-cell').length")
+        cells = grid.evaluate("g => Number(g.dataset.rows) * Number(g.dataset.cols)")
         page.screenshot(path=str(ARTIFACTS / "deck_04_scores_failed.png"))
         raise AssertionError(f"the view did not redraw in deck mode: document {shown!r}, {cells} cells") from None
     queries, keys, _ = four_inputs.qkv()
-    assert table_numbers(view_root(svg)) == pytest.approx(score(queries, keys).flatten().tolist())
+    assert table_numbers(view_root(grid)) == pytest.approx(score(queries, keys).flatten().tolist())
     assert page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["deck"], "the deck closed"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "deck_04_scores.png"))

@@ -21,11 +21,15 @@ from pathlib import Path
 import pytest
 from labdriver import (
     CHROMIUM_ARGS,
+    GRID_PIXELS_JS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,
     WIDGETS_JS,
+    cell_pixels,
+    cell_point,
     find_chromium,
+    live_view,
     open_lab,
     start_lab_on_lessons,
     table_numbers,
@@ -111,7 +115,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
     log: list[str] = []
     changed = 0
     for k in range(outputs.count()):
-        if not before[k]["svgs"]:
+        if not before[k]["views"]:
             continue
         out = outputs.nth(k)
         out.scroll_into_view_if_needed()
@@ -128,7 +132,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
         for s in range(selects.count()):
             actions.append(("dropdown", selects.nth(s)))
         for kind, control in actions[:6]:
-            old = [svg["digest"] for svg in before[k]["svgs"]]
+            old = [view["digest"] for view in before[k]["views"]]
             if not control.is_visible() or not control.is_enabled():
                 continue
             if control.evaluate("el => !!el.closest('[disabled]')"):  # a disabled noUiSlider
@@ -154,7 +158,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
             while time.monotonic() - start < 15:
                 page.wait_for_timeout(150)
                 now = page.evaluate(WIDGETS_JS, panel_id)
-                new = [svg["digest"] for svg in now[k]["svgs"]]
+                new = [view["digest"] for view in now[k]["views"]]
                 if new != old:
                     break
                 if page.evaluate(STATE_JS, panel_id)["status"] == "idle":
@@ -172,7 +176,7 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
 
 def _hover_and_keyboard(page, panel_id: str) -> None:
     """Lesson 04's ScoresExplorer: hover shows attnlib's number; arrows + Enter choose a query and key."""
-    from attnlib import score
+    from attnlib import score, style
     from attnlib.examples import four_inputs, three_inputs
 
     # _move_controls may have switched the document: read which one the explorer shows now
@@ -180,29 +184,51 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     shown = document.evaluate("s => s.options[s.selectedIndex].text")
     queries, keys, _ = (four_inputs if shown.startswith("000") else three_inputs).qkv()
     want = score(queries, keys)
-    svg = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="scores Q Kᵀ"]').first
-    svg.scroll_into_view_if_needed()
-    root = view_root(svg)
-    svg.locator('.attn-cell[data-row="1"][data-col="2"]').hover()
+    grid = live_view(page, panel_id, "scores Q Kᵀ")
+    grid.scroll_into_view_if_needed()
+    root = view_root(grid)
+    grid.hover(position=cell_point(grid, 1, 2))
     tip = root.locator(".attn-heatmap-tooltip")
     tip.wait_for(state="visible", timeout=5000)
     assert float(tip.locator(".attn-tip-value").inner_text()) == float(want[1, 2])
     assert "q_2·k_3 = " in tip.locator(".attn-tip-why").inner_text()
-    # keyboard only: focus the first cell (as Tab would), move down and right, Enter chooses it
+    # keyboard only: focus the grid (as Tab would: its first cell), move down and right, Enter chooses it
     query = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="q1 (")).first
-    svg.locator('.attn-cell[tabindex="0"]').focus()
+    grid.focus()
     for key in ("ArrowDown", "ArrowDown", "ArrowRight", "Enter"):
         page.keyboard.press(key)
     page.wait_for_function("(s) => s.selectedIndex === 2", arg=query.element_handle(), timeout=10_000)
     focused = page.evaluate("() => document.activeElement && document.activeElement.dataset.row")
     assert focused == "2", "focus left the cell after Enter"
-    highlight = svg.locator(".attn-highlight").first
-    page.wait_for_function(
-        "(r) => Math.abs(Number(r.getAttribute('y')) - Number(r.ownerSVGElement.querySelector("
-        "'.attn-cell[data-row=\"2\"] rect').getAttribute('y'))) < 3",
-        arg=highlight.element_handle(),
-        timeout=10_000,
-    )
+    announced = root.locator(".attn-heatmap-description[aria-live]").inner_text()
+    assert announced.startswith("q3, k2: ") and "q_3·k_2 = " in announced, announced
+    # the query's row is outlined in the highlight colour now: row 3's left edge, no longer row 1's
+    colour = [int(style.current().highlight_color[k : k + 2], 16) for k in (1, 3, 5)]
+    size = grid.bounding_box()["width"] / int(grid.get_attribute("data-cols"))
+
+    def left_edge(row: int) -> list[int]:
+        return grid.evaluate(GRID_PIXELS_JS, [0.5, (row + 0.5) * size, 1, 1])[0]
+
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (left_edge(2) == colour and left_edge(0) != colour):
+        page.wait_for_timeout(100)
+    assert left_edge(2) == colour and left_edge(0) != colour, (left_edge(2), left_edge(0), colour)
+    # a new device pixel ratio (zoom): the grid paints its bitmap at the new ratio, crisp. Emulation
+    # fires no media-query change (a real zoom does, and the view repaints on it): a hover repaints
+    ratio = page.evaluate("() => window.devicePixelRatio")
+    cdp = page.context.new_cdp_session(page)
+    viewport = page.viewport_size
+    cdp.send("Emulation.setDeviceMetricsOverride", {**viewport, "deviceScaleFactor": ratio + 1, "mobile": False})
+    try:
+        grid.hover(position=cell_point(grid, 0, 0))
+        page.wait_for_function(
+            "([g, r]) => Math.abs(g.width - r * g.getBoundingClientRect().width) < 1",
+            arg=[grid.element_handle(), ratio + 1],
+            timeout=10_000,
+        )
+    finally:
+        cdp.send("Emulation.clearDeviceMetricsOverride")
+        cdp.detach()
     # the table view lists the same numbers for a screen reader
     assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
@@ -212,15 +238,13 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     from attnlib import attention, derive_qkv
     from attnlib.examples import three_inputs
 
-    x_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="X: inputs"]').first
+    x_view = live_view(page, panel_id, "X: inputs")
     x_view.scroll_into_view_if_needed()
     # numbers stay readable: white on dark cells (001's 0 in navy), black on light ones (2 in yellow)
-    fills = x_view.evaluate(
-        "s => ['0,1', '1,1'].map(rc => { const [r, c] = rc.split(','); return getComputedStyle("
-        "s.querySelector(`.attn-cell[data-row='${r}'][data-col='${c}'] text`)).fill; })"
-    )
-    assert fills == ["rgb(255, 255, 255)", "rgb(0, 0, 0)"], fills
-    x_view.locator('.attn-cell[data-row="0"][data-col="3"]').click()
+    dark, light = (cell_pixels(x_view, 0, 1, inset=3), cell_pixels(x_view, 1, 1, inset=3))
+    assert any(min(p) >= 245 for p in dark) and not any(max(p) <= 10 for p in dark), "no white digits on navy"
+    assert any(max(p) <= 10 for p in light) and not any(min(p) >= 245 for p in light), "no black digits on yellow"
+    x_view.click(position=cell_point(x_view, 0, 3))
     editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
     editor.wait_for(state="visible", timeout=5000)
     editor.fill("5")
@@ -228,16 +252,16 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     x = three_inputs.inputs.clone()
     x[0, 3] = 5.0
     want = attention(*derive_qkv(x, *three_inputs.weights), scale=1.0)  # the explorer starts unscaled, as 001
-    z_view = page.locator(f'#{panel_id} .attn-heatmap svg[aria-label="Z = A V"]').first
+    z_view = live_view(page, panel_id, "Z = A V")
     root = view_root(z_view)
-    z_view.locator('.attn-cell[data-row="0"][data-col="1"]').wait_for(timeout=5000)
-    page.wait_for_function(  # the new Z has arrived: z_12 changed from 001's 6.6831
-        '(svg) => { const c = svg.querySelector(\'.attn-cell[data-row="0"][data-col="1"]\');'
-        " return c && !c.getAttribute('aria-label').includes('6.683'); }",
-        arg=z_view.element_handle(),
-        timeout=10_000,
-    )
-    assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    deadline = time.monotonic() + 10
+    while True:  # the new Z has arrived: the table (what a screen reader reads) shows attnlib's numbers
+        got = table_numbers(root)
+        if got == pytest.approx(want.flatten().tolist(), abs=1e-4) or time.monotonic() > deadline:
+            break
+        root.locator(".attn-heatmap-table-toggle").press("Enter")  # close it, look again
+        page.wait_for_timeout(150)
+    assert got == pytest.approx(want.flatten().tolist(), abs=1e-4)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -255,8 +279,8 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
         page.wait_for_timeout(500)  # let the widget views attach
         page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
-            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg`)]"
-            ".every(s => s.querySelector('.attn-cell'))",
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap canvas.attn-heatmap-grid`)]"
+            ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
             arg=panel_id,
             timeout=10_000,
         )
@@ -265,10 +289,10 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert not errors, f"{lesson}: 'Error displaying widget' in widget outputs {errors}"
         assert page.locator(f"#{panel_id}").get_by_text("Error displaying widget").count() == 0
         assert outputs, f"{lesson}: no widget rendered"
-        with_views = [out for out in outputs if out["svgs"]]
-        assert with_views, f"{lesson}: no widget shows a live SVG heatmap"
+        with_views = [out for out in outputs if out["views"]]
+        assert with_views, f"{lesson}: no widget shows a live heatmap"
         for out in with_views:
-            assert all(svg["cells"] > 0 for svg in out["svgs"]), f"{lesson}: an SVG heatmap has no cells"
+            assert all(view["cells"] > 0 for view in out["views"]), f"{lesson}: a live heatmap has no cells"
         pushed = [img["src"][:60] for out in outputs for img in out["images"]]
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
         if lesson.startswith("07_"):

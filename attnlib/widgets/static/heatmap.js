@@ -1,9 +1,18 @@
-// HeatmapView: a matrix drawn by the browser as SVG from numbers the kernel sends.
+// HeatmapView: a matrix drawn by the browser from numbers the kernel sends.
 //
 // The kernel (attnlib/widgets/view.py) syncs the traits read below; one batched change is one
-// redraw. The browser sends two kinds of custom messages back:
+// redraw. Two layers:
+//   - an SVG frame (title, row and column labels, axis labels, colour bar and its ticks), vector,
+//     rebuilt only when something moves (sizes, labels, style);
+//   - a canvas over the grid, drawn at the device pixel ratio (crisp at any zoom): the cells'
+//     colours, their numbers, the highlights and the hover / keyboard outline. A new matrix
+//     repaints this one bitmap: no per-cell DOM to lay out or paint again.
+// The browser sends two kinds of custom messages back:
 //   {kind: "edit", row, col, text}  a cell typed by the learner (validated in Python)
 //   {kind: "select", row, col}      a cell clicked or chosen with the keyboard (Enter / Space)
+// Accessibility: the canvas is focusable, named by the title and described by the description;
+// arrow keys, Home and End move between cells, each cell is announced (value and explanation), and
+// the "table" button shows every number as an HTML table.
 // No build step, no CDN: this file is the whole front end.
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -26,6 +35,16 @@ function formatValue(v, decimals) {
   return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
 }
 
+function setText(node, text) {  // touch the DOM only when the text changes (no needless layout)
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function uid(prefix) {
+  return prefix + Math.random().toString(36).slice(2);
+}
+
+const HOVER_COLOUR = "#ff8c00";
+
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "attn-heatmap";
@@ -41,9 +60,22 @@ function render({ model, el }) {
   toolbar.appendChild(tableToggle);
   const figure = document.createElement("div");
   figure.className = "attn-heatmap-figure";
+  const frame = document.createElementNS(SVG, "svg");
+  frame.setAttribute("class", "attn-heatmap-svg");
+  frame.setAttribute("aria-hidden", "true");  // the canvas carries the name, the table the numbers
+  const canvas = document.createElement("canvas");
+  canvas.className = "attn-heatmap-grid";
+  canvas.tabIndex = 0;
+  canvas.setAttribute("role", "application");
+  canvas.setAttribute("aria-roledescription", "heatmap");
+  figure.append(frame, canvas);
   const desc = document.createElement("p");
   desc.className = "attn-heatmap-description";
-  desc.id = "attn-desc-" + Math.random().toString(36).slice(2);
+  desc.id = uid("attn-desc-");
+  const live = document.createElement("p");  // the cell under the keyboard, read out
+  live.className = "attn-heatmap-description";
+  live.setAttribute("aria-live", "polite");
+  canvas.setAttribute("aria-describedby", desc.id);
   const tableBox = document.createElement("div");
   tableBox.className = "attn-heatmap-table";
   tableBox.hidden = true;
@@ -55,7 +87,7 @@ function render({ model, el }) {
   message.className = "attn-heatmap-message";
   message.setAttribute("role", "status");
   message.setAttribute("aria-live", "polite");
-  root.append(toolbar, figure, tableBox, tooltip, message, desc);
+  root.append(toolbar, figure, tableBox, tooltip, message, desc, live);
   el.appendChild(root);
 
   // the matrix arrives as raw little-endian float64 bytes (a binary buffer, no JSON) plus its shape
@@ -74,8 +106,10 @@ function render({ model, el }) {
     return rows;
   }
 
-  let focused = [0, 0];   // the cell that holds tabindex=0 (roving tabindex)
+  let focused = [0, 0];  // the keyboard's cell
+  let hover = null;      // the pointer's cell
   let editor = null;
+  let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -88,79 +122,57 @@ function render({ model, el }) {
     return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
   }
 
-  let built = null;  // the SVG drawn last: its structure key, geometry and cell elements
-
-  // what both drawing paths read from the model
-  function current() {
-    const values = getValues();
-    const nRows = values.length;
-    return {
-      values, nRows, nCols: nRows ? values[0].length : 0,
-      rows: model.get("row_labels") || [], cols: model.get("col_labels") || [],
-      lo: model.get("vmin"), hi: model.get("vmax"), decimals: model.get("decimals"),
-      annotate: model.get("annotate"), pal: palette(),
-    };
+  function labelOf(i, j) {
+    return [(model.get("row_labels") || [])[i] ?? i + 1, (model.get("col_labels") || [])[j] ?? j + 1];
   }
 
-  function rebuild() {
-    const { values, nRows, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
+  // what forces a new frame: anything that moves something (sizes, labels, texts, style)
+  function structureKey() {
+    const v = getValues() || [];
+    return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
+      Boolean(model.get("title")), model.get("xlabel"), model.get("ylabel"), model.get("font_size"),
+      model.get("cell_size"), model.get("palette"), formatValue(model.get("vmin"), 2).length,
+      formatValue(model.get("vmax"), 2).length]);
+  }
+
+  // the SVG frame around the grid; the grid itself is the canvas, placed at (x0, y0)
+  function buildFrame() {
+    const values = getValues();
+    const nRows = values.length;
+    const nCols = nRows ? values[0].length : 0;
+    const rows = model.get("row_labels") || [];
+    const cols = model.get("col_labels") || [];
     const fontSize = model.get("font_size");
     const cell = model.get("cell_size");
     const title = model.get("title");
-    const editable = model.get("editable");
+    const pal = palette();
     root.style.setProperty("--attn-font-size", fontSize + "px");
 
-    // layout (pixels in the SVG's own units; the SVG scales crisply)
     const charW = fontSize * 0.6;
     const labelW = Math.max(1, ...rows.map((r) => String(r).length)) * charW + 8;
     const rotate = nCols > 8;
     const colLabelH = rotate ? Math.max(1, ...cols.map((c) => String(c).length)) * charW + 8 : fontSize + 8;
     const titleH = title ? fontSize * 1.2 + 10 : 4;
     const ylabelW = model.get("ylabel") ? fontSize + 8 : 0;
-    const x0 = ylabelW + labelW;
-    const y0 = titleH;
+    const x0 = Math.round(ylabelW + labelW);
+    const y0 = Math.round(titleH);
     const gridW = nCols * cell;
     const gridH = nRows * cell;
     const barX = x0 + gridW + 14;
     const barW = Math.max(10, fontSize);
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
     const tickW = Math.max(formatValue(lo, 2).length, formatValue(hi, 2).length) * charW + 10;
     const xlabelH = model.get("xlabel") ? fontSize + 8 : 0;
     const width = barX + barW + tickW;
     const height = y0 + gridH + colLabelH + xlabelH + 4;
+    const labelStep = Math.max(1, Math.ceil((fontSize * 1.1) / cell));  // small cells: every k-th label
 
     const parts = [];
-    parts.push(`<svg xmlns="${SVG}" class="attn-heatmap-svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="grid" aria-label="${esc(title || "heatmap")}" aria-describedby="${desc.id}" font-size="${fontSize}">`);
-    if (title) parts.push(`<text class="attn-title" x="${x0 + gridW / 2}" y="${fontSize * 1.2}" text-anchor="middle" font-size="${fontSize * 1.1}">${esc(title)}</text>`);
-    const dpr = window.devicePixelRatio || 1;
-    const labelStep = Math.max(1, Math.ceil((fontSize * 1.1) / cell));  // small cells: every k-th label
-    if (!annotate && nRows) {
-      parts.push(`<foreignObject x="${x0}" y="${y0}" width="${gridW}" height="${gridH}" aria-hidden="true">`);
-      parts.push(`<canvas xmlns="http://www.w3.org/1999/xhtml" class="attn-canvas" width="${Math.round(gridW * dpr)}" height="${Math.round(gridH * dpr)}" style="width:${gridW}px;height:${gridH}px;display:block"></canvas></foreignObject>`);
+    parts.push(`<text class="attn-title" x="${x0 + gridW / 2}" y="${fontSize * 1.2}" text-anchor="middle" font-size="${fontSize * 1.1}"></text>`);
+    for (let i = 0; i < nRows; i += labelStep) {
+      parts.push(`<text class="attn-row-label" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
     }
-    for (let i = 0; i < nRows; i++) {
-      parts.push(`<g role="row"${annotate ? "" : ' shape-rendering="crispEdges"'}>`);
-      if (i % labelStep === 0) parts.push(`<text class="attn-row-label" role="rowheader" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
-      for (let j = 0; j < nCols; j++) {
-        const v = values[i][j];
-        const [r, g, b] = colourOf(v, lo, hi, pal);
-        const dark = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5;
-        const shown = formatValue(v, decimals);
-        const label = `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`;
-        const tab = i === focused[0] && j === focused[1] ? 0 : -1;
-        const attrs = `role="gridcell" tabindex="${tab}" data-row="${i}" data-col="${j}" aria-label="${esc(label)}"${editable ? ' aria-readonly="false"' : ""}`;
-        const rect = `x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="rgb(${r},${g},${b})"`;
-        if (annotate) {
-          parts.push(`<g class="attn-cell" ${attrs}><rect ${rect}/>`);
-          parts.push(`<text x="${x0 + (j + 0.5) * cell}" y="${y0 + (i + 0.5) * cell}" text-anchor="middle" dominant-baseline="central" fill="${dark ? "#fff" : "#000"}" font-size="${fontSize * 0.9}">${esc(shown)}</text></g>`);
-        } else {
-          // large matrices: the colours are painted on a canvas underneath (one bitmap, cheap to repaint);
-          // each cell keeps a transparent SVG rect for the pointer, the keyboard focus and its aria label
-          parts.push(`<rect class="attn-cell" ${attrs} x="${x0 + j * cell}" y="${y0 + i * cell}" width="${cell}" height="${cell}" fill="none" pointer-events="all"/>`);
-        }
-      }
-      parts.push(`</g>`);
-    }
-    // column labels
     for (let j = 0; j < nCols; j += labelStep) {
       const cx = x0 + (j + 0.5) * cell;
       const cy = y0 + gridH + 4;
@@ -173,110 +185,131 @@ function render({ model, el }) {
       const cy = y0 + gridH / 2;
       parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
     }
-    // highlights: whole rows, whole columns, single cells
-    const geometry = { x0, y0, cell, gridW, gridH, barX, barW, fontSize };
-    parts.push(`<g class="attn-highlights">${highlightsSvg(geometry)}</g>`);
-    // colour bar (aria-hidden: the table view and the description carry the numbers)
+    // colour bar with three ticks (their texts are filled in by patchFrame)
     const steps = Math.min(pal.length, 64);
-    parts.push(`<g class="attn-colorbar" aria-hidden="true">`);
+    parts.push(`<g class="attn-colorbar">`);
     for (let k = 0; k < steps; k++) {
       const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
       parts.push(`<rect x="${barX}" y="${y0 + (k * gridH) / steps}" width="${barW}" height="${gridH / steps + 0.5}" fill="rgb(${r},${g},${b})"/>`);
     }
     parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
-    parts.push(`<g class="attn-ticks">${ticksSvg(geometry)}</g>`);
-    parts.push(`</g></svg>`);
-
-    const hadFocus = root.contains(document.activeElement) && document.activeElement.classList?.contains("attn-cell");
-    figure.innerHTML = parts.join("");
-    paintCanvas();
-    if (hadFocus) focusCell(focused[0], focused[1]);
-    built = { key: structureKey(), geometry, palette: model.get("palette"), cells: [...figure.querySelectorAll(".attn-cell")] };
+    for (const y of [y0, y0 + gridH / 2, y0 + gridH]) {
+      parts.push(`<text class="attn-tick" x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}"></text>`);
+    }
+    parts.push(`</g>`);
+    frame.setAttribute("width", width);
+    frame.setAttribute("height", height);
+    frame.setAttribute("viewBox", `0 0 ${width} ${height}`);
+    frame.setAttribute("font-size", fontSize);
+    frame.innerHTML = parts.join("");
+    canvas.style.left = x0 + "px";
+    canvas.style.top = y0 + "px";
+    canvas.style.width = gridW + "px";
+    canvas.style.height = gridH + "px";
+    canvas.dataset.rows = nRows;
+    canvas.dataset.cols = nCols;
+    geometry = {
+      key: structureKey(), nRows, nCols, cell, gridW, gridH, fontSize,
+      title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
+      font: `${fontSize * 0.9}px ${getComputedStyle(root).fontFamily || "sans-serif"}`,
+    };
+    focused = [Math.min(focused[0], Math.max(0, nRows - 1)), Math.min(focused[1], Math.max(0, nCols - 1))];
+    hover = null;
   }
 
-  // what forces a full rebuild: anything that moves something (sizes, labels, texts, style)
-  function structureKey() {
-    const v = getValues() || [];
-    return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
-      model.get("title"), model.get("xlabel"), model.get("ylabel"), model.get("annotate"), model.get("font_size"),
-      model.get("cell_size"), model.get("editable"), formatValue(model.get("vmin"), 2).length,
-      formatValue(model.get("vmax"), 2).length, model.get("highlight_color"), model.get("line_width")]);
-  }
-
-  function highlightsSvg({ x0, y0, cell, gridW, gridH }) {
-    const lw = model.get("line_width");
-    const colour = model.get("highlight_color");
-    const boxes = [];
-    for (const i of model.get("highlight_rows") || []) boxes.push([x0, y0 + i * cell, gridW, cell]);
-    for (const j of model.get("highlight_cols") || []) boxes.push([x0 + j * cell, y0, cell, gridH]);
-    for (const [i, j] of model.get("highlight_cells") || []) boxes.push([x0 + j * cell, y0 + i * cell, cell, cell]);
-    return boxes.map(([x, y, w, h]) => `<rect class="attn-highlight" x="${x + lw / 2}" y="${y + lw / 2}" width="${Math.max(0, w - lw)}" height="${Math.max(0, h - lw)}" fill="none" stroke="${colour}" stroke-width="${lw}" pointer-events="none"/>`).join("");
-  }
-
-  function ticksSvg({ y0, gridH, barX, barW, fontSize }) {
+  // the texts of the frame that change without moving anything
+  function patchFrame() {
+    const title = model.get("title") || "";
+    setText(geometry.title, title);
+    if (canvas.getAttribute("aria-label") !== (title || "heatmap")) canvas.setAttribute("aria-label", title || "heatmap");
+    canvas.dataset.editable = model.get("editable") ? "true" : "false";
     const lo = model.get("vmin");
     const hi = model.get("vmax");
-    const ticks = [[hi, y0], [(lo + hi) / 2, y0 + gridH / 2], [lo, y0 + gridH]];
-    return ticks.map(([v, y]) => `<text x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}">${esc(formatValue(v, 2))}</text>`).join("");
+    [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
   }
 
-  // the colours of a large (unannotated) matrix: one pixel per cell, scaled up without smoothing
-  function paintCanvas() {
-    const canvas = figure.querySelector(".attn-canvas");
-    if (!canvas) return;
-    const { values, nRows, nCols, lo, hi, pal } = current();
-    const small = document.createElement("canvas");
-    small.width = nCols;
-    small.height = nRows;
-    const sctx = small.getContext("2d");
-    const img = sctx.createImageData(nCols, nRows);
-    for (let i = 0; i < nRows; i++) {
-      for (let j = 0; j < nCols; j++) {
-        const [r, g, b] = colourOf(values[i][j], lo, hi, pal);
-        const k = 4 * (i * nCols + j);
-        img.data[k] = r;
-        img.data[k + 1] = g;
-        img.data[k + 2] = b;
-        img.data[k + 3] = 255;
-      }
+  // the grid: one bitmap at the device pixel ratio
+  function paint() {
+    const values = getValues();
+    const { nRows, nCols, cell, gridW, gridH, font } = geometry;
+    const lo = model.get("vmin");
+    const hi = model.get("vmax");
+    const pal = palette();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(gridW * dpr));
+    const h = Math.max(1, Math.round(gridH * dpr));
+    if (canvas.width !== w || canvas.height !== h) {
+      canvas.width = w;
+      canvas.height = h;
     }
-    sctx.putImageData(img, 0, 0);
     const ctx = canvas.getContext("2d");
-    ctx.imageSmoothingEnabled = false;
-    ctx.clearRect(0, 0, canvas.width, canvas.height);
-    ctx.drawImage(small, 0, 0, canvas.width, canvas.height);
-  }
-
-  // same structure: recolour and relabel the existing cells in place (no new DOM)
-  function patch() {
-    const { values, nCols, rows, cols, lo, hi, decimals, annotate, pal } = current();
-    built.cells.forEach((g, k) => {
-      const i = Math.floor(k / nCols);
-      const j = k - i * nCols;
-      const v = values[i][j];
-      const shown = formatValue(v, decimals);
-      g.setAttribute("aria-label", `${rows[i] ?? i + 1}, ${cols[j] ?? j + 1}: ${shown}`);
-      if (annotate) {
-        const [r, gr, b] = colourOf(v, lo, hi, pal);
-        g.firstChild.setAttribute("fill", `rgb(${r},${gr},${b})`);
-        const t = g.lastChild;
-        t.textContent = shown;
-        t.setAttribute("fill", 0.299 * r + 0.587 * gr + 0.114 * b <= 127.5 ? "#fff" : "#000");
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, w, h);
+    if (!nRows || !nCols) return;
+    if (model.get("annotate")) {
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+      const decimals = model.get("decimals");
+      ctx.font = font;
+      ctx.textAlign = "center";
+      ctx.textBaseline = "middle";
+      for (let i = 0; i < nRows; i++) {
+        for (let j = 0; j < nCols; j++) {
+          const v = values[i][j];
+          const [r, g, b] = colourOf(v, lo, hi, pal);
+          ctx.fillStyle = `rgb(${r},${g},${b})`;
+          ctx.fillRect(j * cell, i * cell, cell, cell);
+          ctx.fillStyle = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000";
+          ctx.fillText(formatValue(v, decimals), (j + 0.5) * cell, (i + 0.5) * cell);
+        }
       }
-    });
-    if (!annotate) paintCanvas();
-    figure.querySelector(".attn-highlights").innerHTML = highlightsSvg(built.geometry);
-    figure.querySelector(".attn-ticks").innerHTML = ticksSvg(built.geometry);
+    } else {
+      // large matrices: one pixel per cell, scaled up without smoothing
+      const img = ctx.createImageData(nCols, nRows);
+      for (let i = 0; i < nRows; i++) {
+        for (let j = 0; j < nCols; j++) {
+          const [r, g, b] = colourOf(values[i][j], lo, hi, pal);
+          const k = 4 * (i * nCols + j);
+          img.data[k] = r;
+          img.data[k + 1] = g;
+          img.data[k + 2] = b;
+          img.data[k + 3] = 255;
+        }
+      }
+      const small = paint.small || (paint.small = document.createElement("canvas"));
+      small.width = nCols;
+      small.height = nRows;
+      small.getContext("2d").putImageData(img, 0, 0);
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(small, 0, 0, w, h);
+      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    }
+    // highlights: whole rows, whole columns, single cells
+    const lw = model.get("line_width");
+    ctx.strokeStyle = model.get("highlight_color");
+    ctx.lineWidth = lw;
+    const box = (x, y, bw, bh) => ctx.strokeRect(x + lw / 2, y + lw / 2, Math.max(0, bw - lw), Math.max(0, bh - lw));
+    for (const i of model.get("highlight_rows") || []) box(0, i * cell, gridW, cell);
+    for (const j of model.get("highlight_cols") || []) box(j * cell, 0, cell, gridH);
+    for (const [i, j] of model.get("highlight_cells") || []) box(j * cell, i * cell, cell, cell);
+    // the pointer's cell and the keyboard's cell
+    ctx.strokeStyle = HOVER_COLOUR;
+    ctx.lineWidth = 2;
+    const outlined = [];
+    if (hover) outlined.push(hover);
+    if (document.activeElement === canvas) outlined.push(focused);
+    for (const [i, j] of outlined) ctx.strokeRect(j * cell + 1, i * cell + 1, cell - 2, cell - 2);
   }
 
   function draw() {
     const t0 = performance.now();
-    if (built && built.key === structureKey() && built.palette === model.get("palette")) patch();
-    else rebuild();
-    desc.textContent = model.get("description");
-    message.textContent = model.get("message");
+    if (!geometry || geometry.key !== structureKey()) buildFrame();
+    patchFrame();
+    paint();
+    setText(desc, model.get("description"));
+    setText(message, model.get("message"));
     message.hidden = !model.get("message");
     if (!tableBox.hidden) drawTable();
+    if (!tooltip.hidden && tooltip.cell) showTooltip(...tooltip.cell);  // the number under the pointer changed
     root.dataset.drawStart = t0.toFixed(2);  // read by bench/bench_browser.py
     root.dataset.drawMs = (performance.now() - t0).toFixed(2);
   }
@@ -298,58 +331,74 @@ function render({ model, el }) {
     tableBox.innerHTML = parts.join("");
   }
 
-  function cellOf(target) {
-    const g = target?.closest?.(".attn-cell");
-    return g ? [Number(g.dataset.row), Number(g.dataset.col), g] : null;
+  // the cell under a pointer event, or null
+  function cellAt(ev) {
+    if (!geometry || !geometry.nRows) return null;
+    const box = canvas.getBoundingClientRect();
+    const i = Math.floor(((ev.clientY - box.top) / box.height) * geometry.nRows);
+    const j = Math.floor(((ev.clientX - box.left) / box.width) * geometry.nCols);
+    return i >= 0 && i < geometry.nRows && j >= 0 && j < geometry.nCols ? [i, j] : null;
   }
 
-  function focusCell(i, j) {
-    const values = getValues() || [];
-    if (!values.length) return;
-    i = Math.max(0, Math.min(values.length - 1, i));
-    j = Math.max(0, Math.min(values[0].length - 1, j));
-    const old = figure.querySelector('.attn-cell[tabindex="0"]');
-    if (old) old.setAttribute("tabindex", "-1");
-    const g = figure.querySelector(`.attn-cell[data-row="${i}"][data-col="${j}"]`);
-    if (!g) return;
-    g.setAttribute("tabindex", "0");
-    focused = [i, j];
-    g.focus();
-    showTooltip(i, j, g);
-  }
-
-  function showTooltip(i, j, g) {
-    const values = getValues();
-    const rows = model.get("row_labels") || [];
-    const cols = model.get("col_labels") || [];
-    const explanations = model.get("explanations") || [];
-    const v = values[i][j];
-    const why = explanations[i]?.[j] || "";
-    tooltip.innerHTML = `<div class="attn-tip-head">${esc(rows[i] ?? i + 1)}, ${esc(cols[j] ?? j + 1)}</div>` +
-      `<div class="attn-tip-value">${esc(String(v))}</div>` + (why ? `<div class="attn-tip-why">${esc(why)}</div>` : "");
-    tooltip.hidden = false;
-    const box = g.getBoundingClientRect();
+  // where cell (i, j) is, relative to root (for the tooltip and the editor)
+  function cellBox(i, j) {
+    const box = canvas.getBoundingClientRect();
     const base = root.getBoundingClientRect();
-    tooltip.style.left = box.right - base.left + 6 + "px";
-    tooltip.style.top = box.top - base.top + "px";
+    const w = box.width / geometry.nCols;
+    const h = box.height / geometry.nRows;
+    return { left: box.left - base.left + j * w, top: box.top - base.top + i * h, width: w, height: h };
+  }
+
+  function cellText(i, j) {
+    const values = getValues();
+    const [r, c] = labelOf(i, j);
+    const why = (model.get("explanations") || [])[i]?.[j] || "";
+    return { head: `${r}, ${c}`, value: String(values[i][j]), why };
+  }
+
+  function showTooltip(i, j) {
+    const values = getValues();
+    if (!values.length || i >= values.length || j >= values[0].length) return hideTooltip();
+    const { head, value, why } = cellText(i, j);
+    tooltip.innerHTML = `<div class="attn-tip-head">${esc(head)}</div>` +
+      `<div class="attn-tip-value">${esc(value)}</div>` + (why ? `<div class="attn-tip-why">${esc(why)}</div>` : "");
+    tooltip.hidden = false;
+    tooltip.cell = [i, j];
+    const box = cellBox(i, j);
+    tooltip.style.left = box.left + box.width + 6 + "px";
+    tooltip.style.top = box.top + "px";
   }
 
   function hideTooltip() {
     tooltip.hidden = true;
+    tooltip.cell = null;
   }
 
-  function startEdit(i, j, g) {
+  function focusCell(i, j) {
+    if (!geometry || !geometry.nRows) return;
+    focused = [Math.max(0, Math.min(geometry.nRows - 1, i)), Math.max(0, Math.min(geometry.nCols - 1, j))];
+    canvas.dataset.row = focused[0];
+    canvas.dataset.col = focused[1];
+    if (document.activeElement !== canvas) canvas.focus();
+    const { head, why } = cellText(...focused);
+    const shown = formatValue(getValues()[focused[0]][focused[1]], model.get("precision"));
+    setText(live, `${head}: ${shown}${why ? "; " + why : ""}`);
+    showTooltip(...focused);
+    paint();
+  }
+
+  function startEdit(i, j) {
     if (!model.get("editable")) return;
     stopEdit();
-    const box = g.getBoundingClientRect();
-    const base = root.getBoundingClientRect();
+    const box = cellBox(i, j);
+    const [r, c] = labelOf(i, j);
     editor = document.createElement("input");
     editor.type = "text";
     editor.className = "attn-heatmap-editor";
     editor.value = String(getValues()[i][j]);
-    editor.setAttribute("aria-label", `new value for ${(model.get("row_labels") || [])[i] ?? i + 1}, ${(model.get("col_labels") || [])[j] ?? j + 1}`);
-    editor.style.left = box.left - base.left + "px";
-    editor.style.top = box.top - base.top + "px";
+    editor.setAttribute("aria-label", `new value for ${r}, ${c}`);
+    editor.style.left = box.left + "px";
+    editor.style.top = box.top + "px";
     editor.style.width = Math.max(box.width, 60) + "px";
     editor.style.height = box.height + "px";
     root.appendChild(editor);
@@ -377,27 +426,34 @@ function render({ model, el }) {
     }
   }
 
-  figure.addEventListener("mouseover", (ev) => {
-    const c = cellOf(ev.target);
-    if (c) showTooltip(c[0], c[1], c[2]);
+  canvas.addEventListener("mousemove", (ev) => {
+    const c = cellAt(ev);
+    if (String(c) === String(hover)) return;
+    hover = c;
+    if (c) showTooltip(...c);
+    else hideTooltip();
+    paint();
   });
-  figure.addEventListener("mouseleave", hideTooltip);
-  figure.addEventListener("focusin", (ev) => {
-    const c = cellOf(ev.target);
-    if (c) showTooltip(c[0], c[1], c[2]);
+  canvas.addEventListener("mouseleave", () => {
+    hover = null;
+    hideTooltip();
+    paint();
   });
-  figure.addEventListener("focusout", hideTooltip);
-  figure.addEventListener("click", (ev) => {
-    const c = cellOf(ev.target);
+  canvas.addEventListener("focus", () => focusCell(...focused));
+  canvas.addEventListener("blur", () => {
+    hideTooltip();
+    paint();
+  });
+  canvas.addEventListener("click", (ev) => {
+    const c = cellAt(ev);
     if (!c) return;
-    focusCell(c[0], c[1]);
+    focusCell(...c);
     model.send({ kind: "select", row: c[0], col: c[1] });
-    if (model.get("editable")) startEdit(c[0], c[1], c[2]);
+    if (model.get("editable")) startEdit(...c);
   });
-  figure.addEventListener("keydown", (ev) => {
-    const c = cellOf(ev.target);
-    if (!c) return;
-    const [i, j] = c;
+  canvas.addEventListener("keydown", (ev) => {
+    if (!geometry || !geometry.nRows) return;
+    const [i, j] = focused;
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     if (moves[ev.key]) {
       ev.preventDefault();
@@ -406,12 +462,12 @@ function render({ model, el }) {
     } else if (ev.key === "Home" || ev.key === "End") {
       ev.preventDefault();
       ev.stopPropagation();
-      focusCell(i, ev.key === "Home" ? 0 : (getValues()[0] || []).length - 1);
+      focusCell(i, ev.key === "Home" ? 0 : geometry.nCols - 1);
     } else if (ev.key === "Enter" || ev.key === " ") {
       ev.preventDefault();
       ev.stopPropagation();
       model.send({ kind: "select", row: i, col: j });
-      if (model.get("editable")) startEdit(i, j, c[2]);
+      if (model.get("editable")) startEdit(i, j);
     } else if (ev.key === "Escape") {
       hideTooltip();
     }
@@ -422,9 +478,24 @@ function render({ model, el }) {
     if (!tableBox.hidden) drawTable();
   });
 
+  // browser zoom changes the device pixel ratio: paint the bitmap again at the new one
+  let zoom = null;
+  function watchZoom() {
+    zoom = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    zoom.addEventListener("change", onZoom, { once: true });
+  }
+  function onZoom() {
+    if (geometry) paint();
+    watchZoom();
+  }
+  watchZoom();
+
   model.on("change", draw);
   draw();
-  return () => model.off("change", draw);
+  return () => {
+    model.off("change", draw);
+    zoom.removeEventListener("change", onZoom);
+  };
 }
 
 export default { render };
