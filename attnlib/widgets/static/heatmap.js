@@ -173,13 +173,17 @@ function render({ model, el }) {
     for (let i = 0; i < nRows; i += labelStep) {
       parts.push(`<text class="attn-row-label" x="${x0 - 4}" y="${y0 + (i + 0.5) * cell}" text-anchor="end" dominant-baseline="central">${esc(rows[i] ?? i + 1)}</text>`);
     }
+    // rotated column labels share one rotated group: (x, y) in it is (y, -x) on screen. One transform
+    // for all of them, not one per label, keeps the browser's compositing step ("Layerize") short
+    if (rotate) parts.push(`<g transform="rotate(-90)">`);
     for (let j = 0; j < nCols; j += labelStep) {
       const cx = x0 + (j + 0.5) * cell;
       const cy = y0 + gridH + 4;
       const text = esc(cols[j] ?? j + 1);
-      if (rotate) parts.push(`<text class="attn-col-label" x="${cx}" y="${cy}" transform="rotate(-90 ${cx} ${cy})" text-anchor="end" dominant-baseline="central">${text}</text>`);
+      if (rotate) parts.push(`<text class="attn-col-label" x="${-cy}" y="${cx}" text-anchor="end" dominant-baseline="central">${text}</text>`);
       else parts.push(`<text class="attn-col-label" x="${cx}" y="${cy + fontSize * 0.5}" text-anchor="middle" dominant-baseline="central">${text}</text>`);
     }
+    if (rotate) parts.push(`</g>`);
     if (model.get("xlabel")) parts.push(`<text class="attn-axis-label" x="${x0 + gridW / 2}" y="${height - 6}" text-anchor="middle">${esc(model.get("xlabel"))}</text>`);
     if (model.get("ylabel")) {
       const cy = y0 + gridH / 2;
