@@ -17,6 +17,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -162,6 +164,47 @@ def load_module(path: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@contextmanager
+def headless_chromium() -> Iterator[object]:
+    """Debian's Chromium driven by Playwright (headless, :data:`CHROMIUM_ARGS`), closed at the end;
+    the test is skipped where there is no Chromium."""
+    import pytest
+
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+# --------------------------------------------------------------------------- offline pages
+def offline(page, *, local_servers: bool = False) -> tuple[list[str], list[str]]:
+    """Block every request of ``page`` but ``file:``, ``data:`` and ``blob:`` (and 127.0.0.1 /
+    localhost with ``local_servers``); returns the lists the blocked URLs and the page errors go to."""
+    from urllib.parse import urlparse
+
+    blocked: list[str] = []
+    errors: list[str] = []
+
+    def route(r) -> None:
+        url = urlparse(r.request.url)
+        local = local_servers and url.hostname in ("localhost", "127.0.0.1")
+        if url.scheme in ("file", "data", "blob") or local:
+            r.continue_()
+        else:
+            blocked.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    return blocked, errors
 
 
 # --------------------------------------------------------------------------- live views

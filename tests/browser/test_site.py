@@ -17,7 +17,7 @@ from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
-from labdriver import CHROMIUM_ARGS, find_chromium, load_module
+from labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 
@@ -76,14 +76,8 @@ def test_each_lesson_links_to_binder(site: Path) -> None:
 
 @pytest.fixture(scope="module")
 def browser():
-    if CHROMIUM is None:
-        pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    pw = sync_api.sync_playwright().start()
-    chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-    yield chromium
-    chromium.close()
-    pw.stop()
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 PAGE_STATE_JS = """
@@ -123,19 +117,7 @@ def _png_outputs(lesson: Path) -> int:
 @pytest.mark.parametrize("name", PAGES)
 def test_page_offline(site: Path, browser, name: str) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    blocked: list[str] = []
-    errors: list[str] = []
-
-    def route(r) -> None:
-        url = urlparse(r.request.url)
-        if url.scheme in ("file", "data", "blob"):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    blocked, errors = offline(page)
     try:
         page.goto((site / f"{name}.html").as_uri(), wait_until="load")
         state = page.evaluate(PAGE_STATE_JS)

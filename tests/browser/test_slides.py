@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
-from labdriver import CHROMIUM_ARGS, find_chromium, load_module
+from labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 
@@ -52,31 +51,15 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser():
-    sync_api = pytest.importorskip("playwright.sync_api")
-    pw = sync_api.sync_playwright().start()
-    chromium = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-    yield chromium
-    chromium.close()
-    pw.stop()
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture
 def opened(deck: Path, browser):
     """The deck opened from disk; yields (page, blocked requests, page errors)."""
     page = browser.new_page(viewport={"width": 1280, "height": 800})
-    blocked: list[str] = []
-    errors: list[str] = []
-
-    def route(r) -> None:
-        url = urlparse(r.request.url)
-        if url.scheme in ("file", "data", "blob") or url.hostname in ("localhost", "127.0.0.1"):
-            r.continue_()
-        else:
-            blocked.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    blocked, errors = offline(page, local_servers=True)
     page.goto(deck.as_uri())
     page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
     yield page, blocked, errors
