@@ -146,12 +146,18 @@ class Explorer:
 
     def _on_change(self, _change=None) -> None:
         with self.batched():
-            try:
-                self.update()
-            except ValueError as exc:
-                self.show_error(str(exc))
-            else:
-                self.message.value = ""
+            self._update_or_explain()
+
+    def _update_or_explain(self, *, reraise: bool = False) -> None:
+        """:meth:`update`; a ``ValueError`` is shown inline (raised again with ``reraise``), else the message clears."""
+        try:
+            self.update()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            if reraise:
+                raise
+        else:
+            self.message.value = ""
 
     def on_edit(self, view: str, apply: Callable[[int, int, float], None]) -> None:
         """A number typed into cell ``(i, j)`` of editable view ``view`` → ``apply(i, j, value)``, then :meth:`update`.
@@ -164,12 +170,7 @@ class Explorer:
         def edited(i: int, j: int, value: float) -> None:
             with self.batched():
                 apply(i, j, value)
-                try:
-                    self.update()
-                except ValueError as exc:
-                    self.show_error(str(exc))
-                    raise
-                self.message.value = ""
+                self._update_or_explain(reraise=True)
 
         self.views[view].on_edit(edited)
 
