@@ -329,8 +329,8 @@ def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str =
     return panel
 
 
-# every widget output area: its images (src + PNG check + a content hash), its live SVG heatmaps
-# (a hash of their markup) and whether it shows an error
+# every widget output area: its images (src + PNG check + a content hash), its live views (a hash
+# of their SVG frame and canvas bitmap, their number of cells) and whether it shows an error
 WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);

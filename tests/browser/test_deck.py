@@ -13,11 +13,10 @@ from pathlib import Path
 
 import pytest
 from labdriver import (
-    CHROMIUM_ARGS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,
-    find_chromium,
+    headless_chromium,
     live_view,
     open_lab,
     start_lab_on_lessons,
@@ -59,23 +58,16 @@ FIRST_CELL_JS = """
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    server = start_lab_on_lessons(tmp_path_factory.mktemp("deck"))
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    try:
-        open_lab(page, server, "deck-test")
-        yield page, errors
-    finally:
-        browser.close()
-        pw.stop()
-        server.stop()
+    with headless_chromium() as browser:
+        server = start_lab_on_lessons(tmp_path_factory.mktemp("deck"))
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            open_lab(page, server, "deck-test")
+            yield page, errors
+        finally:
+            server.stop()
 
 
 def test_widgets_stay_live_in_deck_mode(lab) -> None:
@@ -107,7 +99,7 @@ def test_widgets_stay_live_in_deck_mode(lab) -> None:
     document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
     document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
     try:
-        page.wait_for_function(  # the view redraws its SVG: look it up afresh each time
+        page.wait_for_function(  # the view redraws for 000's 4×4 scores: look its grid up afresh each time
             '(id) => { const g = document.querySelector(`#${id} .attn-heatmap-grid[aria-label="scores Q Kᵀ"]`);'
             " return g && Number(g.dataset.rows) * Number(g.dataset.cols) === 16; }",
             arg=panel_id,

@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 from labdriver import (
-    CHROMIUM_ARGS,
     GRID_PIXELS_JS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
@@ -28,7 +27,7 @@ from labdriver import (
     WIDGETS_JS,
     cell_pixels,
     cell_point,
-    find_chromium,
+    headless_chromium,
     live_view,
     open_lab,
     start_lab_on_lessons,
@@ -56,41 +55,35 @@ TIMINGS: dict[str, str] = {}  # what timings.txt reports
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    chromium = find_chromium()
-    if chromium is None:
-        pytest.skip("no chromium executable (install it with `make chromium`, needs root and apt-get)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    start = time.perf_counter()
-    server = start_lab_on_lessons(tmp_path_factory.mktemp("lab"))
-    TIMINGS["server ready"] = f"{time.perf_counter() - start:.1f} s"
-    pw = sync_api.sync_playwright().start()
-    browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-    context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
-    page = context.new_page()
-    problems: list[str] = []
-    page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
-    page.on(
-        "console",
-        lambda msg: (
-            problems.append(f"console {msg.type}: {msg.text}")
-            if msg.type == "error" and not HARMLESS_CONSOLE.search(msg.text)
-            else None
-        ),
-    )
-    open_lab(page, server, "browser-test")
-    TIMINGS["lab loaded"] = f"{time.perf_counter() - start:.1f} s"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    try:
-        yield server, page, problems
-    finally:
-        TIMINGS["total (module)"] = f"{time.perf_counter() - start:.1f} s"
-        lines = [f"{name}: {text}" for name, text in TIMINGS.items()]
-        (ARTIFACTS / "timings.txt").write_text("\n".join(lines) + "\n")
-        print("\nbrowser test timings:\n  " + "\n  ".join(lines))
-        context.close()
-        browser.close()
-        pw.stop()
-        server.stop()
+    with headless_chromium() as browser:
+        start = time.perf_counter()
+        server = start_lab_on_lessons(tmp_path_factory.mktemp("lab"))
+        TIMINGS["server ready"] = f"{time.perf_counter() - start:.1f} s"
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+        try:
+            page = context.new_page()
+            problems: list[str] = []
+            page.on("pageerror", lambda exc: problems.append(f"page error: {exc}"))
+            page.on(
+                "console",
+                lambda msg: (
+                    problems.append(f"console {msg.type}: {msg.text}")
+                    if msg.type == "error" and not HARMLESS_CONSOLE.search(msg.text)
+                    else None
+                ),
+            )
+            open_lab(page, server, "browser-test")
+            TIMINGS["lab loaded"] = f"{time.perf_counter() - start:.1f} s"
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            yield server, page, problems
+        finally:
+            TIMINGS["total (module)"] = f"{time.perf_counter() - start:.1f} s"
+            lines = [f"{name}: {text}" for name, text in TIMINGS.items()]
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            (ARTIFACTS / "timings.txt").write_text("\n".join(lines) + "\n")
+            print("\nbrowser test timings:\n  " + "\n  ".join(lines))
+            context.close()
+            server.stop()
 
 
 def _wait_done(page, panel_id: str, timeout: float) -> dict:
