@@ -342,6 +342,22 @@ def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
     assert len(widgets) == len(set(widgets)), "a widget sent twice for one change"
 
 
+def test_a_controls_new_range_reaches_the_browser_before_its_new_value(sent) -> None:
+    """Switching to a 4-key example raises the terms slider's max and value: max must arrive first
+    (a merged message lets the browser clamp the value to the old max of 3)."""
+    from attnlib.widgets.summing import SummingExplorer
+
+    ex = SummingExplorer("001")
+    slider = ex.controls["terms"]
+    sent.clear()
+    ex.controls["example"].value = "000"
+    assert (slider.max, slider.value) == (4, 4)
+    states = [msg["state"] for widget, msg in sent if widget is slider and msg["method"] == "update"]
+    first_max = next(k for k, state in enumerate(states) if "max" in state)
+    first_value = next(k for k, state in enumerate(states) if "value" in state)
+    assert first_max < first_value, states
+
+
 # --------------------------------------------------------------------------- static Heatmap (seaborn)
 def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
     hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])

@@ -133,15 +133,20 @@ class Explorer:
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold every widget's messages until the block ends, then send them together.
+        """Hold the views' and texts' messages until the block ends, then send them together.
 
         One change of the explorer is then one burst of messages (one per widget that changed, all
         changes of a widget in one), so the browser draws every view in the same frame instead of
-        some views one frame later.
+        some views one frame later. The controls are left out: their changes must reach the browser
+        in order (a slider's new ``max`` before its ``value``, a menu's ``options`` before its
+        choice), and one merged message does not keep that order — the slider would stay at its
+        old maximum.
         """
+        controls = {id(control) for control in self.controls.values()}
         with ExitStack() as stack:
             for widget in self.widgets():
-                stack.enter_context(widget.hold_sync())
+                if id(widget) not in controls:
+                    stack.enter_context(widget.hold_sync())
             yield
 
     def _on_change(self, _change=None) -> None:
