@@ -132,7 +132,7 @@ def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS) -> dict:
 
 
 # one timed change of output k: ms until a view changed and a frame was painted (first), until every
-# view that changes has changed and been painted (settled), the slowest view redraw (draw) and the
+# view that changes has changed and been painted (all), the slowest view redraw (draw) and the
 # browser part from the first redraw to its frame (screen)
 CHANGE_JS = """
 async ([id, k, step]) => {
@@ -176,15 +176,15 @@ async ([id, k, step]) => {
       },
     });
   }
-  if (!actions.length || !views.length) return {ms: null, why: 'no control or no view'};
+  if (!actions.length || !views.length) return {first: null, why: 'no control or no view'};
   const action = actions[step % actions.length];
   if (action.prep) await action.prep();
   // timed to the frame after the first view changed ("first") and to the frame after the last
-  // change of any view, once none has changed for QUIET ms ("settled": every view updated)
+  // change of any view, once none has changed for QUIET ms ("all": every view updated)
   return await new Promise((resolve) => {
     let first = null, last = null, pending = 0, quiet = null, draw = 0, screen = null;
     const timer = setTimeout(() => {
-      if (first === null && pending === 0) { obs.disconnect(); resolve({ms: null, why: 'timeout'}); }
+      if (first === null && pending === 0) { obs.disconnect(); resolve({first: null, why: 'timeout'}); }
     }, 5000);
     const painted = () => {
       const now = performance.now();
@@ -201,7 +201,7 @@ async ([id, k, step]) => {
       quiet = setTimeout(() => {
         if (pending) return;
         obs.disconnect();
-        resolve({ms: first - t0, settled: last - t0, draw, screen});
+        resolve({first: first - t0, all: last - t0, draw, screen});
       }, QUIET);
     };
     const obs = new MutationObserver(() => {
@@ -221,7 +221,7 @@ async ([id, k, step]) => {
 """
 
 
-METRICS = ("ms", "settled", "draw", "screen")
+METRICS = ("first", "all", "draw", "screen")
 
 
 def measure(
@@ -269,7 +269,7 @@ def measure(
                     for step in range(changes + 2):
                         got = page.evaluate(CHANGE_JS, [panel, k, step])
                         page.wait_for_timeout(60)  # let the kernel settle (e.g. a second message of the change)
-                        if step >= 2 and got.get("ms") is not None:  # the first two warm up
+                        if step >= 2 and got.get("first") is not None:  # the first two warm up
                             for metric in METRICS:
                                 if got.get(metric) is not None:
                                     results[metric][name].append(got[metric])
@@ -333,12 +333,12 @@ def _report(changes: int, new: dict, old: dict, runs: int) -> None:
         "| new, browser part: redraw → painted, median | new, redraw (JS), median |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for name, times in new["ms"].items():
-        columns = [stats(times), stats(new["settled"][name])]
-        columns += [stats(old["ms"].get(name, [])), stats(old["settled"].get(name, []))]
+    for name, times in new["first"].items():
+        columns = [stats(times), stats(new["all"][name])]
+        columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
         columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
-    missed = [f"{name}: {changes - len(times)}" for name, times in new["ms"].items() if len(times) < changes]
+    missed = [f"{name}: {changes - len(times)}" for name, times in new["first"].items() if len(times) < changes]
     if missed:  # a change after which no view changed within 5 s is not timed
         print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
 
