@@ -358,6 +358,92 @@ def test_a_controls_new_range_reaches_the_browser_before_its_new_value(sent) -> 
     assert first_max < first_value, states
 
 
+def _route(explorer: Explorer, sent: list) -> list[str]:
+    """Play the page's side of the relay's handshake; the ids the kernel asked to route."""
+    explorer.relay._handle_message(None, {"kind": "hello"}, [])
+    relay_messages = [msg["content"] for widget, msg in sent if widget is explorer.relay and msg["method"] == "custom"]
+    ids = relay_messages[-1]["ids"]
+    explorer.relay._handle_message(None, {"kind": "routed", "ids": ids}, [])
+    return ids
+
+
+def test_the_relay_is_asked_to_route_every_widget_but_the_controls(sent) -> None:
+    from attnlib.widgets.pipeline import PipelineExplorer
+
+    ex = PipelineExplorer("001")
+    ids = _route(ex, sent)
+    assert set(ids) == {w.model_id for w in ex.widgets()} - {c.model_id for c in ex.controls.values()}
+    assert {v.model_id for v in ex.views.values()} <= set(ids) and ex.message.model_id in ids
+
+
+@pytest.mark.parametrize("key", ["query", "scaled", "example"])
+def test_with_a_page_running_the_relay_one_change_is_one_message(sent, key: str) -> None:
+    from attnlib.widgets.pipeline import PipelineExplorer
+
+    ex = PipelineExplorer("001")
+    _route(ex, sent)
+    before = {name: view.get_state() for name, view in ex.views.items()}
+    sent.clear()
+    control = ex.controls[key]
+    control.value = {"query": 1, "scaled": not control.value, "example": "000"}[key]
+    relayed = [msg for widget, msg in sent if widget is ex.relay]
+    others = [widget for widget, msg in sent if widget is not ex.relay]
+    assert len(relayed) == 1, relayed
+    assert all(any(w is c for c in ex.controls.values()) for w in others), others  # only controls alone
+    update = relayed[0]["content"]
+    assert update["kind"] == "update"
+    by_id = {u["id"]: set(u["state"]) for u in update["updates"]}
+    assert len(by_id) == len(update["updates"]), "a widget twice in one message"
+    for path in update["buffer_paths"]:  # binary traits (a view's matrix) travel as buffers
+        by_id[update["updates"][path[1]]["id"]].add(path[-1])
+    for name, view in ex.views.items():  # everything that changed travels (and the kernel's value of it)
+        changed = {k for k, v in view.get_state().items() if v != before[name][k]}
+        assert changed <= by_id.get(view.model_id, set()), name
+        state = next(u["state"] for u in update["updates"] if u["id"] == view.model_id) if changed else {}
+        assert all(state[k] == view.get_state(k)[k] for k in state), name
+
+
+def test_relayed_buffers_are_named_by_their_paths(sent, monkeypatch) -> None:
+    from attnlib.widgets.pipeline import PipelineExplorer
+
+    buffers_sent: list = []
+    monkeypatch.setattr(
+        W.Widget, "_send", lambda self, msg, buffers=None: (sent.append((self, msg)), buffers_sent.append(buffers))
+    )
+    ex = PipelineExplorer("001")
+    _route(ex, sent)
+    sent.clear()
+    buffers_sent.clear()
+    ex.controls["scaled"].value = not ex.controls["scaled"].value
+    k = next(k for k, (widget, _) in enumerate(sent) if widget is ex.relay)
+    content, buffers = sent[k][1]["content"], buffers_sent[k]
+    assert len(content["buffer_paths"]) == len(buffers) >= 2  # scores changed: several matrices
+    for path, buffer in zip(content["buffer_paths"], buffers, strict=True):
+        assert path[0] == "updates" and path[2:] == ["state", "buffer"]
+        view = next(v for v in ex.views.values() if v.model_id == content["updates"][path[1]]["id"])
+        assert bytes(buffer) == view.buffer
+
+
+def test_a_widget_the_page_has_not_confirmed_sends_alone_and_is_routed_next(sent) -> None:
+    ex = TinyExplorer()
+    ex.relay._handle_message(None, {"kind": "routed", "ids": [ex.message.model_id]}, [])
+    sent.clear()
+    ex.controls["row"].value = 1
+    view = ex.views["heatmap"]
+    assert [msg["method"] for widget, msg in sent if widget is view] == ["update"]
+    route = [msg["content"] for widget, msg in sent if widget is ex.relay and msg["method"] == "custom"]
+    assert route == [{"kind": "route", "ids": [view.model_id]}]
+
+
+def test_no_page_no_relay_message(sent) -> None:
+    """nbval and plain kernels: no page says hello, every widget sends its own message as before."""
+    ex = TinyExplorer()
+    sent.clear()
+    ex.controls["row"].value = 1
+    assert not [msg for widget, msg in sent if widget is ex.relay]
+    assert [msg["method"] for widget, msg in sent if widget is ex.views["heatmap"]] == ["update"]
+
+
 # --------------------------------------------------------------------------- static Heatmap (seaborn)
 def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
     hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])

@@ -35,12 +35,13 @@ import base64
 import html
 import re
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 import ipywidgets as W
 import numpy as np
 
 from ..viz import heatmap_png
+from .relay import Relay
 from .view import HeatmapView, parse_cell
 
 __all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
@@ -104,6 +105,7 @@ class Explorer:
         self.views: dict[str, HeatmapView] = {}
         self.message = W.HTML(value="")
         self.widget: W.Box = W.VBox()
+        self.relay = Relay(self.outputs)  # carries one change's updates in one message
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
@@ -131,23 +133,34 @@ class Explorer:
                 stack.extend(getattr(widget, "children", ()))
         return list(found.values())
 
+    def outputs(self) -> list[W.Widget]:
+        """The widgets an update changes: every widget of the explorer but the controls."""
+        controls = {id(control) for control in self.controls.values()}
+        return [w for w in self.widgets() if id(w) not in controls]
+
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold the views' and texts' messages until the block ends, then send them together.
+        """Hold the views' and texts' updates until the block ends, then send them in one message.
 
-        One change of the explorer is then one burst of messages (one per widget that changed, all
-        changes of a widget in one), so the browser draws every view in the same frame instead of
-        some views one frame later. The controls are left out: their changes must reach the browser
-        in order (a slider's new ``max`` before its ``value``, a menu's ``options`` before its
-        choice), and one merged message does not keep that order — the slider would stay at its
-        old maximum.
+        One change of the explorer is then one message through :attr:`relay` (every widget that
+        changed, all its changes; one message per widget where no page runs the relay), so the
+        browser draws every view in the same frame, and nothing leaves during the update. The
+        controls are left out: their changes must reach the browser in order (a slider's new
+        ``max`` before its ``value``, a menu's ``options`` before its choice), and a merged update
+        does not keep that order — the slider would stay at its old maximum.
         """
-        controls = {id(control) for control in self.controls.values()}
-        with ExitStack() as stack:
-            for widget in self.widgets():
-                if id(widget) not in controls:
-                    stack.enter_context(widget.hold_sync())
+        held = [w for w in self.outputs() if not w._holding_sync]
+        for widget in held:  # what Widget.hold_sync does, for all of them at once
+            widget._holding_sync = True
+        try:
             yield
+        finally:
+            pending = []
+            for widget in held:
+                widget._holding_sync = False
+                pending.append((widget, set(widget._states_to_send)))
+                widget._states_to_send.clear()
+            self.relay.send_states(pending)
 
     def _on_change(self, _change=None) -> None:
         with self.batched():

@@ -51,6 +51,9 @@ HARMLESS_CONSOLE = re.compile(
 )
 
 TIMINGS: dict[str, str] = {}  # what timings.txt reports
+FRAMES: list[str] = []  # every websocket frame the page received, as text (JSON parts readable)
+RELAY_UPDATE = re.compile(r'"kind":\s*"update"')  # attnlib's relay: one explorer change
+WIDGET_UPDATE = re.compile(r'"method":\s*"update"')  # ipywidgets: one widget's own update
 
 
 @pytest.fixture(scope="module")
@@ -70,6 +73,15 @@ def lab(tmp_path_factory):
                     problems.append(f"console {msg.type}: {msg.text}")
                     if msg.type == "error" and not HARMLESS_CONSOLE.search(msg.text)
                     else None
+                ),
+            )
+            page.on(
+                "websocket",
+                lambda ws: ws.on(
+                    "framereceived",
+                    lambda payload: FRAMES.append(
+                        payload if isinstance(payload, str) else payload.decode("utf-8", "replace")
+                    ),
                 ),
             )
             open_lab(page, server, "browser-test")
@@ -238,6 +250,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     assert any(min(p) >= 245 for p in dark) and not any(max(p) <= 10 for p in dark), "no white digits on navy"
     assert any(max(p) <= 10 for p in light) and not any(min(p) >= 245 for p in light), "no black digits on yellow"
     x_view.click(position=cell_point(x_view, 0, 3))
+    frames_before = len(FRAMES)
     editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
     editor.wait_for(state="visible", timeout=5000)
     editor.fill("5")
@@ -255,6 +268,12 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
         root.locator(".attn-heatmap-table-toggle").press("Enter")  # close it, look again
         page.wait_for_timeout(150)
     assert got == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    # the edit reached the page as one message through the relay, not one per view (Explorer.batched)
+    page.wait_for_timeout(300)
+    frames = FRAMES[frames_before:]
+    relayed = [f for f in frames if RELAY_UPDATE.search(f)]
+    alone = [f[:200] for f in frames if WIDGET_UPDATE.search(f)]
+    assert len(relayed) == 1 and not alone, (len(relayed), alone)
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

@@ -1,0 +1,57 @@
+// Relay: applies one explorer change — the updates of several widgets — from one message.
+//
+// The kernel (attnlib/widgets/relay.py) sends {kind: "update", updates: [{id, state}, ...],
+// buffer_paths} with the binary buffers (a view's matrix) as the message's buffers. Each update is
+// applied to its widget's model as ipywidgets applies a widget's own "update" message: buffers put
+// back, the state deserialised by the model's class, then set_state (which sends nothing back), in
+// order with that model's other messages. All of it runs in one task, so every view redraws in the
+// same frame.
+// Handshake: "hello" (this page runs the relay) → the kernel sends {kind: "route", ids} → the
+// models are looked up once and confirmed with {kind: "routed", ids}; until then the kernel sends
+// each widget's own messages.
+
+function putBuffers(message, paths, buffers) {
+  paths.forEach((path, k) => {
+    let node = message;
+    for (const key of path.slice(0, -1)) node = node[key];
+    const buffer = buffers[k];
+    node[path[path.length - 1]] = buffer instanceof ArrayBuffer ? new DataView(buffer) : buffer;
+  });
+}
+
+function initialize({ model }) {
+  const manager = model.widget_manager;
+  const models = new Map();  // model id → the widget's model, looked up once
+
+  function apply(target, state) {
+    target.state_change = target.state_change
+      .then(() => target.constructor._deserialize_state(state, target.widget_manager))
+      .then((deserialised) => target.set_state(deserialised))
+      .catch((error) => console.error("attnlib relay: could not apply an update", error));
+  }
+
+  model.on("msg:custom", (message, buffers) => {
+    if (message.kind === "route") {
+      Promise.all(message.ids.map((id) => manager.get_model(id).catch(() => null))).then((found) => {
+        const ids = [];
+        message.ids.forEach((id, k) => {
+          if (found[k]) {
+            models.set(id, found[k]);
+            ids.push(id);
+          }
+        });
+        model.send({ kind: "routed", ids });
+      });
+    } else if (message.kind === "update") {
+      putBuffers(message, message.buffer_paths || [], buffers || []);
+      for (const { id, state } of message.updates) {
+        const target = models.get(id);
+        if (target) apply(target, state);
+        else manager.get_model(id).then((found) => { models.set(id, found); apply(found, state); });
+      }
+    }
+  });
+  model.send({ kind: "hello" });
+}
+
+export default { initialize };
