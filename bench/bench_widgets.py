@@ -187,7 +187,7 @@ def serialise(explorer: Explorer) -> None:
     """What the kernel turns into messages: each live view's synced state (the old path: nothing more)."""
     if HeatmapView is not None:
         for view in explorer.views.values():
-            view.get_state(["buffer", "shape", "explanations", "row_labels", "col_labels", "highlight_cells"])
+            view.get_state(["buffer", "shape", "explain_version", "row_labels", "col_labels", "highlight_cells"])
 
 
 def bench_heatmap(n: int, reps: int) -> float:

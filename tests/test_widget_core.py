@@ -17,6 +17,7 @@ from attnlib.steps import softmax
 from attnlib.viz import Heatmap
 from attnlib.widgets import HeatmapView, parse_cell
 from attnlib.widgets._core import Explorer, MatrixParseError, parse_matrix
+from attnlib.widgets.view import STATIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -91,6 +92,58 @@ def test_view_update_keeps_labels_of_unchanged_side_and_clears_stale_explanation
     assert view.explanations == []
     view.update(np.ones((3, 1)))
     assert (view.row_labels, view.col_labels) == (["1", "2", "3"], ["1"])
+
+
+def test_explanations_given_as_a_function_are_written_once_when_first_asked_for(sent) -> None:
+    calls: list[int] = []
+
+    def table() -> list[list[str]]:
+        calls.append(1)
+        return [["a", "b"], ["c", "d"]]
+
+    view = HeatmapView(np.eye(2), explanations=table)
+    assert calls == [] and view.explained  # a change sends numbers; no text is written yet
+    assert "explanations" not in view.get_state()
+    sent.clear()
+    version = view.explain_version
+    view._handle_message(view, {"kind": "explain", "row": 1, "col": 0, "version": version}, [])
+    view._handle_message(view, {"kind": "explain", "row": 0, "col": 1, "version": version}, [])
+    replies = [msg["content"] for widget, msg in sent if widget is view and msg["method"] == "custom"]
+    assert replies == [
+        {"kind": "explanation", "row": 1, "col": 0, "version": version, "text": "c"},
+        {"kind": "explanation", "row": 0, "col": 1, "version": version, "text": "b"},
+    ]
+    assert calls == [1]  # the whole table once, then from memory
+    assert view.explain(5, 5) == ""  # outside: nothing, no error
+
+
+def test_an_explanation_asked_for_an_older_matrix_gets_no_answer(sent) -> None:
+    view = HeatmapView(np.eye(2), explanations=[["1", "2"], ["3", "4"]])
+    old = view.explain_version
+    view.update(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]])
+    assert view.explain_version != old  # the browser forgets the texts it had
+    sent.clear()
+    view._handle_message(view, {"kind": "explain", "row": 0, "col": 0, "version": old}, [])
+    assert not [msg for widget, msg in sent if widget is view]
+    view._handle_message(view, {"kind": "explain", "row": 0, "col": 0, "version": view.explain_version}, [])
+    assert [msg["content"]["text"] for widget, msg in sent if widget is view] == ["5"]
+
+
+def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
+    view = HeatmapView(np.eye(2))
+    assert not view.explained
+    view.update(np.eye(2), explanations=lambda: None)  # a function may find the matrix too large
+    assert view.explained and view.explanations == [] and view.explain(0, 0) == ""
+
+
+def test_the_browser_draws_again_on_a_change_of_every_synced_trait_but_the_explanations() -> None:
+    """heatmap.js redraws on the traits it lists (DRAWN): each synced trait of the view is there, so no
+    change is left undrawn, except the explanations, which are asked for cell by cell and draw nothing."""
+    js = (STATIC / "heatmap.js").read_text()
+    listed = re.search(r"const DRAWN = \[(.*?)\];", js, re.S).group(1)
+    drawn = set(re.findall(r'"(\w+)"', listed))
+    synced = set(HeatmapView(np.eye(2)).keys) - set(W.DOMWidget().keys) - {"_esm", "_css", "_anywidget_id"}
+    assert drawn == synced - {"explained", "explain_version"}
 
 
 def test_view_refuses_non_finite_matrices() -> None:

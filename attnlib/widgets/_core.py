@@ -24,6 +24,9 @@ Displayed, an explorer sends three representations: the live widget, a PNG of it
 drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
+One change is one message: :meth:`Explorer.batched` holds what the update changes in the views and
+texts and :class:`~attnlib.widgets.relay.Relay` sends it to the page together (see there).
+
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
 the explorer's state followed by :meth:`update`.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import partial
 
 import ipywidgets as W
 import torch
@@ -226,52 +227,58 @@ class PipelineExplorer(Explorer):
         v["inputs"].update(self.inputs, row_labels=labels, col_labels=in_cols).highlight(rows=[i])
         for name, cols in (("w_query", k_cols), ("w_key", k_cols), ("w_value", v_cols)):
             v[name].update(getattr(self.weights, name), row_labels=in_cols, col_labels=cols)
-        x = self.inputs
+        # explanations are written when the browser asks for one (partial: the arguments of now)
+        x, w = self.inputs, self.weights
         v["queries"].update(
             steps["queries"], row_labels=labels, col_labels=k_cols,
-            explanations=explain_products(x, self.weights.w_query.T, left_name="x_{i}", right_name="W_q[:,{j}]"),
+            explanations=partial(explain_products, x, w.w_query.T, left_name="x_{i}", right_name="W_q[:,{j}]"),
         ).highlight(rows=[i])  # fmt: skip
         v["keys"].update(
             steps["keys"], row_labels=labels, col_labels=k_cols,
-            explanations=explain_products(x, self.weights.w_key.T, left_name="x_{i}", right_name="W_k[:,{j}]"),
+            explanations=partial(explain_products, x, w.w_key.T, left_name="x_{i}", right_name="W_k[:,{j}]"),
         ).highlight(rows=[j])  # fmt: skip
         v["values"].update(
             steps["values"], row_labels=labels, col_labels=v_cols,
-            explanations=explain_products(x, self.weights.w_value.T, left_name="x_{i}", right_name="W_v[:,{j}]"),
+            explanations=partial(explain_products, x, w.w_value.T, left_name="x_{i}", right_name="W_v[:,{j}]"),
         ).highlight(rows=[j])  # fmt: skip
         v["scores"].update(
             steps["scores"], row_labels=q_rows, col_labels=k_rows,
-            explanations=explain_products(steps["queries"], steps["keys"]),
+            explanations=partial(explain_products, steps["queries"], steps["keys"]),
         ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
-        shown, explained = self._scaled_view(steps, scaled, causal)
         v["scaled_scores"].update(
-            shown, row_labels=q_rows, col_labels=k_rows, explanations=explained,
+            self._scaled_view(steps), row_labels=q_rows, col_labels=k_rows,
+            explanations=partial(self._scaled_texts, steps, scaled, causal),
             title=("S / √d_k" if scaled else "S (not scaled)") + (", causal mask" if causal else ""),
         ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
         v["weights"].update(
             steps["weights"], row_labels=q_rows, col_labels=k_rows,
-            explanations=self._softmax_texts(steps["scaled_scores"]),
+            explanations=partial(self._softmax_texts, steps["scaled_scores"]),
         ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
         v["weighted_values"].update(
             steps["weighted_values"][i], row_labels=k_rows, col_labels=v_cols,
             title=f"α_{i + 1}j v_j (query {i + 1})",
-            explanations=self._weighted_texts(steps["weights"][i], steps["values"], i),
+            explanations=partial(self._weighted_texts, steps["weights"][i], steps["values"], i),
         ).highlight(rows=[j])  # fmt: skip
         v["context"].update(
             context, row_labels=labels, col_labels=v_cols,
-            explanations=explain_weighted_sum(steps["weights"], steps["values"]),
+            explanations=partial(explain_weighted_sum, steps["weights"], steps["values"]),
         ).highlight(rows=[i])  # fmt: skip
         self.shapes.value = "<code>" + html.escape(" → ".join(self.shape_strip)) + "</code>"
         z = "[" + ", ".join(format_number(t, 4) for t in context[i].tolist()) + "]"
         self.caption.value = html.escape(f"z_{i + 1} ({labels[i]}) = {z}")
 
-    def _scaled_view(self, steps: dict[str, Tensor], scaled: bool, causal: bool):
-        """``S/√d_k`` as shown: masked entries (−∞) are drawn as the row's lowest visible score and explained."""
+    @staticmethod
+    def _scaled_view(steps: dict[str, Tensor]) -> Tensor:
+        """``S/√d_k`` as shown: masked entries (−∞) are drawn as the row's lowest visible score."""
         s = steps["scaled_scores"]
-        d_k = steps["keys"].shape[1]
         finite = torch.where(torch.isinf(s), steps["scores"].new_tensor(float("nan")), s)
         floor = torch.nan_to_num(finite, nan=float("inf")).amin(dim=-1, keepdim=True)
-        shown = torch.where(torch.isinf(s), floor, s)
+        return torch.where(torch.isinf(s), floor, s)
+
+    @staticmethod
+    def _scaled_texts(steps: dict[str, Tensor], scaled: bool, causal: bool) -> list[list[str]] | None:
+        """Each entry of ``S/√d_k`` (or of ``S``) explained; a masked one says why it is −∞."""
+        d_k = steps["keys"].shape[1]
         texts = []
         for i, row in enumerate(steps["scores"].tolist()):
             line = []
@@ -284,7 +291,7 @@ class PipelineExplorer(Explorer):
                 else:
                     line.append(f"s_{i + 1}{j + 1} = {format_number(value)} (not scaled)")
             texts.append(line)
-        return shown, (texts if len(texts) <= 16 else None)
+        return texts if len(texts) <= 16 else None
 
     @staticmethod
     def _softmax_texts(scaled_scores: Tensor) -> list[list[str]] | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import ipywidgets as W
 from torch import Tensor
@@ -117,7 +118,7 @@ class QKVExplorer(Explorer):
             col_labels=outs,
             title=f"{r_name} = X {w_name}",
             decimals=matrix_decimals(result),
-            explanations=explain_products(inputs, weight.T, left_name="x_{i}", right_name=w_name + "[:,{j}]"),
+            explanations=partial(explain_products, inputs, weight.T, left_name="x_{i}", right_name=w_name + "[:,{j}]"),
         ).highlight(rows=[i], cells=[(i, d)])
         lines = product_lines(inputs[i], weight)
         lines = [f"<b>{html.escape(t)}</b>" if j == d else html.escape(t) for j, t in enumerate(lines)]

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import ClassVar
 
 import anywidget
 from ipywidgets import Widget
@@ -46,6 +47,10 @@ class Relay(anywidget.AnyWidget):
 
     _esm = STATIC / "relay.js"
 
+    #: ``False``: every widget sends its own messages, as without a page's relay (for comparisons,
+    #: e.g. ``bench/bench_browser.py --no-relay``, or a front end the relay does not suit)
+    enabled: ClassVar[bool] = True
+
     def __init__(self, widgets: Callable[[], Iterable[Widget]]) -> None:
         super().__init__()
         self._widgets = widgets
@@ -60,7 +65,7 @@ class Relay(anywidget.AnyWidget):
             keys = sorted(keys)
             if not keys:
                 continue
-            if widget.model_id not in self.routed:
+            if not self.enabled or widget.model_id not in self.routed:
                 widget.send_state(keys)
                 unrouted.append(widget)
                 continue
@@ -73,7 +78,7 @@ class Relay(anywidget.AnyWidget):
             message, buffer_paths, buffers = _remove_buffers({"kind": "update", "updates": updates})
             message["buffer_paths"] = buffer_paths
             self.send(message, buffers)
-        if unrouted and self.routed:  # a page's relay is there: route these next time too
+        if unrouted and self.routed and self.enabled:  # a page's relay is there: route these next time too
             self._route(unrouted)
 
     def _route(self, widgets: Iterable[Widget]) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from functools import partial
 
 import ipywidgets as W
 from torch import Tensor
@@ -85,7 +86,7 @@ class ScoresExplorer(Explorer):
             row_labels=[f"q{r + 1}" for r in range(n)],
             col_labels=[f"k{r + 1}" for r in range(n)],
             decimals=matrix_decimals(scores),
-            explanations=explain_products(queries, keys),
+            explanations=partial(explain_products, queries, keys),
         ).highlight(rows=[i], cells=[(i, j)])
         self.views["queries"].update(queries, row_labels=labels, col_labels=dims).highlight(rows=[i])
         self.views["keys"].update(keys, row_labels=labels, col_labels=dims).highlight(rows=[j])

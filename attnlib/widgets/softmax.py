@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import partial
 
 import ipywidgets as W
 import torch
@@ -69,7 +70,7 @@ class SoftmaxExplorer(Explorer):
             vmin=0.0,
             vmax=1.0,
             decimals=3,
-            explanations=explain_softmax(scores, temperature=temperature),
+            explanations=partial(explain_softmax, scores, temperature=temperature),
         )
         self.views["bars"] = HeatmapView(
             weights[query : query + 1],
@@ -155,7 +156,7 @@ class SoftmaxExplorer(Explorer):
             weights[query.value : query.value + 1], row_labels=[labels[query.value]], col_labels=labels
         )
         self.bar_caption.value = self._bar_title()
-        explanations = explain_softmax(self.scores, temperature=self.controls["temperature"].value)
+        explanations = partial(explain_softmax, self.scores, temperature=self.controls["temperature"].value)
         heat = self.views["heatmap"]
         heat.update(weights, row_labels=labels, col_labels=labels, explanations=explanations)
         heat.highlight(rows=[query.value])

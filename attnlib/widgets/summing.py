@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import ipywidgets as W
 import torch
 from torch import Tensor
@@ -73,7 +75,7 @@ class SummingExplorer(Explorer):
             row_labels=list(self.labels),
             col_labels=dims,
             title="context = W V (all outputs)",
-            explanations=explain_weighted_sum(weights, values),
+            explanations=partial(explain_weighted_sum, weights, values),
         )
         ctx.highlight(rows=[query])
 

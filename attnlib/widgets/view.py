@@ -1,6 +1,6 @@
 """HeatmapView: a live heatmap drawn by the browser from numbers the kernel sends.
 
-The kernel sends numbers, labels and per-cell explanations; ``static/heatmap.js`` (served by the
+The kernel sends numbers and labels; ``static/heatmap.js`` (served by the
 kernel through anywidget, no CDN, no build step) draws the title, the row/column labels and the
 colour bar as SVG, and the cells, their numbers and the highlights on a canvas at the device pixel
 ratio — both crisp at any zoom — and shows, on hover or keyboard focus, a cell's value at full
@@ -10,11 +10,17 @@ browser to lay out and paint again (measured in ``bench/bench_browser.py``).
 Usage (what every explorer does)::
 
     view = HeatmapView(weights, row_labels=tokens, col_labels=tokens, title="weights A",
-                       vmin=0, vmax=1, explanations=explain_softmax(scores))
+                       vmin=0, vmax=1, explanations=partial(explain_softmax, scores))
     view.update(new_weights, explanations=...)        # one message to the browser, one redraw
     view.highlight(rows=[i], cells=[(i, j)])           # outlines (replace earlier ones)
     view.on_select(lambda i, j: ...)                   # a cell clicked / chosen with Enter
     view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
+
+Explanations are written when the browser first asks for one after an update (the pointer or the
+keyboard reached a cell): give a function that returns the table, e.g.
+``partial(explain_softmax, scores)``; it runs at most once per update, in the kernel, and the page
+receives the one cell's text. Writing every cell's text at every change would cost the kernel more
+than the maths (the linked explorer: about 60 % of its update).
 
 Edits are validated here, in Python: text that is not a number, NaN, ±inf or a number larger than
 ``edit_limit`` in size gives an inline message naming what is wrong and keeps the last good state;
@@ -48,7 +54,10 @@ from .. import style
 from ..formatting import annotation
 from ..viz import ANNOTATE_MAX, as_numpy, heatmap_png, limits
 
-__all__ = ["EDIT_LIMIT", "HeatmapView", "parse_cell"]
+__all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "parse_cell"]
+
+#: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
+Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
 
 STATIC = Path(__file__).parent / "static"
 EDIT_LIMIT = 1e6
@@ -94,7 +103,8 @@ class HeatmapView(anywidget.AnyWidget):
         decimals: digits of the annotations (the tooltip and the table show more).
         cmap: colormap (default: the style's, ``cividis``; its diverging one for signed matrices).
         vmin, vmax: colour limits (default: the matrix's range, symmetric when it has both signs).
-        explanations: ``n_rows`` lists of ``n_cols`` strings, shown on hover (e.g. from
+        explanations: ``n_rows`` lists of ``n_cols`` strings shown on hover, or a function returning
+            them (called when the browser first asks; e.g. ``partial(explain_softmax, scores)`` with
             :func:`attnlib.formatting.explain_softmax`); ``None`` for none.
         editable: let the learner type numbers into cells (see :meth:`on_edit`).
         edit_limit: largest accepted size of a typed number.
@@ -120,7 +130,8 @@ class HeatmapView(anywidget.AnyWidget):
     highlight_rows = T.List(T.Int()).tag(sync=True)
     highlight_cols = T.List(T.Int()).tag(sync=True)
     highlight_cells = T.List(T.List(T.Int())).tag(sync=True)
-    explanations = T.List(T.List(T.Unicode())).tag(sync=True)
+    explained = T.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
+    explain_version = T.Int(0).tag(sync=True)  # changes with them: the browser forgets the ones it has
     editable = T.Bool(False).tag(sync=True)
     message = T.Unicode("").tag(sync=True)
     description = T.Unicode("").tag(sync=True)
@@ -143,7 +154,7 @@ class HeatmapView(anywidget.AnyWidget):
         cmap: str | None = None,
         vmin: float | None = None,
         vmax: float | None = None,
-        explanations: list[list[str]] | None = None,
+        explanations: Explanations | None = None,
         editable: bool = False,
         edit_limit: float = EDIT_LIMIT,
         cell_size: float | None = None,
@@ -156,6 +167,7 @@ class HeatmapView(anywidget.AnyWidget):
         self.edit_limit = edit_limit
         self.cmap = ""
         self.data = np.zeros((0, 0))
+        self._explanations: Explanations = []
         self._edit_callbacks: list[Callable[[int, int, float], None]] = []
         self._select_callbacks: list[Callable[[int, int], None]] = []
         self.on_msg(self._handle_message)
@@ -170,7 +182,7 @@ class HeatmapView(anywidget.AnyWidget):
         row_labels: Sequence[object] | None = None,
         col_labels: Sequence[object] | None = None,
         title: str | None = None,
-        explanations: list[list[str]] | None = None,
+        explanations: Explanations | None = None,
         decimals: int | None = None,
     ) -> HeatmapView:
         """Show a new matrix (and optionally labels, title, explanations): one message, one redraw.
@@ -196,7 +208,7 @@ class HeatmapView(anywidget.AnyWidget):
                 self.shape = list(data.shape)
                 self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
                 if explanations is None:
-                    self.explanations = []
+                    self._explain([])
             if row_labels is not None:
                 self.row_labels = _labels(row_labels, self.data.shape[0])
             if col_labels is not None:
@@ -206,7 +218,7 @@ class HeatmapView(anywidget.AnyWidget):
             if decimals is not None:
                 self.decimals = decimals
             if explanations is not None:
-                self.explanations = [[str(t) for t in row] for row in explanations]
+                self._explain(explanations)
             self.description = self._describe()
         return self
 
@@ -219,6 +231,26 @@ class HeatmapView(anywidget.AnyWidget):
             self.highlight_cols = [int(j) for j in cols]
             self.highlight_cells = [[int(i), int(j)] for i, j in cells]
         return self
+
+    def _explain(self, explanations: Explanations) -> None:
+        if not explanations and not callable(explanations) and self._explanations == []:
+            return  # none before, none now: nothing for the browser to forget
+        self._explanations = explanations if callable(explanations) else [[str(t) for t in r] for r in explanations]
+        self.explained = bool(explanations)
+        self.explain_version += 1
+
+    @property
+    def explanations(self) -> list[list[str]]:
+        """Every cell's explanation (``[]`` for none); a function given to :meth:`update` runs here, once."""
+        if callable(self._explanations):
+            table = self._explanations()
+            self._explanations = [[str(t) for t in row] for row in table] if table else []
+        return self._explanations
+
+    def explain(self, row: int, col: int) -> str:
+        """The explanation of cell ``(row, col)`` (``""`` for none): what the browser shows on hover."""
+        table = self.explanations
+        return table[row][col] if 0 <= row < len(table) and 0 <= col < len(table[row]) else ""
 
     @property
     def values(self) -> list[list[float]]:
@@ -290,7 +322,12 @@ class HeatmapView(anywidget.AnyWidget):
             row, col = int(content["row"]), int(content["col"])
         except (KeyError, TypeError, ValueError):
             return
-        if kind == "edit":
+        if kind == "explain":  # the browser shows a cell: its text, for the explanations it has
+            version = content.get("version")
+            if version == self.explain_version:
+                text = self.explain(row, col)
+                self.send({"kind": "explanation", "row": row, "col": col, "version": version, "text": text})
+        elif kind == "edit":
             self.edit(row, col, str(content.get("text", "")))
         elif kind == "select":
             self.select(row, col)

@@ -196,7 +196,10 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     tip = root.locator(".attn-heatmap-tooltip")
     tip.wait_for(state="visible", timeout=5000)
     assert float(tip.locator(".attn-tip-value").inner_text()) == float(want[1, 2])
-    assert "q_2·k_3 = " in tip.locator(".attn-tip-why").inner_text()
+    # its explanation is written by the kernel when asked for, and arrives a moment later
+    why = tip.locator(".attn-tip-why:not(.attn-tip-pending)")
+    why.wait_for(state="visible", timeout=5000)
+    assert "q_2·k_3 = " in why.inner_text()
     # keyboard only: focus the grid (as Tab would: its first cell), move down and right, Enter chooses it
     query = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="q1 (")).first
     grid.focus()
@@ -205,7 +208,11 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     page.wait_for_function("(s) => s.selectedIndex === 2", arg=query.element_handle(), timeout=10_000)
     focused = page.evaluate("() => document.activeElement && document.activeElement.dataset.row")
     assert focused == "2", "focus left the cell after Enter"
-    announced = root.locator(".attn-heatmap-description[aria-live]").inner_text()
+    live = root.locator(".attn-heatmap-description[aria-live]")
+    deadline = time.monotonic() + 5  # the value at once, the explanation when the kernel sent it
+    while time.monotonic() < deadline and "q_3·k_2 = " not in live.inner_text():
+        page.wait_for_timeout(50)
+    announced = live.inner_text()
     assert announced.startswith("q3, k2: ") and "q_3·k_2 = " in announced, announced
     # the query's row is outlined in the highlight colour now: row 3's left edge, no longer row 1's
     colour = [int(style.current().highlight_color[k : k + 2], 16) for k in (1, 3, 5)]

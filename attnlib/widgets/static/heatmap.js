@@ -7,9 +7,12 @@
 //   - a canvas over the grid, drawn at the device pixel ratio (crisp at any zoom): the cells'
 //     colours, their numbers, the highlights and the hover / keyboard outline. A new matrix
 //     repaints this one bitmap: no per-cell DOM to lay out or paint again.
-// The browser sends two kinds of custom messages back:
-//   {kind: "edit", row, col, text}  a cell typed by the learner (validated in Python)
-//   {kind: "select", row, col}      a cell clicked or chosen with the keyboard (Enter / Space)
+// The browser sends three kinds of custom messages back:
+//   {kind: "edit", row, col, text}      a cell typed by the learner (validated in Python)
+//   {kind: "select", row, col}          a cell clicked or chosen with the keyboard (Enter / Space)
+//   {kind: "explain", row, col, version} the text of a cell the pointer or the keyboard reached; the
+//                                        kernel answers {kind: "explanation", row, col, version, text}
+//                                        (written only when asked: a change sends numbers only)
 // Accessibility: the canvas is focusable, named by the title and described by the description;
 // arrow keys, Home and End move between cells, each cell is announced (value and explanation), and
 // the "table" button shows every number as an HTML table.
@@ -44,6 +47,12 @@ function uid(prefix) {
 }
 
 const HOVER_COLOUR = "#ff8c00";
+
+// the traits a draw reads: a change of any of them draws the view again (tests/test_widget_core.py
+// checks this list against HeatmapView's synced traits)
+const DRAWN = ["buffer", "shape", "row_labels", "col_labels", "title", "xlabel", "ylabel", "annotate", "decimals",
+  "precision", "vmin", "vmax", "palette", "highlight_rows", "highlight_cols", "highlight_cells", "editable",
+  "message", "description", "font_size", "cell_size", "highlight_color", "line_width"];
 
 function render({ model, el }) {
   const root = document.createElement("div");
@@ -105,6 +114,28 @@ function render({ model, el }) {
     cache = { buffer, shape, rows };
     return rows;
   }
+
+  // explanations, asked for cell by cell; forgotten when the kernel's explain_version changes
+  let known = { version: null, texts: new Map() };
+  function explanation(i, j) {  // the text, "" for none, or null while the kernel is asked
+    if (!model.get("explained")) return "";
+    const version = model.get("explain_version");
+    if (known.version !== version) known = { version, texts: new Map() };
+    const key = i + "," + j;
+    if (!known.texts.has(key)) {
+      known.texts.set(key, null);
+      model.send({ kind: "explain", row: i, col: j, version });
+    }
+    return known.texts.get(key);
+  }
+  model.on("msg:custom", (message) => {
+    if (message.kind !== "explanation" || message.version !== model.get("explain_version")) return;
+    if (known.version !== message.version) known = { version: message.version, texts: new Map() };
+    known.texts.set(message.row + "," + message.col, message.text);
+    const shows = (cell) => cell && cell[0] === message.row && cell[1] === message.col;
+    if (!tooltip.hidden && shows(tooltip.cell)) showTooltip(message.row, message.col);
+    if (document.activeElement === canvas && shows(focused)) announce();
+  });
 
   let focused = [0, 0];  // the keyboard's cell
   let hover = null;      // the pointer's cell
@@ -356,8 +387,7 @@ function render({ model, el }) {
   function cellText(i, j) {
     const values = getValues();
     const [r, c] = labelOf(i, j);
-    const why = (model.get("explanations") || [])[i]?.[j] || "";
-    return { head: `${r}, ${c}`, value: String(values[i][j]), why };
+    return { head: `${r}, ${c}`, value: String(values[i][j]), why: explanation(i, j) };
   }
 
   function showTooltip(i, j) {
@@ -365,7 +395,8 @@ function render({ model, el }) {
     if (!values.length || i >= values.length || j >= values[0].length) return hideTooltip();
     const { head, value, why } = cellText(i, j);
     tooltip.innerHTML = `<div class="attn-tip-head">${esc(head)}</div>` +
-      `<div class="attn-tip-value">${esc(value)}</div>` + (why ? `<div class="attn-tip-why">${esc(why)}</div>` : "");
+      `<div class="attn-tip-value">${esc(value)}</div>` +
+      (why === null ? `<div class="attn-tip-why attn-tip-pending">…</div>` : why ? `<div class="attn-tip-why">${esc(why)}</div>` : "");
     tooltip.hidden = false;
     tooltip.cell = [i, j];
     const box = cellBox(i, j);
@@ -384,11 +415,16 @@ function render({ model, el }) {
     canvas.dataset.row = focused[0];
     canvas.dataset.col = focused[1];
     if (document.activeElement !== canvas) canvas.focus();
+    announce();
+    showTooltip(...focused);
+    paint();
+  }
+
+  // the keyboard's cell, read out: labels, value at full precision and (once it is there) its explanation
+  function announce() {
     const { head, why } = cellText(...focused);
     const shown = formatValue(getValues()[focused[0]][focused[1]], model.get("precision"));
     setText(live, `${head}: ${shown}${why ? "; " + why : ""}`);
-    showTooltip(...focused);
-    paint();
   }
 
   function startEdit(i, j) {
@@ -494,10 +530,28 @@ function render({ model, el }) {
   }
   watchZoom();
 
-  model.on("change", draw);
+  // one draw per update, whatever number of these traits it changes (the update's other changes
+  // run first: the draw waits for the end of the task's current job). New explanations alone draw
+  // nothing: the texts shown for the pointer's or the keyboard's cell are asked for again
+  let queued = false;
+  function queueDraw() {
+    if (queued) return;
+    queued = true;
+    queueMicrotask(() => {
+      queued = false;
+      draw();
+    });
+  }
+  function onExplanations() {
+    if (!tooltip.hidden && tooltip.cell) showTooltip(...tooltip.cell);
+    if (document.activeElement === canvas && geometry && geometry.nRows) announce();
+  }
+  for (const name of DRAWN) model.on("change:" + name, queueDraw);
+  model.on("change:explain_version", onExplanations);
   draw();
   return () => {
-    model.off("change", draw);
+    for (const name of DRAWN) model.off("change:" + name, queueDraw);
+    model.off("change:explain_version", onExplanations);
     zoom.removeEventListener("change", onZoom);
   };
 }
