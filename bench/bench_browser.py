@@ -14,7 +14,10 @@ The old PNG path (attnlib as of commit ``68c259e``) runs in the same invocation:
 JupyterLab whose kernels import that commit's ``attnlib`` (extracted with ``git archive``, put
 first on ``PYTHONPATH``).
 
-Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R]`` (needs Debian's chromium);
+``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
+instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
+
+Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay]`` (needs Debian's chromium);
 each path runs in R fresh JupyterLab sessions (default 3), alternating, and the changes are pooled:
 one run's medians move by ±5 ms from one session to the next.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
@@ -115,10 +118,19 @@ W.VBox([floor_choice, floor_text])
 """
 
 
-def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS) -> dict:
+# the new path without the relay: every widget sends its own message (Explorer.batched still holds
+# them until the update ends), as before attnlib.widgets.relay
+NO_RELAY = """\
+from attnlib.widgets.relay import Relay
+
+Relay.enabled = False
+"""
+
+
+def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS, prologue: str = "") -> dict:
     cells = [
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source}
-        for source in (FLOOR, BIG)
+        for source in ((prologue,) if prologue else ()) + (FLOOR, BIG)
     ]
     for module, name in explorers:
         source = f"from attnlib.widgets.{module} import {name}\n" + BUILD.get(name, f"{name}()")
@@ -225,17 +237,21 @@ METRICS = ("first", "all", "draw", "screen")
 
 
 def measure(
-    pythonpath: str | None, changes: int, chromium: str, explorers: tuple[tuple[str, str], ...] = EXPLORERS
+    pythonpath: str | None,
+    changes: int,
+    chromium: str,
+    explorers: tuple[tuple[str, str], ...] = EXPLORERS,
+    prologue: str = "",
 ) -> dict[str, dict[str, list[float]]]:
     """``{metric: {row name: ms per change}}`` for the :data:`METRICS` of ``CHANGE_JS``, measured in a
-    fresh JupyterLab (its kernels get ``pythonpath`` first)."""
+    fresh JupyterLab (its kernels get ``pythonpath`` first; ``prologue``: a first cell, e.g. :data:`NO_RELAY`)."""
     from playwright.sync_api import sync_playwright
 
     results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "root"
         root.mkdir()
-        (root / "bench.ipynb").write_text(json.dumps(notebook(explorers)))
+        (root / "bench.ipynb").write_text(json.dumps(notebook(explorers, prologue)))
         saved = os.environ.get("PYTHONPATH")
         if pythonpath:
             os.environ["PYTHONPATH"] = pythonpath
@@ -292,6 +308,9 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=20, help="timed control changes per explorer")
     parser.add_argument("--new-only", action="store_true", help="skip the old PNG path")
     parser.add_argument(
+        "--no-relay", action="store_true", help="also the new path without the relay (one message per widget)"
+    )
+    parser.add_argument(
         "--runs", type=int, default=3, help="fresh JupyterLab sessions per path, alternating new and old (pooled)"
     )
     args = parser.parse_args()
@@ -301,6 +320,7 @@ def main() -> None:
         return
     new: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+    alone: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old_ones = tuple((m, n) for m, n in EXPLORERS if m not in NEW_ONLY)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.new_only:
@@ -310,9 +330,11 @@ def main() -> None:
             subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
         for _ in range(args.runs):  # alternating, so that a slow spell of the machine hits both paths
             _pool(new, measure(None, args.changes, chromium))
+            if args.no_relay:
+                _pool(alone, measure(None, args.changes, chromium, prologue=NO_RELAY))
             if not args.new_only:
                 _pool(old, measure(tmp, args.changes, chromium, old_ones))
-    _report(args.changes * args.runs, new, old, args.runs)
+    _report(args.changes * args.runs, new, old, args.runs, alone if args.no_relay else None)
 
 
 def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]) -> None:
@@ -321,20 +343,25 @@ def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list
             into[metric].setdefault(name, []).extend(times)
 
 
-def _report(changes: int, new: dict, old: dict, runs: int) -> None:
+def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = None) -> None:
     print(
         f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each "
         f"({runs} fresh JupyterLab session(s) per path, pooled); median / p90 ms"
     )
     print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = drawn by the browser)")
     print("first: to the frame after the first view changed; all: to the frame after the last view changed\n")
+    if alone is not None:
+        print("(no relay = the new path with Relay.enabled = False: one message per widget that changed)")
+    relay_head = " new, no relay, all |" if alone is not None else ""
     print(
-        "| view | new, first | new, all | old, first | old, all "
+        f"| view | new, first | new, all |{relay_head} old, first | old, all "
         "| new, browser part: redraw → painted, median | new, redraw (JS), median |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if alone is not None else ""))
     for name, times in new["first"].items():
         columns = [stats(times), stats(new["all"][name])]
+        if alone is not None:
+            columns.append(stats(alone["all"].get(name, [])))
         columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
         columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
