@@ -488,6 +488,17 @@ def test_a_widget_the_page_has_not_confirmed_sends_alone_and_is_routed_next(sent
     assert route == [{"kind": "route", "ids": [view.model_id]}]
 
 
+def test_a_closed_widget_is_left_out_of_the_relayed_message(sent) -> None:
+    ex = TinyExplorer()
+    _route(ex, sent)
+    ex.message.value = "stale"
+    ex.message.close()  # e.g. the learner closed it: no comm, no model in the page
+    sent.clear()
+    ex.controls["row"].value = 1  # update() clears the message: a change of a closed widget
+    (update,) = [msg["content"] for widget, msg in sent if widget is ex.relay]
+    assert [u["id"] for u in update["updates"]] == [ex.views["heatmap"].model_id]
+
+
 def test_no_page_no_relay_message(sent) -> None:
     """nbval and plain kernels: no page says hello, every widget sends its own message as before."""
     ex = TinyExplorer()

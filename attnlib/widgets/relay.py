@@ -63,7 +63,7 @@ class Relay(anywidget.AnyWidget):
         unrouted: list[Widget] = []
         for widget, keys in pending:
             keys = sorted(keys)
-            if not keys:
+            if not keys or widget.comm is None:  # nothing changed, or a closed widget: nothing to send
                 continue
             if not self.enabled or widget.model_id not in self.routed:
                 widget.send_state(keys)

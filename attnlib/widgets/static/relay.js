@@ -47,7 +47,12 @@ function initialize({ model }) {
       for (const { id, state } of message.updates) {
         const target = models.get(id);
         if (target) apply(target, state);
-        else manager.get_model(id).then((found) => { models.set(id, found); apply(found, state); });
+        else {
+          manager.get_model(id).then(
+            (found) => { models.set(id, found); apply(found, state); },
+            () => {},  // a widget closed in the meantime: nothing to update
+          );
+        }
       }
     }
   });
