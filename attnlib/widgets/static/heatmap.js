@@ -2,11 +2,11 @@
 //
 // The kernel (attnlib/widgets/view.py) syncs the traits read below; one batched change is one
 // redraw. Two layers:
-//   - an SVG frame (title, row and column labels, axis labels, colour bar and its ticks), vector,
-//     rebuilt only when something moves (sizes, labels, style);
-//   - a canvas over the grid, drawn at the device pixel ratio (crisp at any zoom): the cells'
-//     colours, their numbers, the highlights and the hover / keyboard outline. A new matrix
-//     repaints this one bitmap: no per-cell DOM to lay out or paint again.
+//   - an SVG frame (title, row and column labels, axis labels, the colour bar's outline and ticks),
+//     vector, rebuilt only when something moves (sizes, labels, style);
+//   - canvases drawn at the device pixel ratio (crisp at any zoom): over the grid, the cells'
+//     colours, their numbers, the highlights and the hover / keyboard outline; beside it, the colour
+//     bar's bands. A new matrix repaints one bitmap: no per-cell DOM to lay out or paint again.
 // The browser sends three kinds of custom messages back:
 //   {kind: "edit", row, col, text}      a cell typed by the learner (validated in Python)
 //   {kind: "select", row, col}          a cell clicked or chosen with the keyboard (Enter / Space)
@@ -77,7 +77,10 @@ function render({ model, el }) {
   canvas.tabIndex = 0;
   canvas.setAttribute("role", "application");
   canvas.setAttribute("aria-roledescription", "heatmap");
-  figure.append(frame, canvas);
+  const bar = document.createElement("canvas");  // the colour bar's bands (its outline and ticks are SVG)
+  bar.className = "attn-heatmap-colorbar";
+  bar.setAttribute("aria-hidden", "true");
+  figure.append(frame, canvas, bar);
   const desc = document.createElement("p");
   desc.className = "attn-heatmap-description";
   desc.id = uid("attn-desc-");
@@ -115,7 +118,10 @@ function render({ model, el }) {
     return rows;
   }
 
-  // explanations, asked for cell by cell; forgotten when the kernel's explain_version changes
+  // explanations, asked for cell by cell; forgotten when the kernel's explain_version changes. Where
+  // no kernel answers (a static deck, a notebook opened without running it) the question lapses
+  // after ANSWER_MS and the cell shows its value alone, not a pending "…" for ever
+  const ANSWER_MS = 2000;
   let known = { version: null, texts: new Map() };
   function explanation(i, j) {  // the text, "" for none, or null while the kernel is asked
     if (!model.get("explained")) return "";
@@ -125,22 +131,30 @@ function render({ model, el }) {
     if (!known.texts.has(key)) {
       known.texts.set(key, null);
       model.send({ kind: "explain", row: i, col: j, version });
+      setTimeout(() => {
+        if (known.version === version && known.texts.get(key) === null) learn(i, j, version, "");
+      }, ANSWER_MS);
     }
     return known.texts.get(key);
   }
-  model.on("msg:custom", (message) => {
-    if (message.kind !== "explanation" || message.version !== model.get("explain_version")) return;
-    if (known.version !== message.version) known = { version: message.version, texts: new Map() };
-    known.texts.set(message.row + "," + message.col, message.text);
-    const shows = (cell) => cell && cell[0] === message.row && cell[1] === message.col;
-    if (!tooltip.hidden && shows(tooltip.cell)) showTooltip(message.row, message.col);
+  function learn(row, col, version, text) {  // a cell's text is known: show it where it is shown
+    if (known.version !== version) known = { version, texts: new Map() };
+    known.texts.set(row + "," + col, text);
+    const shows = (cell) => cell && cell[0] === row && cell[1] === col;
+    if (!tooltip.hidden && shows(tooltip.cell)) showTooltip(row, col);
     if (document.activeElement === canvas && shows(focused)) announce();
+  }
+  model.on("msg:custom", (message) => {
+    if (message.kind === "explanation" && message.version === model.get("explain_version")) {
+      learn(message.row, message.col, message.version, message.text);
+    }
   });
 
   let focused = [0, 0];  // the keyboard's cell
   let hover = null;      // the pointer's cell
   let editor = null;
   let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
+  let fontFamily = "";   // the page's, read once it is known (reading it forces a style recalculation)
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -176,7 +190,6 @@ function render({ model, el }) {
     const fontSize = model.get("font_size");
     const cell = model.get("cell_size");
     const title = model.get("title");
-    const pal = palette();
     root.style.setProperty("--attn-font-size", fontSize + "px");
 
     const charW = fontSize * 0.6;
@@ -220,13 +233,9 @@ function render({ model, el }) {
       const cy = y0 + gridH / 2;
       parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
     }
-    // colour bar with three ticks (their texts are filled in by patchFrame)
-    const steps = Math.min(pal.length, 64);
+    // colour bar: its bands on the bar canvas (paintBar), its outline and three ticks here (the
+    // ticks' texts are filled in by patchFrame)
     parts.push(`<g class="attn-colorbar">`);
-    for (let k = 0; k < steps; k++) {
-      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-      parts.push(`<rect x="${barX}" y="${y0 + (k * gridH) / steps}" width="${barW}" height="${gridH / steps + 0.5}" fill="rgb(${r},${g},${b})"/>`);
-    }
     parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
     for (const y of [y0, y0 + gridH / 2, y0 + gridH]) {
       parts.push(`<text class="attn-tick" x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}"></text>`);
@@ -243,10 +252,15 @@ function render({ model, el }) {
     canvas.style.height = gridH + "px";
     canvas.dataset.rows = nRows;
     canvas.dataset.cols = nCols;
+    bar.style.left = barX + "px";
+    bar.style.top = y0 + "px";
+    bar.style.width = barW + "px";
+    bar.style.height = gridH + "px";
+    if (!fontFamily && root.isConnected) fontFamily = getComputedStyle(root).fontFamily;
     geometry = {
-      key: structureKey(), nRows, nCols, cell, gridW, gridH, fontSize,
+      key: structureKey(), nRows, nCols, cell, gridW, gridH, fontSize, barW,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
-      font: `${fontSize * 0.9}px ${getComputedStyle(root).fontFamily || "sans-serif"}`,
+      font: `${fontSize * 0.9}px ${fontFamily || "sans-serif"}`,
     };
     focused = [Math.min(focused[0], Math.max(0, nRows - 1)), Math.min(focused[1], Math.max(0, nCols - 1))];
     hover = null;
@@ -261,6 +275,24 @@ function render({ model, el }) {
     const lo = model.get("vmin");
     const hi = model.get("vmax");
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
+  }
+
+  // the colour bar's bands, top = vmax, at the device pixel ratio, each band on whole pixels (no seams)
+  function paintBar() {
+    const pal = palette();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(geometry.barW * dpr));
+    const h = Math.max(1, Math.round(geometry.gridH * dpr));
+    bar.width = w;
+    bar.height = h;
+    const ctx = bar.getContext("2d");
+    const steps = Math.min(pal.length, 64);
+    for (let k = 0; k < steps; k++) {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      const top = Math.round((k * h) / steps);
+      ctx.fillStyle = `rgb(${r},${g},${b})`;
+      ctx.fillRect(0, top, w, Math.round(((k + 1) * h) / steps) - top);
+    }
   }
 
   // the grid: one bitmap at the device pixel ratio
@@ -337,7 +369,10 @@ function render({ model, el }) {
 
   function draw() {
     const t0 = performance.now();
-    if (!geometry || geometry.key !== structureKey()) buildFrame();
+    if (!geometry || geometry.key !== structureKey()) {
+      buildFrame();
+      paintBar();
+    }
     patchFrame();
     paint();
     setText(desc, model.get("description"));
@@ -525,7 +560,10 @@ function render({ model, el }) {
     zoom.addEventListener("change", onZoom, { once: true });
   }
   function onZoom() {
-    if (geometry) paint();
+    if (geometry) {
+      paint();
+      paintBar();
+    }
     watchZoom();
   }
   watchZoom();

@@ -19,6 +19,13 @@ function putBuffers(message, paths, buffers) {
   });
 }
 
+// a model this file can update as ipywidgets does; any other (a front end with another widget
+// manager) is not confirmed, so the kernel keeps sending that widget its own messages
+function updatable(target) {
+  return Boolean(target) && typeof target.set_state === "function" && typeof target.state_change?.then === "function" &&
+    typeof target.constructor?._deserialize_state === "function";
+}
+
 function initialize({ model }) {
   const manager = model.widget_manager;
   const models = new Map();  // model id → the widget's model, looked up once
@@ -35,7 +42,7 @@ function initialize({ model }) {
       Promise.all(message.ids.map((id) => manager.get_model(id).catch(() => null))).then((found) => {
         const ids = [];
         message.ids.forEach((id, k) => {
-          if (found[k]) {
+          if (updatable(found[k])) {
             models.set(id, found[k]);
             ids.push(id);
           }
@@ -49,7 +56,11 @@ function initialize({ model }) {
         if (target) apply(target, state);
         else {
           manager.get_model(id).then(
-            (found) => { models.set(id, found); apply(found, state); },
+            (found) => {
+              if (!updatable(found)) return;
+              models.set(id, found);
+              apply(found, state);
+            },
             () => {},  // a widget closed in the meantime: nothing to update
           );
         }
