@@ -3,9 +3,10 @@
 The kernel sends numbers and labels; ``static/heatmap.js`` (served by the
 kernel through anywidget, no CDN, no build step) draws the title, the row/column labels and the
 colour bar's outline and ticks as SVG, and the cells, their numbers, the highlights and the colour
-bar's bands on canvases at the device pixel ratio — both crisp at any zoom — and shows, on hover or keyboard focus, a cell's value at full
-precision and how it was computed. A new matrix repaints one bitmap: no per-cell DOM for the
-browser to lay out and paint again (measured in ``bench/bench_browser.py``).
+bar's bands on canvases at the device pixel ratio — both crisp at any zoom — and shows, on hover or
+keyboard focus, a cell's value at full precision and how it was computed. A new matrix repaints
+one bitmap: no per-cell DOM for the browser to lay out and paint again (measured in
+``bench/bench_browser.py``).
 
 Usage (what every explorer does)::
 
