@@ -119,8 +119,9 @@ function render({ model, el }) {
   }
 
   // explanations, asked for cell by cell; forgotten when the kernel's explain_version changes. Where
-  // no kernel answers (a static deck, a notebook opened without running it) the question lapses
-  // after ANSWER_MS and the cell shows its value alone, not a pending "…" for ever
+  // no kernel answers in time (it was stopped or restarted, or it is busy, e.g. training a model) the
+  // question lapses after ANSWER_MS and the cell shows its value alone, not a pending "…" for ever;
+  // an answer that comes later is still shown
   const ANSWER_MS = 2000;
   let known = { version: null, texts: new Map() };
   function explanation(i, j) {  // the text, "" for none, or null while the kernel is asked
