@@ -179,6 +179,45 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
     return changed, log
 
 
+# run code in the notebook's kernel from the page (not shown in the notebook); resolves when it is done
+KERNEL_JS = """async ([id, code]) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const future = panel.sessionContext.session.kernel.requestExecute({code, store_history: false});
+  const reply = await future.done;
+  return reply.content.status;
+}"""
+# the scores view stops answering the page's questions (as a kernel that was stopped), or answers
+# one cell's question late, by hand
+SILENCE = """from ipywidgets import Widget
+from attnlib.widgets import HeatmapView
+_views = [w for w in list(Widget.widgets.values()) if isinstance(w, HeatmapView) and w.title == "scores Q Kᵀ"]
+for _view in _views:
+    _view.on_msg(_view._handle_message, remove=True)
+"""
+ANSWER_LATE = """for _view in _views:
+    _view.on_msg(_view._handle_message)
+    _view._handle_message(_view, {"kind": "explain", "row": 0, "col": 1, "version": _view.explain_version}, [])
+"""
+
+
+def _an_unanswered_explanation_lapses(page, panel_id: str, grid) -> None:
+    """A cell's explanation the kernel does not answer: "…" at first, the value alone once the question
+    lapses (2 s), and the explanation after all when the kernel answers late."""
+    root = view_root(grid)
+    tip = root.locator(".attn-heatmap-tooltip")
+    assert page.evaluate(KERNEL_JS, [panel_id, SILENCE]) == "ok"
+    grid.hover(position=cell_point(grid, 0, 1))
+    tip.locator(".attn-tip-pending").wait_for(state="visible", timeout=2000)
+    start = time.monotonic()
+    tip.locator(".attn-tip-pending").wait_for(state="detached", timeout=4000)
+    assert time.monotonic() - start > 1.0, "the question lapsed at once"
+    assert tip.is_visible() and tip.locator(".attn-tip-why").count() == 0, tip.inner_html()  # the value alone
+    assert page.evaluate(KERNEL_JS, [panel_id, ANSWER_LATE]) == "ok"
+    late = tip.locator(".attn-tip-why")
+    late.wait_for(state="visible", timeout=5000)
+    assert "q_1·k_2 = " in late.inner_text()
+
+
 def _hover_and_keyboard(page, panel_id: str) -> None:
     """Lesson 04's ScoresExplorer: hover shows attnlib's number; arrows + Enter choose a query and key."""
     from attnlib import score, style
@@ -243,6 +282,7 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
         cdp.detach()
     # the table view lists the same numbers for a screen reader
     assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    _an_unanswered_explanation_lapses(page, panel_id, grid)
 
 
 def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
