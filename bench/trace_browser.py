@@ -8,7 +8,10 @@ change one text only, for comparison. The README's "where the time goes" cites i
 Run: ``.venv/bin/python bench/trace_browser.py [ROW …]`` with ROW a row number of bench_browser's
 table (0 = the floor, 1 = the 64×64 heatmap, 2… = the explorers in order; default 0 3 5 13);
 ``--hide-views`` hides every live heatmap first (the views still update, nothing of them is
-painted): what the explorer's other widgets and JupyterLab cost on their own.
+painted): what the explorer's other widgets and JupyterLab cost on their own. ``--js`` samples the
+page's JavaScript instead (Chromium's CPU profiler, 20 changes per row) and prints its self time per
+change: attnlib's front end (anywidget loads ``heatmap.js`` and ``relay.js`` from blob URLs) against
+JupyterLab's and ipywidgets' bundles and the browser's own calls, and the costliest functions.
 """
 
 from __future__ import annotations
@@ -38,6 +41,57 @@ TEXT_FRAMES_JS = """async () => {
   d.remove();
 }"""
 RENDERING = ("UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit")
+PROFILED = 20  # changes per row under the JavaScript profiler (--js)
+
+
+def _warm_up(page, panel: str, k: int) -> None:
+    """Scroll row ``k`` into view and make three untimed changes (steps 0–2 of ``CHANGE_JS``)."""
+    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k).scroll_into_view_if_needed()
+    for step in range(3):
+        page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
+        page.wait_for_timeout(60)
+
+
+def js_self_ms(profile: dict) -> tuple[collections.Counter, collections.Counter]:
+    """Self time (ms) of a ``Profiler.stop`` profile: per origin (attnlib's front end, a page bundle,
+    the browser's own calls) and per function (``name @ origin:line``); idle and GC time left out."""
+    nodes = {node["id"]: node["callFrame"] for node in profile["nodes"]}
+    by_origin: collections.Counter = collections.Counter()
+    by_function: collections.Counter = collections.Counter()
+    for sample, delta in zip(profile["samples"], profile["timeDeltas"], strict=True):
+        frame = nodes[sample]
+        name = frame["functionName"] or "(anonymous)"
+        if name in ("(idle)", "(program)", "(garbage collector)", "(root)"):
+            continue
+        url = frame["url"]
+        if url.startswith("blob:"):  # anywidget's ES modules: heatmap.js, relay.js
+            origin = "attnlib front end (heatmap.js, relay.js)"
+        elif url:
+            origin = "page bundle " + url.rsplit("/", 1)[-1].split("?")[0]
+        else:
+            origin = "browser (DOM and canvas calls)"
+        by_origin[origin] += delta / 1000
+        by_function[f"{name} @ {origin.split(' ')[-1] if url else 'browser'}:{frame['lineNumber']}"] += delta / 1000
+    return by_origin, by_function
+
+
+def profile_rows(page, panel: str, rows: list[int], names: list[str]) -> None:
+    """Print the JavaScript self time per change of each row, sampled by Chromium's CPU profiler."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("Profiler.enable")
+    cdp.send("Profiler.setSamplingInterval", {"interval": 100})  # µs
+    for k in rows:
+        _warm_up(page, panel, k)
+        cdp.send("Profiler.start")
+        for step in range(3, 3 + PROFILED):
+            page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
+            page.wait_for_timeout(60)
+        by_origin, by_function = js_self_ms(cdp.send("Profiler.stop")["profile"])
+        print(f"{names[k]}: JavaScript self time {sum(by_origin.values()) / PROFILED:.1f} ms per change")
+        for origin, ms in by_origin.most_common(6):
+            print(f"  {ms / PROFILED:5.2f}  {origin}")
+        print("  costliest functions: " + ", ".join(f"{f} {ms / PROFILED:.2f}" for f, ms in by_function.most_common(8)))
+    cdp.detach()
 
 
 def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
@@ -51,6 +105,28 @@ def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collect
     return total
 
 
+def trace_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> None:
+    """Print, per change of each row, the main thread's time in each kind of event (Chrome tracing)."""
+    browser.start_tracing(page=page, categories=CATEGORIES)
+    page.evaluate(TEXT_FRAMES_JS)
+    text = main_thread_ms(json.loads(browser.stop_tracing()), RENDERING)
+    print(f"a frame that changes one text: {sum(text.values()) / 10:.1f} ms of rendering", end=" ")
+    print("(" + ", ".join(f"{n} {ms / 10:.1f}" for n, ms in text.most_common()) + ")\n")
+    for k in rows:
+        _warm_up(page, panel, k)
+        browser.start_tracing(page=page, categories=CATEGORIES)
+        timed = []
+        for step in range(3, 3 + CHANGES):
+            timed.append(page.evaluate(bench_browser.CHANGE_JS, [panel, k, step]).get("first"))
+            page.wait_for_timeout(60)
+        total = main_thread_ms(json.loads(browser.stop_tracing()))
+        ms = sorted(t for t in timed if t is not None)
+        print(f"{names[k]}: change → painted median {ms[len(ms) // 2]:.0f} ms (under tracing);")
+        print("  main thread per change: " + ", ".join(
+            f"{n} {t / CHANGES:.1f}" for n, t in total.most_common(12) if n != "RunTask"
+        ) + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="*", type=int, default=[0, 3, 5, 13])
@@ -59,6 +135,7 @@ def main() -> None:
         action="store_true",
         help="hide every live heatmap (display: none): what the rest of the explorer costs without our views",
     )
+    parser.add_argument("--js", action="store_true", help="sample the page's JavaScript instead of tracing")
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -79,28 +156,10 @@ def main() -> None:
                 panel = open_and_run_all(page, server, "bench.ipynb", workspace="trace")
                 if args.hide_views:
                     page.add_style_tag(content=".attn-heatmap { display: none !important; }")
-                browser.start_tracing(page=page, categories=CATEGORIES)
-                page.evaluate(TEXT_FRAMES_JS)
-                text = main_thread_ms(json.loads(browser.stop_tracing()), RENDERING)
-                print(f"a frame that changes one text: {sum(text.values()) / 10:.1f} ms of rendering", end=" ")
-                print("(" + ", ".join(f"{n} {ms / 10:.1f}" for n, ms in text.most_common()) + ")\n")
-                for k in args.rows:
-                    out = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
-                    out.scroll_into_view_if_needed()
-                    for step in range(3):  # warm up
-                        page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
-                        page.wait_for_timeout(60)
-                    browser.start_tracing(page=page, categories=CATEGORIES)
-                    timed = []
-                    for step in range(3, 3 + CHANGES):
-                        timed.append(page.evaluate(bench_browser.CHANGE_JS, [panel, k, step]).get("first"))
-                        page.wait_for_timeout(60)
-                    total = main_thread_ms(json.loads(browser.stop_tracing()))
-                    ms = sorted(t for t in timed if t is not None)
-                    print(f"{names[k]}: change → painted median {ms[len(ms) // 2]:.0f} ms (under tracing);")
-                    print("  main thread per change: " + ", ".join(
-                        f"{n} {t / CHANGES:.1f}" for n, t in total.most_common(12) if n != "RunTask"
-                    ) + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms")  # fmt: skip
+                if args.js:
+                    profile_rows(page, panel, args.rows, names)
+                else:
+                    trace_rows(browser, page, panel, args.rows, names)
                 browser.close()
         finally:
             server.shutdown_kernels()
