@@ -17,9 +17,18 @@ first on ``PYTHONPATH``).
 ``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
 instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
 
-Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay]`` (needs Debian's chromium);
-each path runs in R fresh JupyterLab sessions (default 3), alternating, and the changes are pooled:
-one run's medians move by ±5 ms from one session to the next.
+``--lessons`` times the explorers where a learner meets them instead: each lesson of ``notebooks/``
+opened in JupyterLab (its default windowing) and run top to bottom, then every widget output that
+has a live view and a control timed as above, the lesson's other cells (text, figures, its other
+explorers) on the page around it. The page matters: in one notebook that holds all 16 explorers
+each change also composites the explorers drawn around it (Chromium's "Layerize" step covers the
+whole painted page: 16.7 ms per change of ScalingExplorer there, ``trace_browser.py``), and most
+explorers are slower there than in their lessons (ScalingExplorer 53 against 36 ms, median, one
+run of each on 2026-11-25's machine).
+
+Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--lessons [NN …]]``
+(needs Debian's chromium); each path runs in R fresh JupyterLab sessions (default 3), alternating,
+and the changes are pooled: one run's medians move by ±5 ms from one session to the next.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
 """
 
@@ -28,6 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -39,6 +49,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab  # noqa: E402
+
+LESSONS = REPO / "notebooks"
 
 OLD_COMMIT = "68c259e"
 EXPLORERS = (
@@ -180,7 +192,13 @@ async ([id, k, step]) => {
         grid.focus();
         grid.dispatchEvent(new KeyboardEvent('keydown', {key: 'Enter', bubbles: true}));
         editor = h.querySelector('.attn-heatmap-editor');
-        await new Promise(r => setTimeout(r, 50));  // the "select" message of the Enter settles first
+        // Enter also chose the cell ("select"), which may redraw views (the linked explorer lights up
+        // the chosen query in every matrix): wait until no view has redrawn for 150 ms (at most 2 s)
+        const stamps = () => views.map(v => v.dataset.drawStart).join();
+        for (let waited = 0, seen = null; waited < 2000 && stamps() !== seen; waited += 150) {
+          seen = stamps();
+          await new Promise(r => setTimeout(r, 150));
+        }
       },
       fire: () => {
         editor.value = ['0.5', '-1.25', '2'][Math.floor(step / actions.length) % 3];
@@ -222,9 +240,13 @@ async ([id, k, step]) => {
       requestAnimationFrame(() => setTimeout(painted, 0));
     });
     // a redraw of a live view stamps data-draw-start on it (its canvas changes no DOM); the old PNG
-    // path changes an <img>'s src; the floor changes a text
+    // path changes an <img>'s src; the floor changes a text. Only a live view's redraw counts, not
+    // its tooltip or live region: after a number is typed the edited cell is focused and its new
+    // explanation asked for, which answers one round trip after the redraw (text, not the view)
     for (const v of views) {
-      obs.observe(v, {childList: true, subtree: true, attributes: true, attributeFilter: ['src', 'data-draw-start']});
+      const redraw = {attributes: true, attributeFilter: ['data-draw-start']};
+      const other = {childList: true, subtree: true, characterData: true, attributes: true, attributeFilter: ['src']};
+      obs.observe(v, v.classList.contains('attn-heatmap') ? redraw : other);
     }
     const t0 = performance.now();
     action.fire();
@@ -296,6 +318,68 @@ def measure(
     return results
 
 
+# the explorer each widget output shows, read from its cell's source ("08 ScalingExplorer"), or null
+# where the output has no live view (a progress bar, an exercise's form)
+NAMES_JS = """
+(id) => {
+  const panel = document.getElementById(id);
+  return [...panel.querySelectorAll('.jp-OutputArea-output')].filter(o => o.querySelector('.jupyter-widgets'))
+    .map(o => {
+      if (!o.querySelector('.attn-heatmap')) return null;
+      const source = o.closest('.jp-Cell')?.querySelector('.jp-InputArea-editor')?.textContent || '';
+      const named = [...source.matchAll(/([A-Z][A-Za-z]*Explorer)\\(/g)].map(m => m[1]);
+      return named.length ? named[named.length - 1] : 'live view';
+    });
+}
+"""
+
+
+def measure_lessons(changes: int, chromium: str, lessons: list[Path]) -> dict[str, dict[str, list[float]]]:
+    """``{metric: {"NN Explorer": ms per change}}``: every explorer timed in its own lesson, run top to
+    bottom in a fresh JupyterLab page (default windowing), as a learner has it."""
+    from playwright.sync_api import sync_playwright
+
+    results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "root"
+        shutil.copytree(LESSONS, root / "notebooks")
+        if (REPO / "images").is_dir():
+            shutil.copytree(REPO / "images", root / "images")
+        server = start_lab(root, Path(tmp) / "jupyter", windowing=None)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
+                for lesson in lessons:
+                    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+                    panel = open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
+                    names = page.evaluate(NAMES_JS, panel)
+                    for k, name in enumerate(names):
+                        if name is None:
+                            continue
+                        row = f"{lesson.name[:2]} {name}"
+                        while row in results["first"]:  # a lesson's second explorer of the same class
+                            row += "′"
+                        page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
+                            k
+                        ).scroll_into_view_if_needed()
+                        for metric in METRICS:
+                            results[metric][row] = []
+                        for step in range(changes + 2):
+                            got = page.evaluate(CHANGE_JS, [panel, k, step])
+                            page.wait_for_timeout(60)
+                            if step >= 2 and got.get("first") is not None:
+                                for metric in METRICS:
+                                    if got.get(metric) is not None:
+                                        results[metric][row].append(got[metric])
+                    page.context.close()
+                    server.shutdown_kernels()
+                browser.close()
+        finally:
+            server.shutdown_kernels()
+            server.stop()
+    return results
+
+
 def stats(times: list[float]) -> str:
     """``median / p90`` in whole ms (``-`` when nothing was timed)."""
     if not times:
@@ -313,10 +397,25 @@ def main() -> None:
     parser.add_argument(
         "--runs", type=int, default=3, help="fresh JupyterLab sessions per path, alternating new and old (pooled)"
     )
+    parser.add_argument(
+        "--lessons",
+        nargs="*",
+        metavar="NN",
+        help="time every explorer in its own lesson instead (new path only): all lessons, or those numbered NN",
+    )
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
         print("no chromium executable: install Debian's chromium (make chromium)")
+        return
+    if args.lessons is not None:
+        lessons = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+        if args.lessons:
+            lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
+        in_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+        for _ in range(args.runs):
+            _pool(in_lessons, measure_lessons(args.changes, chromium, lessons))
+        _report_lessons(args.changes * args.runs, in_lessons, args.runs)
         return
     new: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
@@ -367,6 +466,23 @@ def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = 
         print(f"| {name} | " + " | ".join(columns) + " |")
     missed = [f"{name}: {changes - len(times)}" for name, times in new["first"].items() if len(times) < changes]
     if missed:  # a change after which no view changed within 5 s is not timed
+        print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
+
+
+def _report_lessons(changes: int, got: dict, runs: int) -> None:
+    print(
+        f"Control change → view updated on screen, each explorer in its own lesson (notebooks/, run top to "
+        f"bottom; JupyterLab's default windowing; headless Chromium), {changes} changes each ({runs} fresh "
+        "JupyterLab session(s), pooled); median / p90 ms\n"
+    )
+    print("| lesson, explorer | first | all | browser part: redraw → painted, median | redraw (JS), median |")
+    print("|---|---:|---:|---:|---:|")
+    for name, times in got["first"].items():
+        columns = [stats(times), stats(got["all"][name])]
+        columns += [f"{statistics.median(got[m][name]):.1f}" if got[m].get(name) else "-" for m in ("screen", "draw")]
+        print(f"| {name} | " + " | ".join(columns) + " |")
+    missed = [f"{name}: {changes - len(times)}" for name, times in got["first"].items() if len(times) < changes]
+    if missed:
         print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
 
 

@@ -156,6 +156,7 @@ function render({ model, el }) {
   let editor = null;
   let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
   let fontFamily = "";   // the page's, read once it is known (reading it forces a style recalculation)
+  let small = null;      // a canvas of one pixel per cell, scaled up onto the grid (large matrices)
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -181,8 +182,8 @@ function render({ model, el }) {
       formatValue(model.get("vmax"), 2).length]);
   }
 
-  // the SVG frame around the grid; the grid itself is the canvas, placed at (x0, y0)
-  function buildFrame() {
+  // the SVG frame around the grid (key: its structureKey()); the grid itself is the canvas, at (x0, y0)
+  function buildFrame(key) {
     const values = getValues();
     const nRows = values.length;
     const nCols = nRows ? values[0].length : 0;
@@ -259,7 +260,7 @@ function render({ model, el }) {
     bar.style.height = gridH + "px";
     if (!fontFamily && root.isConnected) fontFamily = getComputedStyle(root).fontFamily;
     geometry = {
-      key: structureKey(), nRows, nCols, cell, gridW, gridH, fontSize, barW,
+      key, nRows, nCols, cell, gridW, gridH, fontSize, barW,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
       font: `${fontSize * 0.9}px ${fontFamily || "sans-serif"}`,
     };
@@ -272,7 +273,8 @@ function render({ model, el }) {
     const title = model.get("title") || "";
     setText(geometry.title, title);
     if (canvas.getAttribute("aria-label") !== (title || "heatmap")) canvas.setAttribute("aria-label", title || "heatmap");
-    canvas.dataset.editable = model.get("editable") ? "true" : "false";
+    const editable = model.get("editable") ? "true" : "false";
+    if (canvas.dataset.editable !== editable) canvas.dataset.editable = editable;
     const lo = model.get("vmin");
     const hi = model.get("vmax");
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
@@ -343,7 +345,7 @@ function render({ model, el }) {
           img.data[k + 3] = 255;
         }
       }
-      const small = paint.small || (paint.small = document.createElement("canvas"));
+      small = small || document.createElement("canvas");
       small.width = nCols;
       small.height = nRows;
       small.getContext("2d").putImageData(img, 0, 0);
@@ -370,8 +372,9 @@ function render({ model, el }) {
 
   function draw() {
     const t0 = performance.now();
-    if (!geometry || geometry.key !== structureKey()) {
-      buildFrame();
+    const key = structureKey();
+    if (!geometry || geometry.key !== key) {
+      buildFrame(key);
       paintBar();
     }
     patchFrame();
