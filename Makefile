@@ -64,6 +64,7 @@ bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and 
 	$(BIN)/python bench/bench_widgets.py
 	$(BIN)/python bench/bench_websocket.py
 	$(BIN)/python bench/bench_browser.py
+	$(BIN)/python bench/bench_browser.py --lessons
 	$(BIN)/python bench/bench_scale.py
 	$(BIN)/python bench/bench_nbval.py
 	$(BIN)/python bench/bench_hub.py
