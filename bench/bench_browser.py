@@ -258,6 +258,21 @@ async ([id, k, step]) => {
 METRICS = ("first", "all", "draw", "screen")
 
 
+def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
+    """``{metric: ms per change}`` of widget output ``k`` of notebook ``panel``: ``changes`` timed
+    changes (:data:`CHANGE_JS`) after two that warm up; a change that redrew nothing is left out."""
+    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k).scroll_into_view_if_needed()
+    times: dict[str, list[float]] = {metric: [] for metric in METRICS}
+    for step in range(changes + 2):
+        got = page.evaluate(CHANGE_JS, [panel, k, step])
+        page.wait_for_timeout(60)  # let the kernel settle (e.g. a second message of the change)
+        if step >= 2 and got.get("first") is not None:
+            for metric in METRICS:
+                if got.get(metric) is not None:
+                    times[metric].append(got[metric])
+    return times
+
+
 def measure(
     pythonpath: str | None,
     changes: int,
@@ -299,18 +314,8 @@ def measure(
                     f"{m}.{n}" for m, n in explorers
                 ]
                 for k, name in enumerate(names):
-                    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
-                        k
-                    ).scroll_into_view_if_needed()
-                    for metric in METRICS:
-                        results[metric][name] = []
-                    for step in range(changes + 2):
-                        got = page.evaluate(CHANGE_JS, [panel, k, step])
-                        page.wait_for_timeout(60)  # let the kernel settle (e.g. a second message of the change)
-                        if step >= 2 and got.get("first") is not None:  # the first two warm up
-                            for metric in METRICS:
-                                if got.get(metric) is not None:
-                                    results[metric][name].append(got[metric])
+                    for metric, times in time_output(page, panel, k, changes).items():
+                        results[metric][name] = times
                 browser.close()
         finally:
             server.shutdown_kernels()
@@ -359,18 +364,8 @@ def measure_lessons(changes: int, chromium: str, lessons: list[Path]) -> dict[st
                         row = f"{lesson.name[:2]} {name}"
                         while row in results["first"]:  # a lesson's second explorer of the same class
                             row += "′"
-                        page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(
-                            k
-                        ).scroll_into_view_if_needed()
-                        for metric in METRICS:
-                            results[metric][row] = []
-                        for step in range(changes + 2):
-                            got = page.evaluate(CHANGE_JS, [panel, k, step])
-                            page.wait_for_timeout(60)
-                            if step >= 2 and got.get("first") is not None:
-                                for metric in METRICS:
-                                    if got.get(metric) is not None:
-                                        results[metric][row].append(got[metric])
+                        for metric, times in time_output(page, panel, k, changes).items():
+                            results[metric][row] = times
                     page.context.close()
                     server.shutdown_kernels()
                 browser.close()
