@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -48,7 +47,13 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
-from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab  # noqa: E402
+from labdriver import (  # noqa: E402
+    CHROMIUM_ARGS,
+    find_chromium,
+    open_and_run_all,
+    start_lab,
+    start_lab_on_lessons,
+)
 
 LESSONS = REPO / "notebooks"
 
@@ -346,11 +351,7 @@ def measure_lessons(changes: int, chromium: str, lessons: list[Path]) -> dict[st
 
     results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        shutil.copytree(LESSONS, root / "notebooks")
-        if (REPO / "images").is_dir():
-            shutil.copytree(REPO / "images", root / "images")
-        server = start_lab(root, Path(tmp) / "jupyter", windowing=None)
+        server = start_lab_on_lessons(Path(tmp), windowing=None)  # JupyterLab's default, as a learner has it
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)

@@ -296,14 +296,15 @@ STATE_JS = """
 """
 
 
-def start_lab_on_lessons(base: Path) -> LabServer:
-    """A JupyterLab (see :func:`start_lab`) on a copy of the lessons: ``base/root`` holds notebooks/
-    and images/ (the lessons' markdown shows ../images/*.png); its private files go in ``base/jupyter``."""
+def start_lab_on_lessons(base: Path, *, windowing: str | None = "none") -> LabServer:
+    """A JupyterLab (see :func:`start_lab`, ``windowing`` as there) on a copy of the lessons: ``base/root``
+    holds notebooks/ and images/ (the lessons' markdown shows ../images/*.png); its private files go in
+    ``base/jupyter``."""
     root = base / "root"
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", root / "images")
-    return start_lab(root, base / "jupyter")
+    return start_lab(root, base / "jupyter", windowing=windowing)
 
 
 def open_lab(page, server: LabServer, workspace: str) -> None:
