@@ -12,6 +12,11 @@ painted): what the explorer's other widgets and JupyterLab cost on their own. ``
 page's JavaScript instead (Chromium's CPU profiler, 20 changes per row) and prints its self time per
 change: attnlib's front end (anywidget loads ``heatmap.js`` and ``relay.js`` from blob URLs) against
 JupyterLab's and ipywidgets' bundles and the browser's own calls, and the costliest functions.
+``--messages`` prints the timeline of a change instead (20 changes per row, medians, ms after the
+event): when the page sent it, when the kernel's messages arrived (``status: busy``, the control's
+``echo_update``, the relay's update or a widget's own ``update``, ``status: idle``; logged by a
+wrapper around the page's kernel websocket), when the first view began to redraw and when that
+frame was painted.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -41,7 +47,41 @@ TEXT_FRAMES_JS = """async () => {
   d.remove();
 }"""
 RENDERING = ("UpdateLayoutTree", "Layout", "PrePaint", "Paint", "Layerize", "Commit")
-PROFILED = 20  # changes per row under the JavaScript profiler (--js)
+PROFILED = 20  # changes per row under the JavaScript profiler (--js), and timelines (--messages)
+# logs each kernel websocket message the page sends or receives: time, direction, a short kind
+WEBSOCKET_LOG_JS = """
+(() => {
+  window.__attnMessages = [];
+  const Native = window.WebSocket;
+  const kindOf = (data) => {
+    const text = typeof data === 'string' ? data : new TextDecoder().decode(data);
+    const state = text.match(/"execution_state":\\s*"(\\w+)"/);
+    if (state) return 'status: ' + state[1];
+    if (text.includes('echo_update')) return 'echo_update';
+    if (/"kind":\\s*"update"/.test(text)) return 'relay update';
+    if (/"method":\\s*"update"/.test(text)) return 'widget update';
+    const type = text.match(/"msg_type":\\s*"(\\w+)"/);
+    return type ? type[1] : 'other';
+  };
+  window.WebSocket = function (url, protocols) {
+    const ws = protocols === undefined ? new Native(url) : new Native(url, protocols);
+    if (String(url).includes('/channels')) {
+      ws.addEventListener('message', (e) => window.__attnMessages.push({t: performance.now(), kind: kindOf(e.data)}));
+      const send = ws.send.bind(ws);
+      ws.send = (data) => { window.__attnMessages.push({t: performance.now(), kind: 'sent'}); send(data); };
+    }
+    return ws;
+  };
+  window.WebSocket.prototype = Native.prototype;
+  Object.assign(window.WebSocket, Native);
+})();
+"""
+# CHANGE_JS that also leaves its start time where the timeline can read it
+TIMED_CHANGE_JS = bench_browser.CHANGE_JS.replace(
+    "const t0 = performance.now();", "const t0 = performance.now(); window.__attnT0 = t0;"
+)
+TIMELINE_JS = """() => [window.__attnT0, window.__attnMessages,
+  [...document.querySelectorAll('.attn-heatmap')].map(h => Number(h.dataset.drawStart))]"""
 
 
 def _warm_up(page, panel: str, k: int) -> None:
@@ -94,6 +134,31 @@ def profile_rows(page, panel: str, rows: list[int], names: list[str]) -> None:
     cdp.detach()
 
 
+def timeline_rows(page, panel: str, rows: list[int], names: list[str]) -> None:
+    """Print, per row, the median time (ms after the event) of each step of a change (``--messages``)."""
+    for k in rows:
+        _warm_up(page, panel, k)
+        steps: dict[str, list[float]] = collections.defaultdict(list)
+        for step in range(3, 3 + PROFILED):
+            page.evaluate("() => { window.__attnMessages = []; }")
+            got = page.evaluate(TIMED_CHANGE_JS, [panel, k, step])
+            page.wait_for_timeout(300)  # the change's last messages
+            t0, messages, starts = page.evaluate(TIMELINE_JS)
+            if got.get("first") is None:
+                continue
+            seen = set()
+            for m in messages:
+                if m["t"] >= t0 and m["kind"] not in seen:  # the first of each kind after the event
+                    seen.add(m["kind"])
+                    steps[m["kind"]].append(m["t"] - t0)
+            redraws = [s - t0 for s in starts if s >= t0]
+            if redraws:
+                steps["first view redraws"].append(min(redraws))
+            steps["frame painted (first)"].append(got["first"])
+        order = sorted(steps, key=lambda kind: statistics.median(steps[kind]))
+        print(f"{names[k]}: " + ", ".join(f"{kind} {statistics.median(steps[kind]):.1f}" for kind in order))
+
+
 def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
     """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
     events = trace["traceEvents"]
@@ -136,6 +201,7 @@ def main() -> None:
         help="hide every live heatmap (display: none): what the rest of the explorer costs without our views",
     )
     parser.add_argument("--js", action="store_true", help="sample the page's JavaScript instead of tracing")
+    parser.add_argument("--messages", action="store_true", help="the timeline of a change: messages, redraw, frame")
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -152,11 +218,16 @@ def main() -> None:
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
-                page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+                context = browser.new_context(viewport={"width": 1400, "height": 1000})
+                if args.messages:
+                    context.add_init_script(WEBSOCKET_LOG_JS)
+                page = context.new_page()
                 panel = open_and_run_all(page, server, "bench.ipynb", workspace="trace")
                 if args.hide_views:
                     page.add_style_tag(content=".attn-heatmap { display: none !important; }")
-                if args.js:
+                if args.messages:
+                    timeline_rows(page, panel, args.rows, names)
+                elif args.js:
                     profile_rows(page, panel, args.rows, names)
                 else:
                     trace_rows(browser, page, panel, args.rows, names)
