@@ -22,9 +22,8 @@ opened in JupyterLab (its default windowing) and run top to bottom, then every w
 has a live view and a control timed as above, the lesson's other cells (text, figures, its other
 explorers) on the page around it. The page matters: in one notebook that holds all 16 explorers
 each change also composites the explorers drawn around it (Chromium's "Layerize" step covers the
-whole painted page: 16.7 ms per change of ScalingExplorer there, ``trace_browser.py``), and most
-explorers are slower there than in their lessons (ScalingExplorer 53 against 36 ms, median, one
-run of each on 2026-11-25's machine).
+whole painted page, see ``trace_browser.py``), and most explorers are slower there than in their
+lessons (figures in README).
 
 Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--lessons [NN …]]``
 (needs Debian's chromium); each path runs in R fresh JupyterLab sessions (default 3), alternating,
@@ -254,6 +253,7 @@ async ([id, k, step]) => {
       obs.observe(v, v.classList.contains('attn-heatmap') ? redraw : other);
     }
     const t0 = performance.now();
+    window.__attnT0 = t0;  // for bench/trace_browser.py --messages, which times the change's messages from it
     action.fire();
   });
 }
@@ -263,10 +263,15 @@ async ([id, k, step]) => {
 METRICS = ("first", "all", "draw", "screen")
 
 
+def scroll_to_output(page, panel: str, k: int) -> None:
+    """Scroll widget output ``k`` of notebook ``panel`` into view (the k-th output that shows widgets)."""
+    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k).scroll_into_view_if_needed()
+
+
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
     """``{metric: ms per change}`` of widget output ``k`` of notebook ``panel``: ``changes`` timed
     changes (:data:`CHANGE_JS`) after two that warm up; a change that redrew nothing is left out."""
-    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k).scroll_into_view_if_needed()
+    scroll_to_output(page, panel, k)
     times: dict[str, list[float]] = {metric: [] for metric in METRICS}
     for step in range(changes + 2):
         got = page.evaluate(CHANGE_JS, [panel, k, step])
@@ -460,9 +465,7 @@ def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = 
         columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
         columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
-    missed = [f"{name}: {changes - len(times)}" for name, times in new["first"].items() if len(times) < changes]
-    if missed:  # a change after which no view changed within 5 s is not timed
-        print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
+    _report_missed(changes, new["first"])
 
 
 def _report_lessons(changes: int, got: dict, runs: int) -> None:
@@ -477,7 +480,13 @@ def _report_lessons(changes: int, got: dict, runs: int) -> None:
         columns = [stats(times), stats(got["all"][name])]
         columns += [f"{statistics.median(got[m][name]):.1f}" if got[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
-    missed = [f"{name}: {changes - len(times)}" for name, times in got["first"].items() if len(times) < changes]
+    _report_missed(changes, got["first"])
+
+
+def _report_missed(changes: int, first: dict[str, list[float]]) -> None:
+    """Name the rows with fewer timed changes than asked for: a change after which no view changed
+    within 5 s is not timed."""
+    missed = [f"{name}: {changes - len(times)}" for name, times in first.items() if len(times) < changes]
     if missed:
         print("\nchanges not timed (no view changed within 5 s): " + ", ".join(missed))
 

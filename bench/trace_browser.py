@@ -76,17 +76,13 @@ WEBSOCKET_LOG_JS = """
   Object.assign(window.WebSocket, Native);
 })();
 """
-# CHANGE_JS that also leaves its start time where the timeline can read it
-TIMED_CHANGE_JS = bench_browser.CHANGE_JS.replace(
-    "const t0 = performance.now();", "const t0 = performance.now(); window.__attnT0 = t0;"
-)
 TIMELINE_JS = """() => [window.__attnT0, window.__attnMessages,
   [...document.querySelectorAll('.attn-heatmap')].map(h => Number(h.dataset.drawStart))]"""
 
 
 def _warm_up(page, panel: str, k: int) -> None:
     """Scroll row ``k`` into view and make three untimed changes (steps 0–2 of ``CHANGE_JS``)."""
-    page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k).scroll_into_view_if_needed()
+    bench_browser.scroll_to_output(page, panel, k)
     for step in range(3):
         page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
         page.wait_for_timeout(60)
@@ -141,7 +137,7 @@ def timeline_rows(page, panel: str, rows: list[int], names: list[str]) -> None:
         steps: dict[str, list[float]] = collections.defaultdict(list)
         for step in range(3, 3 + PROFILED):
             page.evaluate("() => { window.__attnMessages = []; }")
-            got = page.evaluate(TIMED_CHANGE_JS, [panel, k, step])
+            got = page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])  # leaves its start in __attnT0
             page.wait_for_timeout(300)  # the change's last messages
             t0, messages, starts = page.evaluate(TIMELINE_JS)
             if got.get("first") is None:
