@@ -12,7 +12,9 @@ clicked (that changes nothing).
 
 The old PNG path (attnlib as of commit ``68c259e``) runs in the same invocation: a second
 JupyterLab whose kernels import that commit's ``attnlib`` (extracted with ``git archive``, put
-first on ``PYTHONPATH``).
+first on ``PYTHONPATH``). ``--old COMMIT`` compares with another commit instead (e.g. ``05d320f``,
+the last whose live views drew their grids on canvases); the rows its ``attnlib`` has no explorer for
+are left out of the old path.
 
 ``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
 instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
@@ -25,7 +27,9 @@ each change also composites the explorers drawn around it (Chromium's "Layerize"
 whole painted page, see ``trace_browser.py``), and most explorers are slower there than in their
 lessons (figures in README).
 
-Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--lessons [NN …]]``
+Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--old COMMIT]
+[--lessons [NN …]]``; with ``--lessons``, ``--old COMMIT`` times the same lessons with that commit's
+``attnlib`` too, alternating
 (needs Debian's chromium); each path runs in R fresh JupyterLab sessions (default 3), alternating,
 and the changes are pooled: one run's medians move by ±5 ms from one session to the next.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
@@ -34,12 +38,14 @@ Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -92,8 +98,6 @@ BUILD = {
         'HeadsExplorer(models.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)'
     ),
 }
-# rows the old PNG path cannot have (the explorer did not exist at OLD_COMMIT)
-NEW_ONLY = {"pipeline", "positions", "training", "heads", "tiled"}
 
 BIG = """\
 import ipywidgets as W
@@ -283,6 +287,22 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
     return times
 
 
+@contextlib.contextmanager
+def _kernels_import(pythonpath: str | None) -> Iterator[None]:
+    """Within it, a JupyterLab started (and so its kernels) has ``pythonpath`` first on ``PYTHONPATH``."""
+    saved = os.environ.get("PYTHONPATH")
+    if pythonpath:
+        os.environ["PYTHONPATH"] = pythonpath
+    try:
+        yield
+    finally:
+        if pythonpath:
+            if saved is None:
+                os.environ.pop("PYTHONPATH")
+            else:
+                os.environ["PYTHONPATH"] = saved
+
+
 def measure(
     pythonpath: str | None,
     changes: int,
@@ -299,18 +319,9 @@ def measure(
         root = Path(tmp) / "root"
         root.mkdir()
         (root / "bench.ipynb").write_text(json.dumps(notebook(explorers, prologue)))
-        saved = os.environ.get("PYTHONPATH")
-        if pythonpath:
-            os.environ["PYTHONPATH"] = pythonpath
-        try:
+        with _kernels_import(pythonpath):
             # JupyterLab's default windowing, as a learner has it (the tests render every cell instead)
             server = start_lab(root, Path(tmp) / "jupyter", windowing=None)
-        finally:
-            if pythonpath:
-                if saved is None:
-                    os.environ.pop("PYTHONPATH")
-                else:
-                    os.environ["PYTHONPATH"] = saved
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -349,14 +360,18 @@ NAMES_JS = """
 """
 
 
-def measure_lessons(changes: int, chromium: str, lessons: list[Path]) -> dict[str, dict[str, list[float]]]:
+def measure_lessons(
+    changes: int, chromium: str, lessons: list[Path], pythonpath: str | None = None
+) -> dict[str, dict[str, list[float]]]:
     """``{metric: {"NN Explorer": ms per change}}``: every explorer timed in its own lesson, run top to
-    bottom in a fresh JupyterLab page (default windowing), as a learner has it."""
+    bottom in a fresh JupyterLab page (default windowing), as a learner has it (kernels get
+    ``pythonpath`` first)."""
     from playwright.sync_api import sync_playwright
 
     results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
-        server = start_lab_on_lessons(Path(tmp), windowing=None)  # JupyterLab's default, as a learner has it
+        with _kernels_import(pythonpath):
+            server = start_lab_on_lessons(Path(tmp), windowing=None)  # JupyterLab's default, as a learner has it
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -391,7 +406,12 @@ def stats(times: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=20, help="timed control changes per explorer")
-    parser.add_argument("--new-only", action="store_true", help="skip the old PNG path")
+    parser.add_argument("--new-only", action="store_true", help="skip the old path")
+    parser.add_argument(
+        "--old",
+        metavar="COMMIT",
+        help=f"the old path's attnlib (default {OLD_COMMIT}; with --lessons: only if given)",
+    )
     parser.add_argument(
         "--no-relay", action="store_true", help="also the new path without the relay (one message per widget)"
     )
@@ -402,7 +422,7 @@ def main() -> None:
         "--lessons",
         nargs="*",
         metavar="NN",
-        help="time every explorer in its own lesson instead (new path only): all lessons, or those numbered NN",
+        help="time every explorer in its own lesson instead: all lessons, or those numbered NN",
     )
     args = parser.parse_args()
     chromium = find_chromium()
@@ -414,27 +434,38 @@ def main() -> None:
         if args.lessons:
             lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
         in_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
-        for _ in range(args.runs):
-            _pool(in_lessons, measure_lessons(args.changes, chromium, lessons))
-        _report_lessons(args.changes * args.runs, in_lessons, args.runs)
+        old_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+        with tempfile.TemporaryDirectory() as tmp:
+            if args.old:
+                _extract(args.old, tmp)
+            for _ in range(args.runs):  # alternating
+                _pool(in_lessons, measure_lessons(args.changes, chromium, lessons))
+                if args.old:
+                    _pool(old_lessons, measure_lessons(args.changes, chromium, lessons, tmp))
+        _report_lessons(args.changes * args.runs, in_lessons, args.runs, old_lessons if args.old else None, args.old)
         return
+    args.old = args.old or OLD_COMMIT
     new: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     alone: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
-    old_ones = tuple((m, n) for m, n in EXPLORERS if m not in NEW_ONLY)
     with tempfile.TemporaryDirectory() as tmp:
         if not args.new_only:
-            archive = subprocess.run(
-                ["git", "-C", str(REPO), "archive", OLD_COMMIT, "attnlib"], check=True, capture_output=True
-            ).stdout
-            subprocess.run(["tar", "-x", "-C", tmp], input=archive, check=True)
+            _extract(args.old, tmp)
+        # the explorers the old attnlib has (lessons 12-15's came later than the PNG path)
+        old_ones = tuple((m, n) for m, n in EXPLORERS if (Path(tmp) / "attnlib" / "widgets" / f"{m}.py").exists())
         for _ in range(args.runs):  # alternating, so that a slow spell of the machine hits both paths
             _pool(new, measure(None, args.changes, chromium))
             if args.no_relay:
                 _pool(alone, measure(None, args.changes, chromium, prologue=NO_RELAY))
             if not args.new_only:
                 _pool(old, measure(tmp, args.changes, chromium, old_ones))
-    _report(args.changes * args.runs, new, old, args.runs, alone if args.no_relay else None)
+    _report(args.changes * args.runs, new, old, args.runs, alone if args.no_relay else None, args.old)
+
+
+def _extract(commit: str, into: str) -> None:
+    """``attnlib`` as of ``commit``, from git history, into the directory ``into``."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", commit, "attnlib"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", into], input=archive.stdout, check=True)
 
 
 def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list[float]]]) -> None:
@@ -443,12 +474,13 @@ def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list
             into[metric].setdefault(name, []).extend(times)
 
 
-def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = None) -> None:
+def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = None, commit: str = OLD_COMMIT) -> None:
     print(
         f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each "
         f"({runs} fresh JupyterLab session(s) per path, pooled); median / p90 ms"
     )
-    print(f"(old = PNG pushed by the kernel, attnlib of {OLD_COMMIT}; new = drawn by the browser)")
+    png = ", PNG pushed by the kernel" if commit == OLD_COMMIT else ""
+    print(f"(old = attnlib of {commit}{png}; new = the working tree's)")
     print("first: to the frame after the first view changed; all: to the frame after the last view changed\n")
     if alone is not None:
         print("(no relay = the new path with Relay.enabled = False: one message per widget that changed)")
@@ -468,16 +500,23 @@ def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = 
     _report_missed(changes, new["first"])
 
 
-def _report_lessons(changes: int, got: dict, runs: int) -> None:
+def _report_lessons(changes: int, got: dict, runs: int, old: dict | None = None, commit: str | None = None) -> None:
     print(
         f"Control change → view updated on screen, each explorer in its own lesson (notebooks/, run top to "
         f"bottom; JupyterLab's default windowing; headless Chromium), {changes} changes each ({runs} fresh "
         "JupyterLab session(s), pooled); median / p90 ms\n"
     )
-    print("| lesson, explorer | first | all | browser part: redraw → painted, median | redraw (JS), median |")
-    print("|---|---:|---:|---:|---:|")
+    if old is not None:
+        print(f"(old = the same lessons with attnlib of {commit}, alternating with the working tree's)\n")
+    old_head = " old, first | old, all |" if old is not None else ""
+    print(
+        f"| lesson, explorer | first | all |{old_head} browser part: redraw → painted, median | redraw (JS), median |"
+    )
+    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if old is not None else ""))
     for name, times in got["first"].items():
         columns = [stats(times), stats(got["all"][name])]
+        if old is not None:
+            columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
         columns += [f"{statistics.median(got[m][name]):.1f}" if got[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
     _report_missed(changes, got["first"])

@@ -16,7 +16,10 @@ JupyterLab's and ipywidgets' bundles and the browser's own calls, and the costli
 event): when the page sent it, when the kernel's messages arrived (``status: busy``, the control's
 ``echo_update``, the relay's update or a widget's own ``update``, ``status: idle``; logged by a
 wrapper around the page's kernel websocket), when the first view began to redraw and when that
-frame was painted.
+frame was painted. ``--layers`` prints, per row, the page's composited layers (counted by why Chromium
+made them layers, with the element) and the time of each frame's ``Layerize`` over 10 changes: the
+compositing step runs over the whole page, and its cost grew with the number of layers (every
+``<canvas>`` is one; attnlib's live views have none since they draw their grids in SVG).
 """
 
 from __future__ import annotations
@@ -155,6 +158,49 @@ def timeline_rows(page, panel: str, rows: list[int], names: list[str]) -> None:
         print(f"{names[k]}: " + ", ".join(f"{kind} {statistics.median(steps[kind]):.1f}" for kind in order))
 
 
+def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> None:
+    """Print, per row, the composited layers once it changed (by reason and element) and the ms of each
+    frame's ``Layerize`` over 10 changes (``--layers``)."""
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("LayerTree.enable")
+    trees: list[list[dict]] = []
+    cdp.on("LayerTree.layerTreeDidChange", lambda event: trees.append(event.get("layers") or []))
+    for k in rows:
+        _warm_up(page, panel, k)
+        browser.start_tracing(page=page, categories=CATEGORIES)
+        for step in range(3, 3 + CHANGES):
+            page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
+            page.wait_for_timeout(60)
+        trace = json.loads(browser.stop_tracing())
+        main = {
+            e["tid"]
+            for e in trace["traceEvents"]
+            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
+        }
+        layerize = [
+            e["dur"] / 1000
+            for e in trace["traceEvents"]
+            if e.get("name") == "Layerize" and e.get("tid") in main and e.get("dur")
+        ]
+        why: collections.Counter = collections.Counter()
+        for layer in trees[-1] if trees else []:
+            reasons = cdp.send("LayerTree.compositingReasons", {"layerId": layer["layerId"]}).get(
+                "compositingReasonIds", []
+            )
+            element = ""
+            if layer.get("backendNodeId"):
+                node = cdp.send("DOM.describeNode", {"backendNodeId": layer["backendNodeId"]})["node"]
+                attributes = dict(zip(node.get("attributes", [])[::2], node.get("attributes", [])[1::2], strict=True))
+                element = node["nodeName"].lower() + "".join("." + c for c in attributes.get("class", "").split()[:2])
+            why[(", ".join(reasons) or "-", element)] += 1
+        print(f"{names[k]}: {sum(why.values())} composited layers; Layerize in {len(layerize)} frames, "
+              f"median {statistics.median(layerize):.1f} ms, {sum(layerize) / CHANGES:.1f} ms per change")  # fmt: skip
+        for (reasons, element), n in why.most_common(8):
+            print(f"  {n:3d} × {element or '(no element)'}: {reasons}")
+    cdp.detach()
+
+
 def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
     """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
     events = trace["traceEvents"]
@@ -198,6 +244,7 @@ def main() -> None:
     )
     parser.add_argument("--js", action="store_true", help="sample the page's JavaScript instead of tracing")
     parser.add_argument("--messages", action="store_true", help="the timeline of a change: messages, redraw, frame")
+    parser.add_argument("--layers", action="store_true", help="the composited layers and each frame's Layerize")
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -223,6 +270,8 @@ def main() -> None:
                     page.add_style_tag(content=".attn-heatmap { display: none !important; }")
                 if args.messages:
                     timeline_rows(page, panel, args.rows, names)
+                elif args.layers:
+                    layer_rows(browser, page, panel, args.rows, names)
                 elif args.js:
                     profile_rows(page, panel, args.rows, names)
                 else:

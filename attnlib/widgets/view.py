@@ -1,12 +1,14 @@
 """HeatmapView: a live heatmap drawn by the browser from numbers the kernel sends.
 
 The kernel sends numbers and labels; ``static/heatmap.js`` (served by the
-kernel through anywidget, no CDN, no build step) draws the title, the row/column labels and the
-colour bar's outline and ticks as SVG, and the cells, their numbers, the highlights and the colour
-bar's bands on canvases at the device pixel ratio — both crisp at any zoom — and shows, on hover or
-keyboard focus, a cell's value at full precision and how it was computed. A new matrix repaints
-one bitmap: no per-cell DOM for the browser to lay out and paint again (measured in
-``bench/bench_browser.py``).
+kernel through anywidget, no CDN, no build step) draws all of it as SVG, vector and crisp at any
+zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
+rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
+It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
+new matrix rewrites only the cells whose colour or number changed. No ``<canvas>``, which Chromium
+would composite as a layer of its own, except under a matrix of more than 1024 cells (``VECTOR_MAX``
+in ``heatmap.js``): one pixel per cell there, scaled up without smoothing (measured in
+``bench/bench_browser.py`` and ``bench/trace_browser.py --layers``).
 
 Usage (what every explorer does)::
 

@@ -7,6 +7,8 @@ directories, so nothing of the user's Jupyter setup is read or written. Chromium
 
 from __future__ import annotations
 
+import base64
+import io
 import json
 import os
 import secrets
@@ -209,8 +211,8 @@ def offline(page, *, local_servers: bool = False) -> tuple[list[str], list[str]]
 
 # --------------------------------------------------------------------------- live views
 def live_view(page, panel_id: str, title: str):
-    """The grid (canvas) of the live view titled ``title`` in a notebook panel (a Playwright locator)."""
-    return page.locator(f'#{panel_id} .attn-heatmap canvas.attn-heatmap-grid[aria-label="{title}"]').first
+    """The grid (an SVG) of the live view titled ``title`` in a notebook panel (a Playwright locator)."""
+    return page.locator(f'#{panel_id} .attn-heatmap svg.attn-heatmap-grid[aria-label="{title}"]').first
 
 
 def view_root(grid):
@@ -225,24 +227,34 @@ def cell_point(grid, row: int, col: int) -> dict[str, float]:
     return {"x": (col + 0.5) * box["width"] / n_cols, "y": (row + 0.5) * box["height"] / n_rows}
 
 
-# the colours a grid painted in the box (x, y, w, h) given in CSS pixels: [[r, g, b], …]
-GRID_PIXELS_JS = """
-(grid, [x, y, w, h]) => {
-  const k = grid.width / grid.getBoundingClientRect().width;  // the device pixel ratio of the bitmap
-  const data = grid.getContext('2d').getImageData(Math.round(x * k), Math.round(y * k),
-                                                  Math.max(1, Math.round(w * k)), Math.max(1, Math.round(h * k))).data;
-  const out = [];
-  for (let i = 0; i < data.length; i += 4) out.push([data[i], data[i + 1], data[i + 2]]);
-  return out;
-}
-"""
+def grid_pixels(grid, x: float, y: float, w: float, h: float, cdp=None) -> list[list[int]]:
+    """The colours on screen in the box ``(x, y, w, h)`` of a grid (CSS pixels from its top left corner):
+    ``[[r, g, b], …]`` row by row, at least one pixel, cut from a screenshot of the viewport at the page's
+    device pixel ratio, not resampled. ``cdp``: the CDP session that emulates another ratio, if any (an
+    emulation holds in its own session only)."""
+    from PIL import Image
+
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    width = grid.page.evaluate("() => window.innerWidth")
+    session = cdp or grid.page.context.new_cdp_session(grid.page)
+    try:
+        shot = session.send("Page.captureScreenshot", {"format": "png"})["data"]
+    finally:
+        if cdp is None:
+            session.detach()
+    image = Image.open(io.BytesIO(base64.b64decode(shot))).convert("RGB")
+    k = image.width / width  # device pixels per CSS pixel
+    left, top = round((box["x"] + x) * k), round((box["y"] + y) * k)
+    right, bottom = max(left + 1, round((box["x"] + x + w) * k)), max(top + 1, round((box["y"] + y + h) * k))
+    return [list(image.getpixel((i, j))) for j in range(top, bottom) for i in range(left, right)]
 
 
 def cell_pixels(grid, row: int, col: int, inset: float = 0.0) -> list[list[int]]:
-    """The colours painted in cell ``(row, col)`` of a grid (``inset`` CSS pixels off each side)."""
+    """The colours on screen in cell ``(row, col)`` of a grid (``inset`` CSS pixels off each side)."""
     size = grid.bounding_box()["width"] / int(grid.get_attribute("data-cols"))
     x, y = col * size + inset, row * size + inset
-    return grid.evaluate(GRID_PIXELS_JS, [x, y, size - 2 * inset, size - 2 * inset])
+    return grid_pixels(grid, x, y, size - 2 * inset, size - 2 * inset)
 
 
 def table_numbers(root) -> list[float]:
@@ -331,7 +343,7 @@ def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str =
 
 
 # every widget output area: its images (src + PNG check + a content hash), its live views (a hash
-# of their SVG frame and canvas bitmap, their number of cells) and whether it shows an error
+# of their SVG frame and grid, their cells, the bitmaps they show) and whether it shows an error
 WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);
@@ -354,12 +366,16 @@ async (id) => {
       } catch (e) { png = false; }
       images.push({src: img.src, png, digest, width: img.naturalWidth});
     }
-    const views = [];  // live views: the digest of the SVG frame and of the canvas bitmap
+    const views = [];  // live views: the digest of the SVG frame and of the SVG grid
     for (const view of out.querySelectorAll('.attn-heatmap')) {
       const frame = view.querySelector('svg.attn-heatmap-svg');
-      const grid = view.querySelector('canvas.attn-heatmap-grid');
-      const drawn = new TextEncoder().encode((frame ? frame.outerHTML : '') + (grid ? grid.toDataURL() : ''));
-      views.push({digest: await hash(drawn), cells: grid ? Number(grid.dataset.rows) * Number(grid.dataset.cols) : 0,
+      const grid = view.querySelector('svg.attn-heatmap-grid');
+      const drawn = new TextEncoder().encode((frame ? frame.outerHTML : '') + (grid ? grid.outerHTML : ''));
+      const rows = grid ? Number(grid.dataset.rows) : 0, cols = grid ? Number(grid.dataset.cols) : 0;
+      // the bitmaps shown ([width, height] of a canvas, [-1, -1] of an image): only a large matrix has one
+      const bitmaps = [...view.querySelectorAll('canvas:not([hidden]), img, image')]
+          .map(e => e.tagName === 'CANVAS' ? [e.width, e.height] : [-1, -1]);
+      views.push({digest: await hash(drawn), cells: rows * cols, rows, cols, bitmaps,
                   label: grid && grid.getAttribute('aria-label')});
     }
     result.push({

@@ -20,13 +20,13 @@ from pathlib import Path
 
 import pytest
 from labdriver import (
-    GRID_PIXELS_JS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,
     WIDGETS_JS,
     cell_pixels,
     cell_point,
+    grid_pixels,
     headless_chromium,
     live_view,
     open_lab,
@@ -40,6 +40,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 LESSONS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+# the most cells a live view draws as SVG rectangles; a larger matrix is a canvas of one pixel per cell
+VECTOR_MAX = int(re.search(r"const VECTOR_MAX = (\d+);", (REPO / "attnlib/widgets/static/heatmap.js").read_text())[1])
 RUN_TIMEOUT = 300.0  # seconds for one lesson's run-all on a busy 2-core machine
 
 # console messages that are not failures of the lessons: resource 404s of optional lab assets,
@@ -258,25 +260,27 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     size = grid.bounding_box()["width"] / int(grid.get_attribute("data-cols"))
 
     def left_edge(row: int) -> list[int]:
-        return grid.evaluate(GRID_PIXELS_JS, [0.5, (row + 0.5) * size, 1, 1])[0]
+        return grid_pixels(grid, 0.5, (row + 0.5) * size, 1, 1)[0]
 
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not (left_edge(2) == colour and left_edge(0) != colour):
         page.wait_for_timeout(100)
     assert left_edge(2) == colour and left_edge(0) != colour, (left_edge(2), left_edge(0), colour)
-    # a new device pixel ratio (zoom): the grid paints its bitmap at the new ratio, crisp. Emulation
-    # fires no media-query change (a real zoom does, and the view repaints on it): a hover repaints
+    # a new device pixel ratio (zoom): the grid is vector, drawn afresh at the new ratio, and crisp: across
+    # the edge between cells (0, 0) and (0, 1), 4 CSS pixels = 4 × (ratio + 1) device pixels, each exactly
+    # one of the two cells' colours, both present (no blend, no blur)
     ratio = page.evaluate("() => window.devicePixelRatio")
+    fills = grid.evaluate(
+        "g => [0, 1].map(j => g.querySelectorAll('.attn-cells rect')[j].getAttribute('fill')"
+        ".match(/\\d+/g).map(Number))"
+    )
     cdp = page.context.new_cdp_session(page)
     viewport = page.viewport_size
     cdp.send("Emulation.setDeviceMetricsOverride", {**viewport, "deviceScaleFactor": ratio + 1, "mobile": False})
     try:
-        grid.hover(position=cell_point(grid, 0, 0))
-        page.wait_for_function(
-            "([g, r]) => Math.abs(g.width - r * g.getBoundingClientRect().width) < 1",
-            arg=[grid.element_handle(), ratio + 1],
-            timeout=10_000,
-        )
+        strip = grid_pixels(grid, size - 2, 0.15 * size, 4, 1 / (ratio + 1), cdp)
+        assert len(strip) == 4 * (ratio + 1), (len(strip), ratio)
+        assert all(p in fills for p in strip) and all(f in strip for f in fills), (strip, fills)
     finally:
         cdp.send("Emulation.clearDeviceMetricsOverride")
         cdp.detach()
@@ -338,7 +342,7 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
         page.wait_for_timeout(500)  # let the widget views attach
         page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
-            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap canvas.attn-heatmap-grid`)]"
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
             ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
             arg=panel_id,
             timeout=10_000,
@@ -352,6 +356,9 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert with_views, f"{lesson}: no widget shows a live heatmap"
         for out in with_views:
             assert all(view["cells"] > 0 for view in out["views"]), f"{lesson}: a live heatmap has no cells"
+            for view in out["views"]:  # vector (SVG), or a large matrix's one pixel per cell
+                want = [[view["cols"], view["rows"]]] if view["cells"] > VECTOR_MAX else []
+                assert view["bitmaps"] == want, f"{lesson}: {view['label']} shows bitmaps {view['bitmaps']}, not {want}"
         pushed = [img["src"][:60] for out in outputs for img in out["images"]]
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
         if lesson.startswith("07_"):

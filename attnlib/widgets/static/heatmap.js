@@ -1,19 +1,26 @@
 // HeatmapView: a matrix drawn by the browser from numbers the kernel sends.
 //
 // The kernel (attnlib/widgets/view.py) syncs the traits read below; one batched change is one
-// redraw. Two layers:
-//   - an SVG frame (title, row and column labels, axis labels, the colour bar's outline and ticks),
-//     vector, rebuilt only when something moves (sizes, labels, style);
-//   - canvases drawn at the device pixel ratio (crisp at any zoom): over the grid, the cells'
-//     colours, their numbers, the highlights and the hover / keyboard outline; beside it, the colour
-//     bar's bands. A new matrix repaints one bitmap: no per-cell DOM to lay out or paint again.
+// redraw. It is SVG, vector, crisp at any zoom, in two parts:
+//   - the frame: title, row and column labels, axis labels, the colour bar (bands, outline, ticks),
+//     rebuilt only when something moves (sizes, labels, style);
+//   - the grid over the frame's grid area: one rectangle per cell and, when annotated, its number;
+//     built with the frame, then patched in place (a new matrix writes only the cells whose colour or
+//     number changed), with the highlights and the pointer's / keyboard's outline on top.
+// Matrices of more than VECTOR_MAX cells (a 64×64 positional encoding) are the exception: their
+// cells are one pixel each on a canvas under the grid, scaled up without smoothing (crisp edges at
+// any zoom). Thousands of rectangles cost more to restyle and paint than the canvas (64×64: 69 ms
+// per change against 32). Small matrices have no canvas: Chromium composites every canvas as a layer
+// of its own, and its compositing step ("Layerize", run over the whole page at each change) grew
+// with their number: 46 canvases in a notebook of all the explorers made it 10-13 ms per frame,
+// against 1-2 ms without them (bench/trace_browser.py --layers).
 // The browser sends three kinds of custom messages back:
 //   {kind: "edit", row, col, text}      a cell typed by the learner (validated in Python)
 //   {kind: "select", row, col}          a cell clicked or chosen with the keyboard (Enter / Space)
 //   {kind: "explain", row, col, version} the text of a cell the pointer or the keyboard reached; the
 //                                        kernel answers {kind: "explanation", row, col, version, text}
 //                                        (written only when asked: a change sends numbers only)
-// Accessibility: the canvas is focusable, named by the title and described by the description;
+// Accessibility: the grid is focusable, named by the title and described by the description;
 // arrow keys, Home and End move between cells, each cell is announced (value and explanation), and
 // the "table" button shows every number as an HTML table.
 // No build step, no CDN: this file is the whole front end.
@@ -47,6 +54,7 @@ function uid(prefix) {
 }
 
 const HOVER_COLOUR = "#ff8c00";
+const VECTOR_MAX = 1024;  // cells drawn as SVG rectangles; more than this, as a canvas of one pixel per cell
 
 // the traits a draw reads: a change of any of them draws the view again (tests/test_widget_core.py
 // checks this list against HeatmapView's synced traits)
@@ -71,23 +79,37 @@ function render({ model, el }) {
   figure.className = "attn-heatmap-figure";
   const frame = document.createElementNS(SVG, "svg");
   frame.setAttribute("class", "attn-heatmap-svg");
-  frame.setAttribute("aria-hidden", "true");  // the canvas carries the name, the table the numbers
-  const canvas = document.createElement("canvas");
-  canvas.className = "attn-heatmap-grid";
-  canvas.tabIndex = 0;
-  canvas.setAttribute("role", "application");
-  canvas.setAttribute("aria-roledescription", "heatmap");
-  const bar = document.createElement("canvas");  // the colour bar's bands (its outline and ticks are SVG)
-  bar.className = "attn-heatmap-colorbar";
-  bar.setAttribute("aria-hidden", "true");
-  figure.append(frame, canvas, bar);
+  frame.setAttribute("aria-hidden", "true");  // the grid carries the name, the table the numbers
+  const grid = document.createElementNS(SVG, "svg");
+  grid.setAttribute("class", "attn-heatmap-grid");
+  grid.setAttribute("tabindex", "0");
+  grid.setAttribute("role", "application");
+  grid.setAttribute("aria-roledescription", "heatmap");
+  const layer = (name, attributes) => {
+    const g = document.createElementNS(SVG, "g");
+    g.setAttribute("class", name);
+    for (const [k, v] of Object.entries(attributes)) g.setAttribute(k, v);
+    grid.appendChild(g);
+    return g;
+  };
+  const cellLayer = layer("attn-cells", { "shape-rendering": "crispEdges" });
+  const numberLayer = layer("attn-numbers", { "text-anchor": "middle", "dominant-baseline": "central" });
+  // highlighted rows, columns and cells; the pointer's and the keyboard's cell. Edges on whole device
+  // pixels ("crispEdges"): the grid may sit at a fractional offset in the page, and a line there would
+  // be smeared over two pixels in a blend of its colour and the cell's
+  const markLayer = layer("attn-highlights", { fill: "none", "shape-rendering": "crispEdges" });
+  const outlineLayer = layer("attn-outline", { fill: "none", stroke: HOVER_COLOUR, "stroke-width": 2, "shape-rendering": "crispEdges" });
+  const pixels = document.createElement("canvas");  // large matrices: one pixel per cell, under the grid
+  pixels.className = "attn-heatmap-pixels";
+  pixels.setAttribute("aria-hidden", "true");
+  figure.append(frame, pixels, grid);  // and, while shown, the tooltip and the editor (placed in it)
   const desc = document.createElement("p");
   desc.className = "attn-heatmap-description";
   desc.id = uid("attn-desc-");
   const live = document.createElement("p");  // the cell under the keyboard, read out
   live.className = "attn-heatmap-description";
   live.setAttribute("aria-live", "polite");
-  canvas.setAttribute("aria-describedby", desc.id);
+  grid.setAttribute("aria-describedby", desc.id);
   const tableBox = document.createElement("div");
   tableBox.className = "attn-heatmap-table";
   tableBox.hidden = true;
@@ -99,7 +121,8 @@ function render({ model, el }) {
   message.className = "attn-heatmap-message";
   message.setAttribute("role", "status");
   message.setAttribute("aria-live", "polite");
-  root.append(toolbar, figure, tableBox, tooltip, message, desc, live);
+  figure.appendChild(tooltip);
+  root.append(toolbar, figure, tableBox, message, desc, live);
   el.appendChild(root);
 
   // the matrix arrives as raw little-endian float64 bytes (a binary buffer, no JSON) plus its shape
@@ -143,7 +166,7 @@ function render({ model, el }) {
     known.texts.set(row + "," + col, text);
     const shows = (cell) => cell && cell[0] === row && cell[1] === col;
     if (!tooltip.hidden && shows(tooltip.cell)) showTooltip(row, col);
-    if (document.activeElement === canvas && shows(focused)) announce();
+    if (document.activeElement === grid && shows(focused)) announce();
   }
   model.on("msg:custom", (message) => {
     if (message.kind === "explanation" && message.version === model.get("explain_version")) {
@@ -155,8 +178,7 @@ function render({ model, el }) {
   let hover = null;      // the pointer's cell
   let editor = null;
   let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
-  let fontFamily = "";   // the page's, read once it is known (reading it forces a style recalculation)
-  let small = null;      // a canvas of one pixel per cell, scaled up onto the grid (large matrices)
+  let shown = null;      // what the grid's elements show now (each is written only when it changes)
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -177,12 +199,12 @@ function render({ model, el }) {
   function structureKey() {
     const v = getValues() || [];
     return JSON.stringify([v.length, v.length ? v[0].length : 0, model.get("row_labels"), model.get("col_labels"),
-      Boolean(model.get("title")), model.get("xlabel"), model.get("ylabel"), model.get("font_size"),
+      Boolean(model.get("title")), model.get("xlabel"), model.get("ylabel"), model.get("font_size"), model.get("annotate"),
       model.get("cell_size"), model.get("palette"), formatValue(model.get("vmin"), 2).length,
       formatValue(model.get("vmax"), 2).length]);
   }
 
-  // the SVG frame around the grid (key: its structureKey()); the grid itself is the canvas, at (x0, y0)
+  // the frame around the grid and the grid's elements (key: its structureKey()); the grid at (x0, y0)
   function buildFrame(key) {
     const values = getValues();
     const nRows = values.length;
@@ -235,9 +257,18 @@ function render({ model, el }) {
       const cy = y0 + gridH / 2;
       parts.push(`<text class="attn-axis-label" x="${fontSize}" y="${cy}" transform="rotate(-90 ${fontSize} ${cy})" text-anchor="middle">${esc(model.get("ylabel"))}</text>`);
     }
-    // colour bar: its bands on the bar canvas (paintBar), its outline and three ticks here (the
-    // ticks' texts are filled in by patchFrame)
+    // colour bar: its bands, top = vmax, each overlapping the next by half a pixel (no seams), its
+    // outline and three ticks (their texts are filled in by patchFrame)
     parts.push(`<g class="attn-colorbar">`);
+    const pal = palette();
+    const steps = Math.min(pal.length, 64);
+    parts.push(`<g shape-rendering="crispEdges">`);
+    for (let k = 0; k < steps; k++) {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      const band = gridH / steps;
+      parts.push(`<rect x="${barX}" y="${y0 + k * band}" width="${barW}" height="${k < steps - 1 ? band + 0.5 : band}" fill="rgb(${r},${g},${b})"/>`);
+    }
+    parts.push(`</g>`);
     parts.push(`<rect x="${barX}" y="${y0}" width="${barW}" height="${gridH}" fill="none" stroke="#444" stroke-width="0.5"/>`);
     for (const y of [y0, y0 + gridH / 2, y0 + gridH]) {
       parts.push(`<text class="attn-tick" x="${barX + barW + 4}" y="${y}" dominant-baseline="central" font-size="${fontSize * 0.85}"></text>`);
@@ -248,21 +279,37 @@ function render({ model, el }) {
     frame.setAttribute("viewBox", `0 0 ${width} ${height}`);
     frame.setAttribute("font-size", fontSize);
     frame.innerHTML = parts.join("");
-    canvas.style.left = x0 + "px";
-    canvas.style.top = y0 + "px";
-    canvas.style.width = gridW + "px";
-    canvas.style.height = gridH + "px";
-    canvas.dataset.rows = nRows;
-    canvas.dataset.cols = nCols;
-    bar.style.left = barX + "px";
-    bar.style.top = y0 + "px";
-    bar.style.width = barW + "px";
-    bar.style.height = gridH + "px";
-    if (!fontFamily && root.isConnected) fontFamily = getComputedStyle(root).fontFamily;
+    // the grid: a rectangle per cell, a text per cell when annotated (filled in by paint)
+    grid.setAttribute("width", gridW);
+    grid.setAttribute("height", gridH);
+    grid.setAttribute("viewBox", `0 0 ${gridW} ${gridH}`);
+    grid.style.left = x0 + "px";
+    grid.style.top = y0 + "px";
+    grid.dataset.rows = nRows;
+    grid.dataset.cols = nCols;
+    const annotate = Boolean(model.get("annotate"));
+    const large = nRows * nCols > VECTOR_MAX;
+    const rects = [];
+    const numbers = [];
+    for (let i = 0; i < nRows; i++) {
+      for (let j = 0; j < nCols; j++) {
+        if (!large) rects.push(`<rect x="${j * cell}" y="${i * cell}" width="${cell}" height="${cell}"/>`);
+        if (annotate) numbers.push(`<text x="${(j + 0.5) * cell}" y="${(i + 0.5) * cell}"></text>`);
+      }
+    }
+    pixels.hidden = !large;
+    pixels.width = large ? nCols : 0;
+    pixels.height = large ? nRows : 0;
+    Object.assign(pixels.style, { left: x0 + "px", top: y0 + "px", width: gridW + "px", height: gridH + "px" });
+    cellLayer.innerHTML = rects.join("");
+    numberLayer.innerHTML = numbers.join("");
+    numberLayer.setAttribute("font-size", fontSize * 0.9);
+    const n = nRows * nCols;
+    shown = { fill: new Array(n).fill(""), text: new Array(n).fill(""), ink: new Array(n).fill(""), marks: null, outline: null };
     geometry = {
-      key, nRows, nCols, cell, gridW, gridH, fontSize, barW,
+      key, nRows, nCols, cell, gridW, gridH, fontSize, barW, large, x0, y0,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
-      font: `${fontSize * 0.9}px ${fontFamily || "sans-serif"}`,
+      rects: [...cellLayer.children], numbers: [...numberLayer.children],
     };
     focused = [Math.min(focused[0], Math.max(0, nRows - 1)), Math.min(focused[1], Math.max(0, nCols - 1))];
     hover = null;
@@ -272,111 +319,88 @@ function render({ model, el }) {
   function patchFrame() {
     const title = model.get("title") || "";
     setText(geometry.title, title);
-    if (canvas.getAttribute("aria-label") !== (title || "heatmap")) canvas.setAttribute("aria-label", title || "heatmap");
+    if (grid.getAttribute("aria-label") !== (title || "heatmap")) grid.setAttribute("aria-label", title || "heatmap");
     const editable = model.get("editable") ? "true" : "false";
-    if (canvas.dataset.editable !== editable) canvas.dataset.editable = editable;
+    if (grid.dataset.editable !== editable) grid.dataset.editable = editable;
     const lo = model.get("vmin");
     const hi = model.get("vmax");
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
   }
 
-  // the colour bar's bands, top = vmax, at the device pixel ratio, each band on whole pixels (no seams)
-  function paintBar() {
-    const pal = palette();
-    const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(geometry.barW * dpr));
-    const h = Math.max(1, Math.round(geometry.gridH * dpr));
-    bar.width = w;
-    bar.height = h;
-    const ctx = bar.getContext("2d");
-    const steps = Math.min(pal.length, 64);
-    for (let k = 0; k < steps; k++) {
-      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-      const top = Math.round((k * h) / steps);
-      ctx.fillStyle = `rgb(${r},${g},${b})`;
-      ctx.fillRect(0, top, w, Math.round(((k + 1) * h) / steps) - top);
-    }
-  }
-
-  // the grid: one bitmap at the device pixel ratio
+  // the grid's cells: each rectangle's colour and each number (and its ink) written only when it
+  // changed (a large matrix: its pixels), then the highlights and the outline
   function paint() {
     const values = getValues();
-    const { nRows, nCols, cell, gridW, gridH, font } = geometry;
+    const { nRows, nCols, cell, gridW, gridH, rects, numbers, large } = geometry;
     const lo = model.get("vmin");
     const hi = model.get("vmax");
     const pal = palette();
-    const dpr = window.devicePixelRatio || 1;
-    const w = Math.max(1, Math.round(gridW * dpr));
-    const h = Math.max(1, Math.round(gridH * dpr));
-    if (canvas.width !== w || canvas.height !== h) {
-      canvas.width = w;
-      canvas.height = h;
-    }
-    const ctx = canvas.getContext("2d");
-    ctx.setTransform(1, 0, 0, 1, 0, 0);
-    ctx.clearRect(0, 0, w, h);
-    if (!nRows || !nCols) return;
-    if (model.get("annotate")) {
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
-      const decimals = model.get("decimals");
-      ctx.font = font;
-      ctx.textAlign = "center";
-      ctx.textBaseline = "middle";
-      for (let i = 0; i < nRows; i++) {
-        for (let j = 0; j < nCols; j++) {
-          const v = values[i][j];
-          const [r, g, b] = colourOf(v, lo, hi, pal);
-          ctx.fillStyle = `rgb(${r},${g},${b})`;
-          ctx.fillRect(j * cell, i * cell, cell, cell);
-          ctx.fillStyle = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000";
-          ctx.fillText(formatValue(v, decimals), (j + 0.5) * cell, (i + 0.5) * cell);
+    const decimals = model.get("decimals");
+    const annotate = numbers.length > 0;
+    const image = large ? new ImageData(nCols, nRows) : null;
+    for (let i = 0; i < nRows; i++) {
+      for (let j = 0; j < nCols; j++) {
+        const k = i * nCols + j;
+        const v = values[i][j];
+        const [r, g, b] = colourOf(v, lo, hi, pal);
+        if (large) {
+          image.data.set([r, g, b, 255], 4 * k);
+        } else {
+          const fill = `rgb(${r},${g},${b})`;
+          if (shown.fill[k] !== fill) {
+            rects[k].setAttribute("fill", fill);
+            shown.fill[k] = fill;
+          }
+        }
+        if (!annotate) continue;
+        const text = formatValue(v, decimals);
+        if (shown.text[k] !== text) {
+          numbers[k].textContent = text;
+          shown.text[k] = text;
+        }
+        const ink = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000";  // readable on its cell
+        if (shown.ink[k] !== ink) {
+          numbers[k].setAttribute("fill", ink);
+          shown.ink[k] = ink;
         }
       }
-    } else {
-      // large matrices: one pixel per cell, scaled up without smoothing
-      const img = ctx.createImageData(nCols, nRows);
-      for (let i = 0; i < nRows; i++) {
-        for (let j = 0; j < nCols; j++) {
-          const [r, g, b] = colourOf(values[i][j], lo, hi, pal);
-          const k = 4 * (i * nCols + j);
-          img.data[k] = r;
-          img.data[k + 1] = g;
-          img.data[k + 2] = b;
-          img.data[k + 3] = 255;
-        }
-      }
-      small = small || document.createElement("canvas");
-      small.width = nCols;
-      small.height = nRows;
-      small.getContext("2d").putImageData(img, 0, 0);
-      ctx.imageSmoothingEnabled = false;
-      ctx.drawImage(small, 0, 0, w, h);
-      ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     }
-    // highlights: whole rows, whole columns, single cells
+    if (large) pixels.getContext("2d").putImageData(image, 0, 0);
+    // highlights: whole rows, whole columns, single cells, drawn inside their cells
     const lw = model.get("line_width");
-    ctx.strokeStyle = model.get("highlight_color");
-    ctx.lineWidth = lw;
-    const box = (x, y, bw, bh) => ctx.strokeRect(x + lw / 2, y + lw / 2, Math.max(0, bw - lw), Math.max(0, bh - lw));
+    const marks = [];
+    const box = (x, y, bw, bh) => marks.push(
+      `<rect x="${x + lw / 2}" y="${y + lw / 2}" width="${Math.max(0, bw - lw)}" height="${Math.max(0, bh - lw)}"/>`);
     for (const i of model.get("highlight_rows") || []) box(0, i * cell, gridW, cell);
     for (const j of model.get("highlight_cols") || []) box(j * cell, 0, cell, gridH);
     for (const [i, j] of model.get("highlight_cells") || []) box(j * cell, i * cell, cell, cell);
-    // the pointer's cell and the keyboard's cell
-    ctx.strokeStyle = HOVER_COLOUR;
-    ctx.lineWidth = 2;
+    const html = `${model.get("highlight_color")} ${lw} ${marks.join("")}`;
+    if (shown.marks !== html) {
+      markLayer.setAttribute("stroke", model.get("highlight_color"));
+      markLayer.setAttribute("stroke-width", lw);
+      markLayer.innerHTML = marks.join("");
+      shown.marks = html;
+    }
+    paintOutline();
+  }
+
+  // the pointer's cell and the keyboard's cell, outlined
+  function paintOutline() {
+    const { cell } = geometry;
     const outlined = [];
     if (hover) outlined.push(hover);
-    if (document.activeElement === canvas) outlined.push(focused);
-    for (const [i, j] of outlined) ctx.strokeRect(j * cell + 1, i * cell + 1, cell - 2, cell - 2);
+    if (document.activeElement === grid) outlined.push(focused);
+    const html = outlined.map(([i, j]) => `<rect x="${j * cell + 1}" y="${i * cell + 1}" width="${cell - 2}" height="${cell - 2}"/>`).join("");
+    if (shown.outline !== html) {
+      outlineLayer.innerHTML = html;
+      shown.outline = html;
+    }
   }
 
   function draw() {
     const t0 = performance.now();
     const key = structureKey();
-    if (!geometry || geometry.key !== key) {
-      buildFrame(key);
-      paintBar();
-    }
+    if (!geometry || geometry.key !== key) buildFrame(key);
     patchFrame();
     paint();
     setText(desc, model.get("description"));
@@ -408,19 +432,17 @@ function render({ model, el }) {
   // the cell under a pointer event, or null
   function cellAt(ev) {
     if (!geometry || !geometry.nRows) return null;
-    const box = canvas.getBoundingClientRect();
+    const box = grid.getBoundingClientRect();
     const i = Math.floor(((ev.clientY - box.top) / box.height) * geometry.nRows);
     const j = Math.floor(((ev.clientX - box.left) / box.width) * geometry.nCols);
     return i >= 0 && i < geometry.nRows && j >= 0 && j < geometry.nCols ? [i, j] : null;
   }
 
-  // where cell (i, j) is, relative to root (for the tooltip and the editor)
+  // where cell (i, j) is in the figure (for the tooltip and the editor): from the geometry, not
+  // measured, so that a redraw that moves a tooltip forces no layout of the page
   function cellBox(i, j) {
-    const box = canvas.getBoundingClientRect();
-    const base = root.getBoundingClientRect();
-    const w = box.width / geometry.nCols;
-    const h = box.height / geometry.nRows;
-    return { left: box.left - base.left + j * w, top: box.top - base.top + i * h, width: w, height: h };
+    const { x0, y0, cell } = geometry;
+    return { left: x0 + j * cell, top: y0 + i * cell, width: cell, height: cell };
   }
 
   function cellText(i, j) {
@@ -451,12 +473,12 @@ function render({ model, el }) {
   function focusCell(i, j) {
     if (!geometry || !geometry.nRows) return;
     focused = [Math.max(0, Math.min(geometry.nRows - 1, i)), Math.max(0, Math.min(geometry.nCols - 1, j))];
-    canvas.dataset.row = focused[0];
-    canvas.dataset.col = focused[1];
-    if (document.activeElement !== canvas) canvas.focus();
+    grid.dataset.row = focused[0];
+    grid.dataset.col = focused[1];
+    if (document.activeElement !== grid) grid.focus({ preventScroll: true });  // the cell is on screen already
     announce();
     showTooltip(...focused);
-    paint();
+    paintOutline();
   }
 
   // the keyboard's cell, read out: labels, value at full precision and (once it is there) its explanation
@@ -480,18 +502,20 @@ function render({ model, el }) {
     editor.style.top = box.top + "px";
     editor.style.width = Math.max(box.width, 60) + "px";
     editor.style.height = box.height + "px";
-    root.appendChild(editor);
+    figure.appendChild(editor);
     editor.focus();
     editor.select();
     editor.addEventListener("keydown", (ev) => {
       ev.stopPropagation();
+      // back to the cell first, then away with the editor: focusing while the page's layout is still
+      // clean costs nothing, after the removal it would force a layout of the page
       if (ev.key === "Enter") {
         model.send({ kind: "edit", row: i, col: j, text: editor.value });
-        stopEdit();
         focusCell(i, j);
+        stopEdit();
       } else if (ev.key === "Escape") {
-        stopEdit();
         focusCell(i, j);
+        stopEdit();
       }
     });
     editor.addEventListener("blur", () => setTimeout(stopEdit, 0));
@@ -505,32 +529,32 @@ function render({ model, el }) {
     }
   }
 
-  canvas.addEventListener("mousemove", (ev) => {
+  grid.addEventListener("mousemove", (ev) => {
     const c = cellAt(ev);
     if (String(c) === String(hover)) return;
     hover = c;
     if (c) showTooltip(...c);
     else hideTooltip();
-    paint();
+    paintOutline();
   });
-  canvas.addEventListener("mouseleave", () => {
+  grid.addEventListener("mouseleave", () => {
     hover = null;
     hideTooltip();
-    paint();
+    paintOutline();
   });
-  canvas.addEventListener("focus", () => focusCell(...focused));
-  canvas.addEventListener("blur", () => {
+  grid.addEventListener("focus", () => focusCell(...focused));
+  grid.addEventListener("blur", () => {
     hideTooltip();
-    paint();
+    paintOutline();
   });
-  canvas.addEventListener("click", (ev) => {
+  grid.addEventListener("click", (ev) => {
     const c = cellAt(ev);
     if (!c) return;
     focusCell(...c);
     model.send({ kind: "select", row: c[0], col: c[1] });
     if (model.get("editable")) startEdit(...c);
   });
-  canvas.addEventListener("keydown", (ev) => {
+  grid.addEventListener("keydown", (ev) => {
     if (!geometry || !geometry.nRows) return;
     const [i, j] = focused;
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
@@ -557,21 +581,6 @@ function render({ model, el }) {
     if (!tableBox.hidden) drawTable();
   });
 
-  // browser zoom changes the device pixel ratio: paint the bitmap again at the new one
-  let zoom = null;
-  function watchZoom() {
-    zoom = window.matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
-    zoom.addEventListener("change", onZoom, { once: true });
-  }
-  function onZoom() {
-    if (geometry) {
-      paint();
-      paintBar();
-    }
-    watchZoom();
-  }
-  watchZoom();
-
   // one draw per update, whatever number of these traits it changes (the update's other changes
   // run first: the draw waits for the end of the task's current job). New explanations alone draw
   // nothing: the texts shown for the pointer's or the keyboard's cell are asked for again
@@ -586,7 +595,7 @@ function render({ model, el }) {
   }
   function onExplanations() {
     if (!tooltip.hidden && tooltip.cell) showTooltip(...tooltip.cell);
-    if (document.activeElement === canvas && geometry && geometry.nRows) announce();
+    if (document.activeElement === grid && geometry && geometry.nRows) announce();
   }
   for (const name of DRAWN) model.on("change:" + name, queueDraw);
   model.on("change:explain_version", onExplanations);
@@ -594,7 +603,6 @@ function render({ model, el }) {
   return () => {
     for (const name of DRAWN) model.off("change:" + name, queueDraw);
     model.off("change:explain_version", onExplanations);
-    zoom.removeEventListener("change", onZoom);
   };
 }
 
