@@ -19,7 +19,8 @@ wrapper around the page's kernel websocket), when the first view began to redraw
 frame was painted. ``--layers`` prints, per row, the page's composited layers (counted by why Chromium
 made them layers, with the element) and the time of each frame's ``Layerize`` over 10 changes: the
 compositing step runs over the whole page, and its cost grew with the number of layers (every
-``<canvas>`` is one; attnlib's live views have none since they draw their grids in SVG).
+``<canvas>`` is one; attnlib's live views draw their grids in SVG, with a canvas only under a matrix
+of more than 1024 cells).
 """
 
 from __future__ import annotations
