@@ -7,6 +7,8 @@ change one text only, for comparison. The README's "where the time goes" cites i
 
 Run: ``.venv/bin/python bench/trace_browser.py [ROW …]`` with ROW a row number of bench_browser's
 table (0 = the floor, 1 = the 64×64 heatmap, 2… = the explorers in order; default 0 3 5 13);
+``--lesson NN`` traces lesson NN of ``notebooks/`` instead, run top to bottom (ROW: its widget
+outputs in order; default: every one that shows a live view);
 ``--hide-views`` hides every live heatmap first (the views still update, nothing of them is
 painted): what the explorer's other widgets and JupyterLab cost on their own. ``--js`` samples the
 page's JavaScript instead (Chromium's CPU profiler, 20 changes per row) and prints its self time per
@@ -37,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 sys.path.insert(0, str(REPO / "bench"))
 import bench_browser  # noqa: E402
-from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab  # noqa: E402
+from labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab, start_lab_on_lessons  # noqa: E402
 
 CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "v8.execute"]
 CHANGES = 10
@@ -246,6 +248,11 @@ def main() -> None:
     parser.add_argument("--js", action="store_true", help="sample the page's JavaScript instead of tracing")
     parser.add_argument("--messages", action="store_true", help="the timeline of a change: messages, redraw, frame")
     parser.add_argument("--layers", action="store_true", help="the composited layers and each frame's Layerize")
+    parser.add_argument(
+        "--lesson",
+        metavar="NN",
+        help="in lesson NN of notebooks/ (run top to bottom) instead: ROW counts its explorers",
+    )
     args = parser.parse_args()
     chromium = find_chromium()
     if chromium is None:
@@ -255,10 +262,16 @@ def main() -> None:
 
     names = ["floor", "one heatmap 64×64"] + [f"{m}.{n}" for m, n in bench_browser.EXPLORERS]
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / "root"
-        root.mkdir()
-        (root / "bench.ipynb").write_text(json.dumps(bench_browser.notebook()))
-        server = start_lab(root, Path(tmp) / "jupyter", windowing=None)  # JupyterLab's default, as a learner has it
+        if args.lesson:
+            [lesson] = sorted(bench_browser.LESSONS.glob(f"{args.lesson}_*.ipynb"))
+            notebook = f"notebooks/{lesson.name}"
+            server = start_lab_on_lessons(Path(tmp), windowing=None)
+        else:
+            root = Path(tmp) / "root"
+            root.mkdir()
+            notebook = "bench.ipynb"
+            (root / notebook).write_text(json.dumps(bench_browser.notebook()))
+            server = start_lab(root, Path(tmp) / "jupyter", windowing=None)  # JupyterLab's default, as a learner has it
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -266,7 +279,12 @@ def main() -> None:
                 if args.messages:
                     context.add_init_script(WEBSOCKET_LOG_JS)
                 page = context.new_page()
-                panel = open_and_run_all(page, server, "bench.ipynb", workspace="trace")
+                panel = open_and_run_all(page, server, notebook, workspace="trace")
+                if args.lesson:  # the lesson's widget outputs that show a live view, named from their cell
+                    shown = page.evaluate(bench_browser.NAMES_JS, panel)
+                    names = [name or "(no live view)" for name in shown]
+                    if args.rows == parser.get_default("rows"):
+                        args.rows = [k for k, name in enumerate(shown) if name]
                 if args.hide_views:
                     page.add_style_tag(content=".attn-heatmap { display: none !important; }")
                 if args.messages:
