@@ -102,7 +102,7 @@ function render({ model, el }) {
   const pixels = document.createElement("canvas");  // large matrices: one pixel per cell, under the grid
   pixels.className = "attn-heatmap-pixels";
   pixels.setAttribute("aria-hidden", "true");
-  figure.append(frame, pixels, grid);  // and, while shown, the tooltip and the editor (placed in it)
+  figure.append(frame, pixels, grid);  // the tooltip and, while a cell is typed in, the editor go in it too
   const desc = document.createElement("p");
   desc.className = "attn-heatmap-description";
   desc.id = uid("attn-desc-");
