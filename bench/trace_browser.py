@@ -175,17 +175,7 @@ def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
         for step in range(3, 3 + CHANGES):
             page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
             page.wait_for_timeout(60)
-        trace = json.loads(browser.stop_tracing())
-        main = {
-            e["tid"]
-            for e in trace["traceEvents"]
-            if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"
-        }
-        layerize = [
-            e["dur"] / 1000
-            for e in trace["traceEvents"]
-            if e.get("name") == "Layerize" and e.get("tid") in main and e.get("dur")
-        ]
+        layerize = [ms for _, ms in main_thread_events(json.loads(browser.stop_tracing()), ("Layerize",))]
         why: collections.Counter = collections.Counter()
         for layer in trees[-1] if trees else []:
             reasons = cdp.send("LayerTree.compositingReasons", {"layerId": layer["layerId"]}).get(
@@ -204,14 +194,23 @@ def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
     cdp.detach()
 
 
-def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
-    """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
+def main_thread_events(trace: dict, names: tuple[str, ...] | None = None) -> list[tuple[str, float]]:
+    """``(name, ms)`` of each complete event on the renderer's main thread, in trace order (``names``:
+    only those)."""
     events = trace["traceEvents"]
     main = {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    return [
+        (e["name"], e["dur"] / 1000)
+        for e in events
+        if e.get("ph") == "X" and e.get("tid") in main and e.get("dur") and (names is None or e["name"] in names)
+    ]
+
+
+def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
+    """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
     total: collections.Counter = collections.Counter()
-    for e in events:
-        if e.get("ph") == "X" and e.get("tid") in main and e.get("dur") and (names is None or e["name"] in names):
-            total[e["name"]] += e["dur"] / 1000
+    for name, ms in main_thread_events(trace, names):
+        total[name] += ms
     return total
 
 
@@ -239,7 +238,7 @@ def trace_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("rows", nargs="*", type=int, default=[0, 3, 5, 13])
+    parser.add_argument("rows", nargs="*", type=int)
     parser.add_argument(
         "--hide-views",
         action="store_true",
@@ -283,8 +282,8 @@ def main() -> None:
                 if args.lesson:  # the lesson's widget outputs that show a live view, named from their cell
                     shown = page.evaluate(bench_browser.NAMES_JS, panel)
                     names = [name or "(no live view)" for name in shown]
-                    if args.rows == parser.get_default("rows"):
-                        args.rows = [k for k, name in enumerate(shown) if name]
+                    args.rows = args.rows or [k for k, name in enumerate(shown) if name]
+                args.rows = args.rows or [0, 3, 5, 13]
                 if args.hide_views:
                     page.add_style_tag(content=".attn-heatmap { display: none !important; }")
                 if args.messages:

@@ -263,9 +263,11 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
         return grid_pixels(grid, 0.5, (row + 0.5) * size, 1, 1)[0]
 
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and not (left_edge(2) == colour and left_edge(0) != colour):
+    edges = (left_edge(2), left_edge(0))
+    while time.monotonic() < deadline and not (edges[0] == colour and edges[1] != colour):
         page.wait_for_timeout(100)
-    assert left_edge(2) == colour and left_edge(0) != colour, (left_edge(2), left_edge(0), colour)
+        edges = (left_edge(2), left_edge(0))
+    assert edges[0] == colour and edges[1] != colour, (*edges, colour)
     # a new device pixel ratio (zoom): the grid is vector, drawn afresh at the new ratio, and crisp: across
     # the edge between cells (0, 0) and (0, 1), 4 CSS pixels = 4 × (ratio + 1) device pixels, each exactly
     # one of the two cells' colours, both present (no blend, no blur)

@@ -305,7 +305,7 @@ function render({ model, el }) {
     numberLayer.innerHTML = numbers.join("");
     numberLayer.setAttribute("font-size", fontSize * 0.9);
     const n = nRows * nCols;
-    shown = { fill: new Array(n).fill(""), text: new Array(n).fill(""), ink: new Array(n).fill(""), marks: null, outline: null };
+    shown = { fill: new Array(n).fill(""), text: new Array(n).fill(""), ink: new Array(n).fill(""), marks: [null], outline: [null] };
     geometry = {
       key, nRows, nCols, cell, gridW, gridH, fontSize, barW, large, x0, y0,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
@@ -327,6 +327,14 @@ function render({ model, el }) {
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
   }
 
+  // true when what element k shows (kind: "fill", "text", "ink", or "marks" / "outline" with k = 0)
+  // differs from value, which it shows from now on: each element is written only when it changes
+  function changed(kind, k, value) {
+    if (shown[kind][k] === value) return false;
+    shown[kind][k] = value;
+    return true;
+  }
+
   // the grid's cells: each rectangle's colour and each number (and its ink) written only when it
   // changed (a large matrix: its pixels), then the highlights and the outline
   function paint() {
@@ -344,25 +352,19 @@ function render({ model, el }) {
         const v = values[i][j];
         const [r, g, b] = colourOf(v, lo, hi, pal);
         if (large) {
-          image.data.set([r, g, b, 255], 4 * k);
+          image.data[4 * k] = r;
+          image.data[4 * k + 1] = g;
+          image.data[4 * k + 2] = b;
+          image.data[4 * k + 3] = 255;
         } else {
           const fill = `rgb(${r},${g},${b})`;
-          if (shown.fill[k] !== fill) {
-            rects[k].setAttribute("fill", fill);
-            shown.fill[k] = fill;
-          }
+          if (changed("fill", k, fill)) rects[k].setAttribute("fill", fill);
         }
         if (!annotate) continue;
         const text = formatValue(v, decimals);
-        if (shown.text[k] !== text) {
-          numbers[k].textContent = text;
-          shown.text[k] = text;
-        }
+        if (changed("text", k, text)) numbers[k].textContent = text;
         const ink = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000";  // readable on its cell
-        if (shown.ink[k] !== ink) {
-          numbers[k].setAttribute("fill", ink);
-          shown.ink[k] = ink;
-        }
+        if (changed("ink", k, ink)) numbers[k].setAttribute("fill", ink);
       }
     }
     if (large) pixels.getContext("2d").putImageData(image, 0, 0);
@@ -374,12 +376,11 @@ function render({ model, el }) {
     for (const i of model.get("highlight_rows") || []) box(0, i * cell, gridW, cell);
     for (const j of model.get("highlight_cols") || []) box(j * cell, 0, cell, gridH);
     for (const [i, j] of model.get("highlight_cells") || []) box(j * cell, i * cell, cell, cell);
-    const html = `${model.get("highlight_color")} ${lw} ${marks.join("")}`;
-    if (shown.marks !== html) {
+    const markup = marks.join("");
+    if (changed("marks", 0, `${model.get("highlight_color")} ${lw} ${markup}`)) {
       markLayer.setAttribute("stroke", model.get("highlight_color"));
       markLayer.setAttribute("stroke-width", lw);
-      markLayer.innerHTML = marks.join("");
-      shown.marks = html;
+      markLayer.innerHTML = markup;
     }
     paintOutline();
   }
@@ -391,10 +392,7 @@ function render({ model, el }) {
     if (hover) outlined.push(hover);
     if (document.activeElement === grid) outlined.push(focused);
     const html = outlined.map(([i, j]) => `<rect x="${j * cell + 1}" y="${i * cell + 1}" width="${cell - 2}" height="${cell - 2}"/>`).join("");
-    if (shown.outline !== html) {
-      outlineLayer.innerHTML = html;
-      shown.outline = html;
-    }
+    if (changed("outline", 0, html)) outlineLayer.innerHTML = html;
   }
 
   function draw() {
