@@ -291,6 +291,65 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     _an_unanswered_explanation_lapses(page, panel_id, grid)
 
 
+# lesson 12's PositionsExplorer given a new shape from the kernel (the encoding is n × d, P Pᵀ n × n)
+RESHAPE = """import gc
+from attnlib.widgets.positions import PositionsExplorer
+_explorer = next(o for o in gc.get_objects() if isinstance(o, PositionsExplorer))
+_explorer.controls["n_tokens"].value, _explorer.controls["d_model"].value = {n}, {d}
+"""
+# what a live view's grid shows: its shape, whether its rectangles or its canvas is shown, the unit
+# square (row, col) of each rectangle and of each number, in document order, and each rectangle's fill
+GRID_JS = """(g) => {
+  const layer = g.querySelector('.attn-cells');
+  const rects = [...layer.querySelectorAll('rect')];
+  const size = Number(g.getAttribute('width')) / Number(g.dataset.cols);
+  return {rows: Number(g.dataset.rows), cols: Number(g.dataset.cols),
+          vector: layer.getAttribute('display') !== 'none',
+          canvas: !g.parentElement.querySelector('canvas.attn-heatmap-pixels').hidden,
+          rects: rects.map(r => [Number(r.getAttribute('y')), Number(r.getAttribute('x'))]),
+          fills: rects.map(r => r.getAttribute('fill')),
+          numbers: [...g.querySelectorAll('.attn-numbers text')].map(t =>
+            [Number(t.getAttribute('y')) / size - 0.5, Number(t.getAttribute('x')) / size - 0.5])};
+}"""
+
+
+def _shapes_change_in_place(page, panel_id: str) -> None:
+    """Lesson 12's PositionsExplorer through new shapes: more and fewer rows and columns, a new cell
+    size, P Pᵀ past VECTOR_MAX cells (its canvas) and back, numbers shown and gone. After each, every
+    view has exactly one rectangle per cell, in row-major order (the grid keeps its elements from one
+    shape to the next), and P Pᵀ is the same colour along each diagonal (it depends only on i − j)."""
+    encoding, similarity = live_view(page, panel_id, "position encodings P"), live_view(page, panel_id, "P Pᵀ")
+    similarity.scroll_into_view_if_needed()
+    for n, d in ((25, 16), (33, 16), (20, 18), (31, 6), (8, 4), (12, 10), (24, 16)):
+        assert page.evaluate(KERNEL_JS, [panel_id, RESHAPE.format(n=n, d=d)]) == "ok"
+        for grid, shape in ((encoding, (n, d)), (similarity, (n, n))):
+            page.wait_for_function(
+                "([g, r, c]) => Number(g.dataset.rows) === r && Number(g.dataset.cols) === c",
+                arg=[grid.element_handle(), *shape],
+                timeout=10_000,
+            )
+            got = grid.evaluate(GRID_JS)
+            every = [[i, j] for i in range(shape[0]) for j in range(shape[1])]
+            large = shape[0] * shape[1] > VECTOR_MAX
+            assert (got["vector"], got["canvas"]) == (not large, large), (n, d, got["vector"], got["canvas"])
+            if not large:
+                wrong = next(
+                    (k for k, (a, b) in enumerate(zip(got["rects"], every)) if a != b),
+                    min(len(got["rects"]), len(every)),
+                )
+                assert got["rects"] == every, (
+                    f"{(n, d)}: {len(got['rects'])} rectangles for {len(every)} cells; "
+                    f"number {wrong} is at {got['rects'][wrong : wrong + 1]}, not {every[wrong : wrong + 1]}"
+                )
+                assert all(got["fills"]), f"{(n, d)}: a cell has no colour"
+            assert got["numbers"] in ([], every), f"{(n, d)}: numbers at {got['numbers'][:8]}…"
+        got = similarity.evaluate(GRID_JS)
+        if got["vector"]:
+            fill = {tuple(at): f for at, f in zip(got["rects"], got["fills"], strict=True)}
+            off = [(i, j) for (i, j) in fill if i + 1 < n and j + 1 < n and fill[i, j] != fill[i + 1, j + 1]]
+            assert not off, f"{(n, d)}: P Pᵀ changes colour along a diagonal at {off[:5]}"
+
+
 def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     """Lesson 07's PipelineExplorer: type a number into X; Z becomes exactly what attnlib computes."""
     from attnlib import attention, derive_qkv
@@ -369,6 +428,8 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert changed >= 1, f"{lesson}: moving controls redrew no view ({log})"
         if lesson.startswith("04_"):
             _hover_and_keyboard(page, panel_id)
+        if lesson.startswith("12_"):
+            _shapes_change_in_place(page, panel_id)
         first = page.locator(f"#{panel_id} .jp-OutputArea-output:has(.jupyter-widgets)").first
         first.evaluate("el => el.scrollIntoView({block: 'start'})")
         page.screenshot(path=str(ARTIFACTS / lesson.replace(".ipynb", ".png")))

@@ -4,9 +4,10 @@
 // redraw. It is SVG, vector, crisp at any zoom, in two parts:
 //   - the frame: title, row and column labels, axis labels, the colour bar (bands, outline, ticks),
 //     rebuilt only when something moves (sizes, labels, style);
-//   - the grid over the frame's grid area: one rectangle per cell and, when annotated, its number;
-//     built with the frame, then patched in place (a new matrix writes only the cells whose colour or
-//     number changed), with the highlights and the pointer's / keyboard's outline on top.
+//   - the grid over the frame's grid area: one rectangle per cell and, when annotated, its number,
+//     patched in place (a new matrix writes only the cells whose colour or number changed; a new
+//     shape adds or removes the cells of the rows and columns that came or went), with the
+//     highlights and the pointer's / keyboard's outline on top.
 // Matrices of more than VECTOR_MAX cells (a 64×64 positional encoding) are the exception: their
 // cells are one pixel each on a canvas under the grid, scaled up without smoothing (crisp edges at
 // any zoom). Thousands of rectangles cost more to restyle and paint than the canvas (64×64: 69 ms
@@ -178,7 +179,7 @@ function render({ model, el }) {
   let hover = null;      // the pointer's cell
   let editor = null;
   let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
-  let shown = null;      // what the grid's elements show now (each is written only when it changes)
+  let shown = null;      // what the highlight and outline layers show now (written only when it changes)
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -202,6 +203,45 @@ function render({ model, el }) {
       Boolean(model.get("title")), model.get("xlabel"), model.get("ylabel"), model.get("font_size"), model.get("annotate"),
       model.get("cell_size"), model.get("palette"), formatValue(model.get("vmin"), 2).length,
       formatValue(model.get("vmax"), 2).length]);
+  }
+
+  // the grid's elements are kept from one frame to the next: cell (i, j) keeps its rectangle and its
+  // number while the matrix has that cell, so a new row or column (a token added, d_model stepped)
+  // adds elements for the new cells only and leaves the others as they are, instead of parsing and
+  // restyling every cell again. pool.cells[i][j] = {el, shows}: the element and what it shows now
+  const rects = { cell: null, cells: [] };
+  const numbers = { cell: null, cells: [] };
+
+  function svgElement(name, attributes) {
+    const node = document.createElementNS(SVG, name);
+    for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, v);
+    return node;
+  }
+
+  // pool holds exactly the cells of an nRows × nCols matrix of cells of size cell, in layer, in row-major
+  // order (make(i, j): a new cell's element)
+  function fit(pool, layer, nRows, nCols, cell, make) {
+    if (pool.cell !== cell) {  // every element would move: start again
+      layer.replaceChildren();
+      pool.cell = cell;
+      pool.cells = [];
+    }
+    const drop = (row, n) => { for (const c of row.splice(n)) c.el.remove(); };
+    for (const row of pool.cells.splice(nRows)) drop(row, 0);
+    for (let i = 0; i < nRows; i++) {
+      const row = pool.cells[i] || (pool.cells[i] = []);
+      drop(row, nCols);
+      if (row.length === nCols) continue;
+      const added = document.createDocumentFragment();
+      const last = row.length ? row[row.length - 1].el : null;
+      for (let j = row.length; j < nCols; j++) {
+        const el = make(i, j);
+        added.appendChild(el);
+        row.push({ el, shows: {} });
+      }
+      if (last) last.after(added);  // after the row's cells; a new row comes after all others
+      else layer.appendChild(added);
+    }
   }
 
   // the frame around the grid and the grid's elements (key: its structureKey()); the grid at (x0, y0)
@@ -279,7 +319,7 @@ function render({ model, el }) {
     frame.setAttribute("viewBox", `0 0 ${width} ${height}`);
     frame.setAttribute("font-size", fontSize);
     frame.innerHTML = parts.join("");
-    // the grid: a rectangle per cell, a text per cell when annotated (filled in by paint)
+    // the grid: a rectangle per cell, a text per cell when annotated (coloured and filled in by paint)
     grid.setAttribute("width", gridW);
     grid.setAttribute("height", gridH);
     grid.setAttribute("viewBox", `0 0 ${gridW} ${gridH}`);
@@ -289,27 +329,24 @@ function render({ model, el }) {
     grid.dataset.cols = nCols;
     const annotate = Boolean(model.get("annotate"));
     const large = nRows * nCols > VECTOR_MAX;
-    const rects = [];
-    const numbers = [];
-    for (let i = 0; i < nRows; i++) {
-      for (let j = 0; j < nCols; j++) {
-        if (!large) rects.push(`<rect x="${j * cell}" y="${i * cell}" width="${cell}" height="${cell}"/>`);
-        if (annotate) numbers.push(`<text x="${(j + 0.5) * cell}" y="${(i + 0.5) * cell}"></text>`);
-      }
-    }
     pixels.hidden = !large;
     pixels.width = large ? nCols : 0;
     pixels.height = large ? nRows : 0;
     Object.assign(pixels.style, { left: x0 + "px", top: y0 + "px", width: gridW + "px", height: gridH + "px" });
-    cellLayer.innerHTML = rects.join("");
-    numberLayer.innerHTML = numbers.join("");
+    // the rectangles are unit squares scaled by the layer: a new cell size moves none of them
+    if (large) cellLayer.setAttribute("display", "none");  // its rectangles kept for a smaller matrix
+    else {
+      cellLayer.removeAttribute("display");
+      cellLayer.setAttribute("transform", `scale(${cell})`);
+      fit(rects, cellLayer, nRows, nCols, 1, (i, j) => svgElement("rect", { x: j, y: i, width: 1, height: 1 }));
+    }
+    fit(numbers, numberLayer, annotate ? nRows : 0, nCols, cell,
+      (i, j) => svgElement("text", { x: (j + 0.5) * cell, y: (i + 0.5) * cell }));
     numberLayer.setAttribute("font-size", fontSize * 0.9);
-    const n = nRows * nCols;
-    shown = { fill: new Array(n).fill(""), text: new Array(n).fill(""), ink: new Array(n).fill(""), marks: [null], outline: [null] };
+    shown = { marks: [null], outline: [null] };
     geometry = {
-      key, nRows, nCols, cell, gridW, gridH, fontSize, barW, large, x0, y0,
+      key, nRows, nCols, cell, gridW, gridH, fontSize, barW, large, annotate, x0, y0,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
-      rects: [...cellLayer.children], numbers: [...numberLayer.children],
     };
     focused = [Math.min(focused[0], Math.max(0, nRows - 1)), Math.min(focused[1], Math.max(0, nCols - 1))];
     hover = null;
@@ -327,44 +364,48 @@ function render({ model, el }) {
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
   }
 
-  // true when what element k shows (kind: "fill", "text", "ink", or "marks" / "outline" with k = 0)
-  // differs from value, which it shows from now on: each element is written only when it changes
+  // true when what a layer shows (kind: "marks" or "outline", k = 0) differs from value, which it
+  // shows from now on: each is written only when it changes
   function changed(kind, k, value) {
     if (shown[kind][k] === value) return false;
     shown[kind][k] = value;
     return true;
+  }
+  // a cell's attribute name (or its "text") set to value, unless it shows value already
+  function write(cell, name, value) {
+    if (cell.shows[name] === value) return;
+    cell.shows[name] = value;
+    if (name === "text") cell.el.textContent = value;
+    else cell.el.setAttribute(name, value);
   }
 
   // the grid's cells: each rectangle's colour and each number (and its ink) written only when it
   // changed (a large matrix: its pixels), then the highlights and the outline
   function paint() {
     const values = getValues();
-    const { nRows, nCols, cell, gridW, gridH, rects, numbers, large } = geometry;
+    const { nRows, nCols, cell, gridW, gridH, large, annotate } = geometry;
     const lo = model.get("vmin");
     const hi = model.get("vmax");
     const pal = palette();
     const decimals = model.get("decimals");
-    const annotate = numbers.length > 0;
     const image = large ? new ImageData(nCols, nRows) : null;
     for (let i = 0; i < nRows; i++) {
       for (let j = 0; j < nCols; j++) {
-        const k = i * nCols + j;
         const v = values[i][j];
         const [r, g, b] = colourOf(v, lo, hi, pal);
         if (large) {
-          image.data[4 * k] = r;
-          image.data[4 * k + 1] = g;
-          image.data[4 * k + 2] = b;
-          image.data[4 * k + 3] = 255;
+          const k = 4 * (i * nCols + j);
+          image.data[k] = r;
+          image.data[k + 1] = g;
+          image.data[k + 2] = b;
+          image.data[k + 3] = 255;
         } else {
-          const fill = `rgb(${r},${g},${b})`;
-          if (changed("fill", k, fill)) rects[k].setAttribute("fill", fill);
+          write(rects.cells[i][j], "fill", `rgb(${r},${g},${b})`);
         }
         if (!annotate) continue;
-        const text = formatValue(v, decimals);
-        if (changed("text", k, text)) numbers[k].textContent = text;
-        const ink = 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000";  // readable on its cell
-        if (changed("ink", k, ink)) numbers[k].setAttribute("fill", ink);
+        const number = numbers.cells[i][j];
+        write(number, "text", formatValue(v, decimals));
+        write(number, "fill", 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000");  // readable on its cell
       }
     }
     if (large) pixels.getContext("2d").putImageData(image, 0, 0);
