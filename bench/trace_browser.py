@@ -22,7 +22,11 @@ frame was painted. ``--layers`` prints, per row, the page's composited layers (c
 made them layers, with the element) and the time of each frame's ``Layerize`` over 10 changes: the
 compositing step runs over the whole page, and its cost grew with the number of layers (every
 ``<canvas>`` is one; attnlib's live views draw their grids in SVG, with a canvas only under a matrix
-of more than 1024 cells).
+of more than 1024 cells). ``--tasks`` prints the renderer main thread's tasks during one change (the
+median of 7 by time to the painted frame): when each began after the input event, how long it ran,
+and what it was (the input event, a frame's rendering, a kernel message read from the websocket, a
+task posted through a ``MessagePort`` such as React's scheduler, a timer), with any layout it forced.
+It shows whether a change waits for the kernel or for the page's main thread.
 """
 
 from __future__ import annotations
@@ -194,11 +198,63 @@ def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
     cdp.detach()
 
 
+TASK_KINDS = (  # (name of an event inside a task, what the task is), the first found names it
+    ("ProxyMain::BeginMainFrame", "frame: style, layout, paint, compositing"),
+    ("EventDispatch", "input event"),
+    ("_onWSMessage", "kernel message (websocket)"),
+    ("MessagePort::Accept", "posted task (MessagePort: React's scheduler, ...)"),
+    ("TimerFire", "timer"),
+)
+TASK_CATEGORIES = [*CATEGORIES, "blink.user_timing", "blink", "cc", "toplevel"]  # names the tasks too
+
+
+def task_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> None:
+    """Print, per row, the main thread's tasks of ≥ 0.3 ms during the median of 7 changes (``--tasks``)."""
+    for k in rows:
+        _warm_up(page, panel, k)
+        browser.start_tracing(page=page, categories=TASK_CATEGORIES)
+        firsts = []
+        for step in range(3, 10):
+            page.evaluate("() => performance.mark('attn-change')")
+            firsts.append(page.evaluate(bench_browser.CHANGE_JS, [panel, k, step]).get("first"))
+            page.wait_for_timeout(200)
+        events = json.loads(browser.stop_tracing())["traceEvents"]
+        timed = [(t, m) for m, t in enumerate(firsts) if t is not None]
+        if not timed:
+            print(f"{names[k]}: no change redrew a view")
+            continue
+        first, median = sorted(timed)[len(timed) // 2]
+        marks = sorted(e["ts"] for e in events if e.get("name") == "attn-change")
+        main = renderer_main_threads(events)
+        complete = sorted(
+            (e for e in events if e.get("tid") in main and e.get("ph") == "X" and e.get("dur")), key=lambda e: e["ts"]
+        )
+        end = marks[median + 1] if median + 1 < len(marks) else marks[median] + 300_000
+        window = [e for e in complete if marks[median] <= e["ts"] < end]
+        inputs = [e for e in window if e["name"] == "EventDispatch"]
+        t0 = inputs[0]["ts"] if inputs else marks[median]
+        print(f"{names[k]}: the change whose frame was painted {first:.1f} ms after the event (median of {len(timed)})")
+        for task in (e for e in window if e["name"] == "RunTask" and e["dur"] >= 300 and e["ts"] >= t0 - 1000):
+            if task["ts"] - t0 > first * 1000 + 5000:
+                break
+            inside = [e for e in window if task["ts"] <= e["ts"] < task["ts"] + task["dur"]]
+            found = [f"{e['name']} {(e.get('args', {}).get('data') or {}).get('functionName', '')}" for e in inside]
+            kind = next((what for key, what in TASK_KINDS if any(key in f for f in found)), "other")
+            forced = sum(e["dur"] for e in inside if e["name"] == "Layout") if "frame" not in kind else 0
+            extra = f", forced layout {forced / 1000:.1f} ms" if forced >= 100 else ""
+            print(f"  {(task['ts'] - t0) / 1000:6.1f}  {task['dur'] / 1000:5.1f} ms  {kind}{extra}")
+
+
+def renderer_main_threads(events: list[dict]) -> set[int]:
+    """The thread ids of the renderer's main thread ("CrRendererMain") in a trace's events."""
+    return {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+
+
 def main_thread_events(trace: dict, names: tuple[str, ...] | None = None) -> list[tuple[str, float]]:
     """``(name, ms)`` of each complete event on the renderer's main thread, in trace order (``names``:
     only those)."""
     events = trace["traceEvents"]
-    main = {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
+    main = renderer_main_threads(events)
     return [
         (e["name"], e["dur"] / 1000)
         for e in events
@@ -247,6 +303,7 @@ def main() -> None:
     parser.add_argument("--js", action="store_true", help="sample the page's JavaScript instead of tracing")
     parser.add_argument("--messages", action="store_true", help="the timeline of a change: messages, redraw, frame")
     parser.add_argument("--layers", action="store_true", help="the composited layers and each frame's Layerize")
+    parser.add_argument("--tasks", action="store_true", help="the main thread's tasks during one change")
     parser.add_argument(
         "--lesson",
         metavar="NN",
@@ -290,6 +347,8 @@ def main() -> None:
                     timeline_rows(page, panel, args.rows, names)
                 elif args.layers:
                     layer_rows(browser, page, panel, args.rows, names)
+                elif args.tasks:
+                    task_rows(browser, page, panel, args.rows, names)
                 elif args.js:
                     profile_rows(page, panel, args.rows, names)
                 else:

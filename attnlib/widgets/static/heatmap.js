@@ -337,7 +337,7 @@ function render({ model, el }) {
     if (large) cellLayer.setAttribute("display", "none");  // its rectangles kept for a smaller matrix
     else {
       cellLayer.removeAttribute("display");
-      cellLayer.setAttribute("transform", `scale(${cell})`);
+      if (cellLayer.getAttribute("transform") !== `scale(${cell})`) cellLayer.setAttribute("transform", `scale(${cell})`);
       fit(rects, cellLayer, nRows, nCols, 1, (i, j) => svgElement("rect", { x: j, y: i, width: 1, height: 1 }));
     }
     fit(numbers, numberLayer, annotate ? nRows : 0, nCols, cell,
