@@ -485,18 +485,12 @@ def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = 
     if alone is not None:
         print("(no relay = the new path with Relay.enabled = False: one message per widget that changed)")
     relay_head = " new, no relay, all |" if alone is not None else ""
-    print(
+    _table(
         f"| view | new, first | new, all |{relay_head} old, first | old, all "
-        "| new, browser part: redraw → painted, median | new, redraw (JS), median |"
+        "| new, browser part: redraw → painted, median | new, redraw (JS), median |",
+        new,
+        ([(alone, ("all",))] if alone is not None else []) + [(old, ("first", "all"))],
     )
-    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|" if alone is not None else ""))
-    for name, times in new["first"].items():
-        columns = [stats(times), stats(new["all"][name])]
-        if alone is not None:
-            columns.append(stats(alone["all"].get(name, [])))
-        columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
-        columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
-        print(f"| {name} | " + " | ".join(columns) + " |")
     _report_missed(changes, new["first"])
 
 
@@ -509,17 +503,25 @@ def _report_lessons(changes: int, got: dict, runs: int, old: dict | None = None,
     if old is not None:
         print(f"(old = the same lessons with attnlib of {commit}, alternating with the working tree's)\n")
     old_head = " old, first | old, all |" if old is not None else ""
-    print(
-        f"| lesson, explorer | first | all |{old_head} browser part: redraw → painted, median | redraw (JS), median |"
+    _table(
+        f"| lesson, explorer | first | all |{old_head} browser part: redraw → painted, median | redraw (JS), median |",
+        got,
+        [(old, ("first", "all"))] if old is not None else [],
     )
-    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if old is not None else ""))
-    for name, times in got["first"].items():
-        columns = [stats(times), stats(got["all"][name])]
-        if old is not None:
-            columns += [stats(old["first"].get(name, [])), stats(old["all"].get(name, []))]
-        columns += [f"{statistics.median(got[m][name]):.1f}" if got[m].get(name) else "-" for m in ("screen", "draw")]
-        print(f"| {name} | " + " | ".join(columns) + " |")
     _report_missed(changes, got["first"])
+
+
+def _table(head: str, new: dict, compared: list[tuple[dict, tuple[str, ...]]]) -> None:
+    """Print a markdown table under ``head``: per row of ``new``, its first and all (median / p90), the
+    ``metrics`` of each ``(path, metrics)`` compared, then new's browser part and redraw (medians)."""
+    print(head)
+    print("|---|" + "---:|" * (head.count("|") - 2))
+    for name, times in new["first"].items():
+        columns = [stats(times), stats(new["all"][name])]
+        for path, metrics in compared:
+            columns += [stats(path[m].get(name, [])) for m in metrics]
+        columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
+        print(f"| {name} | " + " | ".join(columns) + " |")
 
 
 def _report_missed(changes: int, first: dict[str, list[float]]) -> None:
