@@ -86,20 +86,15 @@ function render({ model, el }) {
   grid.setAttribute("tabindex", "0");
   grid.setAttribute("role", "application");
   grid.setAttribute("aria-roledescription", "heatmap");
-  const layer = (name, attributes) => {
-    const g = document.createElementNS(SVG, "g");
-    g.setAttribute("class", name);
-    for (const [k, v] of Object.entries(attributes)) g.setAttribute(k, v);
-    grid.appendChild(g);
-    return g;
-  };
+  const layer = (name, attributes) => grid.appendChild(svgElement("g", { class: name, ...attributes }));
   const cellLayer = layer("attn-cells", { "shape-rendering": "crispEdges" });
   const numberLayer = layer("attn-numbers", { "text-anchor": "middle", "dominant-baseline": "central" });
   // highlighted rows, columns and cells; the pointer's and the keyboard's cell. Edges on whole device
   // pixels ("crispEdges"): the grid may sit at a fractional offset in the page, and a line there would
   // be smeared over two pixels in a blend of its colour and the cell's
-  const markLayer = layer("attn-highlights", { fill: "none", "shape-rendering": "crispEdges" });
-  const outlineLayer = layer("attn-outline", { fill: "none", stroke: HOVER_COLOUR, "stroke-width": 2, "shape-rendering": "crispEdges" });
+  // (written through write(), as the cells are: {el, shows})
+  const highlights = { el: layer("attn-highlights", { fill: "none", "shape-rendering": "crispEdges" }), shows: {} };
+  const outline = { el: layer("attn-outline", { fill: "none", stroke: HOVER_COLOUR, "stroke-width": 2, "shape-rendering": "crispEdges" }), shows: {} };
   const pixels = document.createElement("canvas");  // large matrices: one pixel per cell, under the grid
   pixels.className = "attn-heatmap-pixels";
   pixels.setAttribute("aria-hidden", "true");
@@ -179,7 +174,6 @@ function render({ model, el }) {
   let hover = null;      // the pointer's cell
   let editor = null;
   let geometry = null;   // of the frame drawn last, with the key that says when to rebuild it
-  let shown = null;      // what the highlight and outline layers show now (written only when it changes)
 
   function palette() {
     return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
@@ -343,7 +337,6 @@ function render({ model, el }) {
     fit(numbers, numberLayer, annotate ? nRows : 0, nCols, cell,
       (i, j) => svgElement("text", { x: (j + 0.5) * cell, y: (i + 0.5) * cell }));
     numberLayer.setAttribute("font-size", fontSize * 0.9);
-    shown = { marks: [null], outline: [null] };
     geometry = {
       key, nRows, nCols, cell, gridW, gridH, fontSize, barW, large, annotate, x0, y0,
       title: frame.querySelector(".attn-title"), ticks: [...frame.querySelectorAll(".attn-tick")],
@@ -364,19 +357,15 @@ function render({ model, el }) {
     [hi, (lo + hi) / 2, lo].forEach((v, k) => setText(geometry.ticks[k], formatValue(v, 2)));
   }
 
-  // true when what a layer shows (kind: "marks" or "outline", k = 0) differs from value, which it
-  // shows from now on: each is written only when it changes
-  function changed(kind, k, value) {
-    if (shown[kind][k] === value) return false;
-    shown[kind][k] = value;
-    return true;
-  }
-  // a cell's attribute name (or its "text") set to value, unless it shows value already
-  function write(cell, name, value) {
-    if (cell.shows[name] === value) return;
-    cell.shows[name] = value;
-    if (name === "text") cell.el.textContent = value;
-    else cell.el.setAttribute(name, value);
+  // an element's attribute name (or its "text", or its "html") set to value, unless it shows value
+  // already: every element of the grid ({el, shows}: a cell, the highlights, the outline) is written
+  // only when what it shows changes
+  function write(target, name, value) {
+    if (target.shows[name] === value) return;
+    target.shows[name] = value;
+    if (name === "text") target.el.textContent = value;
+    else if (name === "html") target.el.innerHTML = value;
+    else target.el.setAttribute(name, value);
   }
 
   // the grid's cells: each rectangle's colour and each number (and its ink) written only when it
@@ -417,12 +406,9 @@ function render({ model, el }) {
     for (const i of model.get("highlight_rows") || []) box(0, i * cell, gridW, cell);
     for (const j of model.get("highlight_cols") || []) box(j * cell, 0, cell, gridH);
     for (const [i, j] of model.get("highlight_cells") || []) box(j * cell, i * cell, cell, cell);
-    const markup = marks.join("");
-    if (changed("marks", 0, `${model.get("highlight_color")} ${lw} ${markup}`)) {
-      markLayer.setAttribute("stroke", model.get("highlight_color"));
-      markLayer.setAttribute("stroke-width", lw);
-      markLayer.innerHTML = markup;
-    }
+    write(highlights, "stroke", model.get("highlight_color"));
+    write(highlights, "stroke-width", lw);
+    write(highlights, "html", marks.join(""));
     paintOutline();
   }
 
@@ -433,7 +419,7 @@ function render({ model, el }) {
     if (hover) outlined.push(hover);
     if (document.activeElement === grid) outlined.push(focused);
     const html = outlined.map(([i, j]) => `<rect x="${j * cell + 1}" y="${i * cell + 1}" width="${cell - 2}" height="${cell - 2}"/>`).join("");
-    if (changed("outline", 0, html)) outlineLayer.innerHTML = html;
+    write(outline, "html", html);
   }
 
   function draw() {
