@@ -297,14 +297,13 @@ from attnlib.widgets.positions import PositionsExplorer
 _explorer = next(o for o in gc.get_objects() if isinstance(o, PositionsExplorer))
 _explorer.controls["n_tokens"].value, _explorer.controls["d_model"].value = {n}, {d}
 """
-# what a live view's grid shows: its shape, whether its rectangles or its canvas is shown, the unit
-# square (row, col) of each rectangle and of each number, in document order, and each rectangle's fill
+# what a live view's grid shows: whether its rectangles or its canvas is shown, the unit square
+# (row, col) of each rectangle and of each number, in document order, and each rectangle's fill
 GRID_JS = """(g) => {
   const layer = g.querySelector('.attn-cells');
   const rects = [...layer.querySelectorAll('rect')];
   const size = Number(g.getAttribute('width')) / Number(g.dataset.cols);
-  return {rows: Number(g.dataset.rows), cols: Number(g.dataset.cols),
-          vector: layer.getAttribute('display') !== 'none',
+  return {vector: layer.getAttribute('display') !== 'none',
           canvas: !g.parentElement.querySelector('canvas.attn-heatmap-pixels').hidden,
           rects: rects.map(r => [Number(r.getAttribute('y')), Number(r.getAttribute('x'))]),
           fills: rects.map(r => r.getAttribute('fill')),
@@ -322,7 +321,7 @@ def _shapes_change_in_place(page, panel_id: str) -> None:
     similarity.scroll_into_view_if_needed()
     for n, d in ((25, 16), (33, 16), (20, 18), (31, 6), (8, 4), (12, 10), (24, 16)):
         assert page.evaluate(KERNEL_JS, [panel_id, RESHAPE.format(n=n, d=d)]) == "ok"
-        for grid, shape in ((encoding, (n, d)), (similarity, (n, n))):
+        for grid, shape in ((encoding, (n, d)), (similarity, (n, n))):  # P Pᵀ last: its got is checked below
             page.wait_for_function(
                 "([g, r, c]) => Number(g.dataset.rows) === r && Number(g.dataset.cols) === c",
                 arg=[grid.element_handle(), *shape],
@@ -343,8 +342,7 @@ def _shapes_change_in_place(page, panel_id: str) -> None:
                 )
                 assert all(got["fills"]), f"{(n, d)}: a cell has no colour"
             assert got["numbers"] in ([], every), f"{(n, d)}: numbers at {got['numbers'][:8]}…"
-        got = similarity.evaluate(GRID_JS)
-        if got["vector"]:
+        if got["vector"]:  # P Pᵀ's
             fill = {tuple(at): f for at, f in zip(got["rects"], got["fills"], strict=True)}
             off = [(i, j) for (i, j) in fill if i + 1 < n and j + 1 < n and fill[i, j] != fill[i + 1, j + 1]]
             assert not off, f"{(n, d)}: P Pᵀ changes colour along a diagonal at {off[:5]}"
