@@ -179,7 +179,7 @@ def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
         for step in range(3, 3 + CHANGES):
             page.evaluate(bench_browser.CHANGE_JS, [panel, k, step])
             page.wait_for_timeout(60)
-        layerize = [ms for _, ms in main_thread_events(json.loads(browser.stop_tracing()), ("Layerize",))]
+        layerize = [e["dur"] / 1000 for e in main_thread_events(json.loads(browser.stop_tracing()), ("Layerize",))]
         why: collections.Counter = collections.Counter()
         for layer in trees[-1] if trees else []:
             reasons = cdp.send("LayerTree.compositingReasons", {"layerId": layer["layerId"]}).get(
@@ -218,17 +218,14 @@ def task_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> N
             page.evaluate("() => performance.mark('attn-change')")
             firsts.append(page.evaluate(bench_browser.CHANGE_JS, [panel, k, step]).get("first"))
             page.wait_for_timeout(200)
-        events = json.loads(browser.stop_tracing())["traceEvents"]
+        trace = json.loads(browser.stop_tracing())
         timed = [(t, m) for m, t in enumerate(firsts) if t is not None]
         if not timed:
             print(f"{names[k]}: no change redrew a view")
             continue
         first, median = sorted(timed)[len(timed) // 2]
-        marks = sorted(e["ts"] for e in events if e.get("name") == "attn-change")
-        main = renderer_main_threads(events)
-        complete = sorted(
-            (e for e in events if e.get("tid") in main and e.get("ph") == "X" and e.get("dur")), key=lambda e: e["ts"]
-        )
+        marks = sorted(e["ts"] for e in trace["traceEvents"] if e.get("name") == "attn-change")
+        complete = sorted(main_thread_events(trace), key=lambda e: e["ts"])
         end = marks[median + 1] if median + 1 < len(marks) else marks[median] + 300_000
         window = [e for e in complete if marks[median] <= e["ts"] < end]
         inputs = [e for e in window if e["name"] == "EventDispatch"]
@@ -245,18 +242,13 @@ def task_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> N
             print(f"  {(task['ts'] - t0) / 1000:6.1f}  {task['dur'] / 1000:5.1f} ms  {kind}{extra}")
 
 
-def renderer_main_threads(events: list[dict]) -> set[int]:
-    """The thread ids of the renderer's main thread ("CrRendererMain") in a trace's events."""
-    return {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
-
-
-def main_thread_events(trace: dict, names: tuple[str, ...] | None = None) -> list[tuple[str, float]]:
-    """``(name, ms)`` of each complete event on the renderer's main thread, in trace order (``names``:
-    only those)."""
+def main_thread_events(trace: dict, names: tuple[str, ...] | None = None) -> list[dict]:
+    """Each complete event (``ph: X``, its ``ts`` and ``dur`` in µs) on the renderer's main thread, in
+    trace order (``names``: only those)."""
     events = trace["traceEvents"]
-    main = renderer_main_threads(events)
+    main = {e["tid"] for e in events if e.get("name") == "thread_name" and e["args"].get("name") == "CrRendererMain"}
     return [
-        (e["name"], e["dur"] / 1000)
+        e
         for e in events
         if e.get("ph") == "X" and e.get("tid") in main and e.get("dur") and (names is None or e["name"] in names)
     ]
@@ -265,8 +257,8 @@ def main_thread_events(trace: dict, names: tuple[str, ...] | None = None) -> lis
 def main_thread_ms(trace: dict, names: tuple[str, ...] | None = None) -> collections.Counter:
     """Total ms of each complete event on the renderer's main thread (``names``: only those)."""
     total: collections.Counter = collections.Counter()
-    for name, ms in main_thread_events(trace, names):
-        total[name] += ms
+    for e in main_thread_events(trace, names):
+        total[e["name"]] += e["dur"] / 1000
     return total
 
 
