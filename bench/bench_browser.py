@@ -19,6 +19,10 @@ are left out of the old path.
 ``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
 instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
 
+``--tracked-comms`` adds the new path with jupyter-server's own ``untracked_message_types`` (the
+kernel's ``busy``/``idle`` around a widget message reach JupyterLab, which re-renders its kernel
+indicators at each; :data:`TRACKED_COMMS`), in the same alternation.
+
 ``--lessons`` times the explorers where a learner meets them instead: each lesson of ``notebooks/``
 opened in JupyterLab (its default windowing) and run top to bottom, then every widget output that
 has a live view and a control timed as above, the lesson's other cells (text, figures, its other
@@ -27,9 +31,9 @@ each change also composites the explorers drawn around it (Chromium's "Layerize"
 whole painted page, see ``trace_browser.py``), and most explorers are slower there than in their
 lessons (figures in README).
 
-Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--old COMMIT]
-[--lessons [NN …]]``; with ``--lessons``, ``--old COMMIT`` times the same lessons with that commit's
-``attnlib`` too, alternating
+Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--tracked-comms]
+[--old COMMIT] [--lessons [NN …]]``; with ``--lessons``, ``--old COMMIT`` times the same lessons with that
+commit's ``attnlib`` too, alternating
 (needs Debian's chromium); each path runs in R fresh JupyterLab sessions (default 3), alternating,
 and the changes are pooled: one run's medians move by ±5 ms from one session to the next.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
@@ -54,6 +58,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests" / "browser"))
 from labdriver import (  # noqa: E402
     CHROMIUM_ARGS,
+    SERVER_CONFIG,
     find_chromium,
     open_and_run_all,
     start_lab,
@@ -309,9 +314,11 @@ def measure(
     chromium: str,
     explorers: tuple[tuple[str, str], ...] = EXPLORERS,
     prologue: str = "",
+    config: Path = SERVER_CONFIG,
 ) -> dict[str, dict[str, list[float]]]:
     """``{metric: {row name: ms per change}}`` for the :data:`METRICS` of ``CHANGE_JS``, measured in a
-    fresh JupyterLab (its kernels get ``pythonpath`` first; ``prologue``: a first cell, e.g. :data:`NO_RELAY`)."""
+    fresh JupyterLab (its kernels get ``pythonpath`` first; ``prologue``: a first cell, e.g. :data:`NO_RELAY`;
+    ``config``: the server's settings)."""
     from playwright.sync_api import sync_playwright
 
     results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
@@ -321,7 +328,7 @@ def measure(
         (root / "bench.ipynb").write_text(json.dumps(notebook(explorers, prologue)))
         with _kernels_import(pythonpath):
             # JupyterLab's default windowing, as a learner has it (the tests render every cell instead)
-            server = start_lab(root, Path(tmp) / "jupyter", windowing=None)
+            server = start_lab(root, Path(tmp) / "jupyter", windowing=None, config=config)
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -344,6 +351,14 @@ def measure(
     return results
 
 
+# the lessons' server settings, but with jupyter-server's own untracked message types: a widget message's
+# busy/idle reach JupyterLab (--tracked-comms; written next to the run's other files)
+TRACKED_COMMS = f"""load_subconfig({str(SERVER_CONFIG)!r})
+from jupyter_server.services.kernels.kernelmanager import MappingKernelManager
+c.MappingKernelManager.untracked_message_types = MappingKernelManager.untracked_message_types.default()
+"""
+
+
 # the explorer each widget output shows, read from its cell's source ("08 ScalingExplorer"), or null
 # where the output has no live view (a progress bar, an exercise's form)
 NAMES_JS = """
@@ -361,17 +376,17 @@ NAMES_JS = """
 
 
 def measure_lessons(
-    changes: int, chromium: str, lessons: list[Path], pythonpath: str | None = None
+    changes: int, chromium: str, lessons: list[Path], pythonpath: str | None = None, config: Path = SERVER_CONFIG
 ) -> dict[str, dict[str, list[float]]]:
     """``{metric: {"NN Explorer": ms per change}}``: every explorer timed in its own lesson, run top to
     bottom in a fresh JupyterLab page (default windowing), as a learner has it (kernels get
-    ``pythonpath`` first)."""
+    ``pythonpath`` first; ``config``: the server's settings)."""
     from playwright.sync_api import sync_playwright
 
     results: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
         with _kernels_import(pythonpath):
-            server = start_lab_on_lessons(Path(tmp), windowing=None)  # JupyterLab's default, as a learner has it
+            server = start_lab_on_lessons(Path(tmp), windowing=None, config=config)  # default windowing
         try:
             with sync_playwright() as pw:
                 browser = pw.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS, headless=True)
@@ -416,6 +431,11 @@ def main() -> None:
         "--no-relay", action="store_true", help="also the new path without the relay (one message per widget)"
     )
     parser.add_argument(
+        "--tracked-comms",
+        action="store_true",
+        help="also the new path with jupyter-server's own untracked message types (widget messages flip the status)",
+    )
+    parser.add_argument(
         "--runs", type=int, default=3, help="fresh JupyterLab sessions per path, alternating new and old (pooled)"
     )
     parser.add_argument(
@@ -435,31 +455,61 @@ def main() -> None:
             lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
         in_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
         old_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+        tracked_lessons: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
         with tempfile.TemporaryDirectory() as tmp:
             if args.old:
                 _extract(args.old, tmp)
+            tracked_config = _write_tracked_config(tmp)
             for _ in range(args.runs):  # alternating
                 _pool(in_lessons, measure_lessons(args.changes, chromium, lessons))
                 if args.old:
                     _pool(old_lessons, measure_lessons(args.changes, chromium, lessons, tmp))
-        _report_lessons(args.changes * args.runs, in_lessons, args.runs, old_lessons if args.old else None, args.old)
+                if args.tracked_comms:
+                    _pool(tracked_lessons, measure_lessons(args.changes, chromium, lessons, config=tracked_config))
+        _report_lessons(
+            args.changes * args.runs,
+            in_lessons,
+            args.runs,
+            old_lessons if args.old else None,
+            args.old,
+            tracked_lessons if args.tracked_comms else None,
+        )
         return
     args.old = args.old or OLD_COMMIT
     new: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     old: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     alone: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
+    tracked: dict[str, dict[str, list[float]]] = {metric: {} for metric in METRICS}
     with tempfile.TemporaryDirectory() as tmp:
         if not args.new_only:
             _extract(args.old, tmp)
+        tracked_config = _write_tracked_config(tmp)
         # the explorers the old attnlib has (lessons 12-15's came later than the PNG path)
         old_ones = tuple((m, n) for m, n in EXPLORERS if (Path(tmp) / "attnlib" / "widgets" / f"{m}.py").exists())
         for _ in range(args.runs):  # alternating, so that a slow spell of the machine hits both paths
             _pool(new, measure(None, args.changes, chromium))
             if args.no_relay:
                 _pool(alone, measure(None, args.changes, chromium, prologue=NO_RELAY))
+            if args.tracked_comms:
+                _pool(tracked, measure(None, args.changes, chromium, config=tracked_config))
             if not args.new_only:
                 _pool(old, measure(tmp, args.changes, chromium, old_ones))
-    _report(args.changes * args.runs, new, old, args.runs, alone if args.no_relay else None, args.old)
+    _report(
+        args.changes * args.runs,
+        new,
+        old,
+        args.runs,
+        alone if args.no_relay else None,
+        args.old,
+        tracked if args.tracked_comms else None,
+    )
+
+
+def _write_tracked_config(into: str) -> Path:
+    """:data:`TRACKED_COMMS` as a config file in the directory ``into``."""
+    path = Path(into) / "tracked_comms_config.py"
+    path.write_text(TRACKED_COMMS)
+    return path
 
 
 def _extract(commit: str, into: str) -> None:
@@ -474,7 +524,15 @@ def _pool(into: dict[str, dict[str, list[float]]], got: dict[str, dict[str, list
             into[metric].setdefault(name, []).extend(times)
 
 
-def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = None, commit: str = OLD_COMMIT) -> None:
+def _report(
+    changes: int,
+    new: dict,
+    old: dict,
+    runs: int,
+    alone: dict | None = None,
+    commit: str = OLD_COMMIT,
+    tracked: dict | None = None,
+) -> None:
     print(
         f"Control change → view updated on screen, JupyterLab in headless Chromium, {changes} changes each "
         f"({runs} fresh JupyterLab session(s) per path, pooled); median / p90 ms"
@@ -484,17 +542,29 @@ def _report(changes: int, new: dict, old: dict, runs: int, alone: dict | None = 
     print("first: to the frame after the first view changed; all: to the frame after the last view changed\n")
     if alone is not None:
         print("(no relay = the new path with Relay.enabled = False: one message per widget that changed)")
+    if tracked is not None:
+        print(TRACKED_NOTE)
     relay_head = " new, no relay, all |" if alone is not None else ""
+    tracked_head = " new, tracked, first |" if tracked is not None else ""
     _table(
-        f"| view | new, first | new, all |{relay_head} old, first | old, all "
+        f"| view | new, first | new, all |{relay_head}{tracked_head} old, first | old, all "
         "| new, browser part: redraw → painted, median | new, redraw (JS), median |",
         new,
-        ([(alone, ("all",))] if alone is not None else []) + [(old, ("first", "all"))],
+        ([(alone, ("all",))] if alone is not None else [])
+        + ([(tracked, ("first",))] if tracked is not None else [])
+        + [(old, ("first", "all"))],
     )
     _report_missed(changes, new["first"])
 
 
-def _report_lessons(changes: int, got: dict, runs: int, old: dict | None = None, commit: str | None = None) -> None:
+def _report_lessons(
+    changes: int,
+    got: dict,
+    runs: int,
+    old: dict | None = None,
+    commit: str | None = None,
+    tracked: dict | None = None,
+) -> None:
     print(
         f"Control change → view updated on screen, each explorer in its own lesson (notebooks/, run top to "
         f"bottom; JupyterLab's default windowing; headless Chromium), {changes} changes each ({runs} fresh "
@@ -502,13 +572,23 @@ def _report_lessons(changes: int, got: dict, runs: int, old: dict | None = None,
     )
     if old is not None:
         print(f"(old = the same lessons with attnlib of {commit}, alternating with the working tree's)\n")
+    if tracked is not None:
+        print(TRACKED_NOTE + "\n")
     old_head = " old, first | old, all |" if old is not None else ""
+    tracked_head = " tracked, first |" if tracked is not None else ""
     _table(
-        f"| lesson, explorer | first | all |{old_head} browser part: redraw → painted, median | redraw (JS), median |",
+        f"| lesson, explorer | first | all |{tracked_head}{old_head} browser part: redraw → painted, median "
+        "| redraw (JS), median |",
         got,
-        [(old, ("first", "all"))] if old is not None else [],
+        [(path, metrics) for path, metrics in ((tracked, ("first",)), (old, ("first", "all"))) if path is not None],
     )
     _report_missed(changes, got["first"])
+
+
+TRACKED_NOTE = (
+    "(tracked = the working tree's attnlib with jupyter-server's own untracked message types: the kernel's "
+    "busy/idle around a widget message reach JupyterLab)"
+)
 
 
 def _table(head: str, new: dict, compared: list[tuple[dict, tuple[str, ...]]]) -> None:

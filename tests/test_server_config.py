@@ -1,8 +1,11 @@
-"""etc/jupyter_server_config.py turns Nagle's algorithm off on the kernel websocket (live views' latency).
+"""etc/jupyter_server_config.py: the two settings behind live views' latency.
 
-Timing it would be a timed test; bench/bench_websocket.py measures it. This checks the mechanism:
-the config names a kernel websocket connection class of jupyter-server's, and connecting one sets
-TCP_NODELAY on its websocket handler before the usual connection runs.
+Timing them would be timed tests; bench/bench_websocket.py and bench/bench_browser.py measure them.
+These check the mechanisms: the config names a kernel websocket connection class of jupyter-server's,
+and connecting one sets TCP_NODELAY on its websocket handler before the usual connection runs; and
+widget messages (``comm_msg``) join jupyter-server's own untracked message types, none dropped.
+What JupyterLab does with that list (its kernel status stays idle while a widget changes, and turns
+busy while code runs) is checked in a real JupyterLab by tests/browser/test_lab.py.
 """
 
 from __future__ import annotations
@@ -15,11 +18,15 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 
 
-def test_the_config_sets_nodelay_before_connecting(monkeypatch: pytest.MonkeyPatch) -> None:
-    channels = pytest.importorskip("jupyter_server.services.kernels.connection.channels")
+def _config():
     from traitlets.config import PyFileConfigLoader
 
-    config = PyFileConfigLoader("jupyter_server_config.py", path=str(REPO / "etc")).load_config()
+    return PyFileConfigLoader("jupyter_server_config.py", path=str(REPO / "etc")).load_config()
+
+
+def test_the_config_sets_nodelay_before_connecting(monkeypatch: pytest.MonkeyPatch) -> None:
+    channels = pytest.importorskip("jupyter_server.services.kernels.connection.channels")
+    config = _config()
     cls = config.ServerApp.kernel_websocket_connection_class
     assert issubclass(cls, channels.ZMQChannelsWebsocketConnection)
 
@@ -39,3 +46,15 @@ def test_the_config_sets_nodelay_before_connecting(monkeypatch: pytest.MonkeyPat
     object.__setattr__(connection, "_trait_values", {"websocket_handler": Handler()})
     assert asyncio.run(cls.connect(connection)) == "connected"
     assert calls == [("nodelay", True), "connect"]
+
+
+def test_widget_messages_join_the_untracked_message_types() -> None:
+    kernelmanager = pytest.importorskip("jupyter_server.services.kernels.kernelmanager")
+    default = kernelmanager.MappingKernelManager.untracked_message_types.default()
+    untracked = _config().MappingKernelManager.untracked_message_types
+    assert "comm_msg" not in default  # else this setting is jupyter-server's default and can go
+    assert untracked == [*default, "comm_msg"]
+    # the server built with it: widget requests are not the kernel working, code still is
+    manager = kernelmanager.MappingKernelManager(config=_config())
+    assert not manager.track_message_type("comm_msg")
+    assert manager.track_message_type("execute_request")

@@ -98,8 +98,11 @@ class LabServer:
                 self.process.wait(timeout=5)
 
 
-def start_lab(root: Path, private: Path, *, timeout: float = 60.0, windowing: str | None = "none") -> LabServer:
-    """Start JupyterLab on ``root`` with private Jupyter directories under ``private``.
+def start_lab(
+    root: Path, private: Path, *, timeout: float = 60.0, windowing: str | None = "none", config: Path = SERVER_CONFIG
+) -> LabServer:
+    """Start JupyterLab on ``root`` with private Jupyter directories under ``private``, loading ``config``
+    (default: the lessons' server settings, as `make lab` runs them; the benchmarks compare others).
 
     ``windowing``: the notebook's ``windowingMode``. The tests use ``"none"`` (every cell rendered:
     JupyterLab's default, ``"contentVisibility"``, skips drawing cells outside the viewport, so
@@ -138,7 +141,7 @@ def start_lab(root: Path, private: Path, *, timeout: float = 60.0, windowing: st
         f"--ServerApp.root_dir={root}",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/run notebooks by command
         "--LabApp.news_url=",
-        f"--config={SERVER_CONFIG}",  # the kernel websocket without Nagle, as `make lab` runs it
+        f"--config={config}",
     ]
     if hasattr(os, "getuid") and os.getuid() == 0:
         args.append("--allow-root")
@@ -308,15 +311,15 @@ STATE_JS = """
 """
 
 
-def start_lab_on_lessons(base: Path, *, windowing: str | None = "none") -> LabServer:
-    """A JupyterLab (see :func:`start_lab`, ``windowing`` as there) on a copy of the lessons: ``base/root``
-    holds notebooks/ and images/ (the lessons' markdown shows ../images/*.png); its private files go in
-    ``base/jupyter``."""
+def start_lab_on_lessons(base: Path, *, windowing: str | None = "none", config: Path = SERVER_CONFIG) -> LabServer:
+    """A JupyterLab (see :func:`start_lab`, ``windowing`` and ``config`` as there) on a copy of the lessons:
+    ``base/root`` holds notebooks/ and images/ (the lessons' markdown shows ../images/*.png); its private
+    files go in ``base/jupyter``."""
     root = base / "root"
     shutil.copytree(REPO / "notebooks", root / "notebooks")
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", root / "images")
-    return start_lab(root, base / "jupyter", windowing=windowing)
+    return start_lab(root, base / "jupyter", windowing=windowing, config=config)
 
 
 def open_lab(page, server: LabServer, workspace: str) -> None:

@@ -188,6 +188,27 @@ KERNEL_JS = """async ([id, code]) => {
   const reply = await future.done;
   return reply.content.status;
 }"""
+# the kernel statuses JupyterLab shows for the notebook (its toolbar's and status bar's indicators
+# follow statusChanged), recorded from now on: returns a function that stops recording
+RECORD_STATUS_JS = """(id) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const kernel = panel.sessionContext.session.kernel;
+  const seen = window.attnStatuses = [];
+  const record = (_, status) => { seen.push(status); };
+  kernel.statusChanged.connect(record);
+  window.attnStopStatuses = () => kernel.statusChanged.disconnect(record);
+}"""
+
+
+def _statuses_while(page, panel_id: str, act) -> tuple[object, list[str]]:
+    """``act()``'s result and the kernel statuses JupyterLab showed while it ran."""
+    page.evaluate(RECORD_STATUS_JS, panel_id)
+    try:
+        return act(), page.evaluate("() => window.attnStatuses.slice()")
+    finally:
+        page.evaluate("() => window.attnStopStatuses()")
+
+
 # the scores view stops answering the page's questions (as a kernel that was stopped), or answers
 # one cell's question late, by hand
 SILENCE = """from ipywidgets import Widget
@@ -422,8 +443,13 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
         if lesson.startswith("07_"):
             _edit_x_in_the_linked_explorer(page, panel_id)
-        changed, log = _move_controls(page, panel_id, outputs)
+        # widget changes leave JupyterLab's kernel status idle (etc/jupyter_server_config.py: comm_msg is
+        # untracked, which spares two re-renders of its indicators per change); running code does not
+        (changed, log), seen = _statuses_while(page, panel_id, lambda: _move_controls(page, panel_id, outputs))
         assert changed >= 1, f"{lesson}: moving controls redrew no view ({log})"
+        assert "busy" not in seen, f"{lesson}: JupyterLab showed the kernel busy while widgets changed: {seen}"
+        reply, seen = _statuses_while(page, panel_id, lambda: page.evaluate(KERNEL_JS, [panel_id, "pass"]))
+        assert reply == "ok" and "busy" in seen, f"{lesson}: running code did not show the kernel busy: {seen}"
         if lesson.startswith("04_"):
             _hover_and_keyboard(page, panel_id)
         if lesson.startswith("12_"):
