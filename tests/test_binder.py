@@ -64,7 +64,28 @@ def test_post_build_installs_attnlib_alone_and_the_learner_edition() -> None:
     assert "set -euo pipefail" in text
     assert "pip install --no-cache-dir --no-deps --no-build-isolation -e ." in text
     assert "scripts/build_editions.py --workspace my-lessons" in text
+    assert "\npython scripts/install_server_config.py\n" in text  # the image's servers get our settings
     assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == "python-3.11"
+
+
+def test_the_server_settings_install_where_every_server_of_the_environment_reads_them(tmp_path: Path) -> None:
+    jupyter_paths = pytest.importorskip("jupyter_core.paths")
+    from traitlets.config import PyFileConfigLoader
+
+    installer = _script(REPO / "scripts" / "install_server_config.py")
+    target = installer.install(tmp_path)
+    assert target == tmp_path / "etc" / "jupyter" / "jupyter_server_config.py"
+    assert target.read_bytes() == (REPO / "etc" / "jupyter_server_config.py").read_bytes()
+    config = PyFileConfigLoader(target.name, path=str(target.parent)).load_config()
+    assert "comm_msg" in config.MappingKernelManager.untracked_message_types
+    assert config.ServerApp.kernel_websocket_connection_class.__name__ == "NoDelayWebsocketConnection"
+    # under the image's sys.prefix, that folder is one every Jupyter server of the environment reads
+    assert str(Path(sys.prefix) / "etc" / "jupyter") in jupyter_paths.jupyter_config_path()
+    assert installer.install(tmp_path) == target  # again (a rebuilt image): the same file, nothing to do
+    target.write_text("c.ServerApp.ip = '0.0.0.0'\n")
+    with pytest.raises(FileExistsError, match="exists with other settings"):
+        installer.install(tmp_path)
+    assert target.read_text() == "c.ServerApp.ip = '0.0.0.0'\n"  # someone else's settings kept
 
 
 def test_readme_badge_opens_the_first_lesson_of_the_repository_in_pyproject() -> None:
