@@ -19,6 +19,9 @@ are left out of the old path.
 ``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
 instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
 
+``--explorers NAME …`` times only those explorers (``pipeline``: the linked explorer on the 8-token
+sentence alone on its page, beside the floor and the 64×64 view) instead of all of them.
+
 ``--tracked-comms`` adds the new path with jupyter-server's own ``untracked_message_types`` (the
 kernel's ``busy``/``idle`` around a widget message reach JupyterLab, which re-renders its kernel
 indicators at each; :data:`TRACKED_COMMS`), in the same alternation.
@@ -32,10 +35,10 @@ whole painted page, see ``trace_browser.py``), and most explorers are slower the
 lessons (figures in README).
 
 Run: ``.venv/bin/python bench/bench_browser.py [--changes N] [--runs R] [--no-relay] [--tracked-comms]
-[--old COMMIT] [--lessons [NN …]]``; with ``--lessons``, ``--old COMMIT`` times the same lessons with that
-commit's ``attnlib`` too, alternating
-(needs Debian's chromium); each path runs in R fresh JupyterLab sessions (default 3), alternating,
-and the changes are pooled: one run's medians move by ±5 ms from one session to the next.
+[--old COMMIT] [--explorers NAME …] [--lessons [NN …]]``; with ``--lessons``, ``--old COMMIT`` times the
+same lessons with that commit's ``attnlib`` too, alternating (needs Debian's chromium); each path runs
+in R fresh JupyterLab sessions (default 3), alternating, and the changes are pooled: one run's medians
+move by ±5 ms from one session to the next.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer; 64×64 redraw ≤ 30 ms median.
 """
 
@@ -431,6 +434,13 @@ def main() -> None:
         "--no-relay", action="store_true", help="also the new path without the relay (one message per widget)"
     )
     parser.add_argument(
+        "--explorers",
+        nargs="+",
+        choices=[module for module, _ in EXPLORERS],
+        metavar="NAME",
+        help="time only these explorers (module names: inputs, …, pipeline, …, tiled)",
+    )
+    parser.add_argument(
         "--tracked-comms",
         action="store_true",
         help="also the new path with jupyter-server's own untracked message types (widget messages flip the status)",
@@ -484,14 +494,15 @@ def main() -> None:
         if not args.new_only:
             _extract(args.old, tmp)
         tracked_config = _write_tracked_config(tmp)
+        chosen = tuple((m, n) for m, n in EXPLORERS if args.explorers is None or m in args.explorers)
         # the explorers the old attnlib has (lessons 12-15's came later than the PNG path)
-        old_ones = tuple((m, n) for m, n in EXPLORERS if (Path(tmp) / "attnlib" / "widgets" / f"{m}.py").exists())
+        old_ones = tuple((m, n) for m, n in chosen if (Path(tmp) / "attnlib" / "widgets" / f"{m}.py").exists())
         for _ in range(args.runs):  # alternating, so that a slow spell of the machine hits both paths
-            _pool(new, measure(None, args.changes, chromium))
+            _pool(new, measure(None, args.changes, chromium, chosen))
             if args.no_relay:
-                _pool(alone, measure(None, args.changes, chromium, prologue=NO_RELAY))
+                _pool(alone, measure(None, args.changes, chromium, chosen, prologue=NO_RELAY))
             if args.tracked_comms:
-                _pool(tracked, measure(None, args.changes, chromium, config=tracked_config))
+                _pool(tracked, measure(None, args.changes, chromium, chosen, config=tracked_config))
             if not args.new_only:
                 _pool(old, measure(tmp, args.changes, chromium, old_ones))
     _report(
