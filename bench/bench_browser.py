@@ -455,6 +455,8 @@ def main() -> None:
         help="time every explorer in its own lesson instead: all lessons, or those numbered NN",
     )
     args = parser.parse_args()
+    if args.lessons is not None and args.explorers:
+        parser.error("--explorers picks rows of the notebook of all explorers; --lessons times every explorer")
     chromium = find_chromium()
     if chromium is None:
         print("no chromium executable: install Debian's chromium (make chromium)")
