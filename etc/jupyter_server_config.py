@@ -1,6 +1,6 @@
 """Jupyter server settings for the lessons: `make lab`, `make learn`, the class hub and the browser tests load it.
 
-Two settings make live views answer in milliseconds (figures in README, "Speed"):
+Two settings make live views answer in milliseconds (figures in README, "Measured performance"):
 
 1. **No Nagle on the kernel's websocket.** jupyter-server leaves Nagle's algorithm on for it, so
    when a widget update leaves the server as several small messages (busy, the update, idle), the

@@ -189,7 +189,7 @@ KERNEL_JS = """async ([id, code]) => {
   return reply.content.status;
 }"""
 # the kernel statuses JupyterLab shows for the notebook (its toolbar's and status bar's indicators
-# follow statusChanged), recorded from now on: returns a function that stops recording
+# follow statusChanged), recorded from now on into window.attnStatuses; window.attnStopStatuses() stops it
 RECORD_STATUS_JS = """(id) => {
   const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
   const kernel = panel.sessionContext.session.kernel;
