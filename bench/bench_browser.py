@@ -557,15 +557,11 @@ def _report(
         print("(no relay = the new path with Relay.enabled = False: one message per widget that changed)")
     if tracked is not None:
         print(TRACKED_NOTE)
-    relay_head = " new, no relay, all |" if alone is not None else ""
-    tracked_head = " new, tracked, first |" if tracked is not None else ""
     _table(
-        f"| view | new, first | new, all |{relay_head}{tracked_head} old, first | old, all "
-        "| new, browser part: redraw → painted, median | new, redraw (JS), median |",
+        "view",
+        "new, ",
         new,
-        ([(alone, ("all",))] if alone is not None else [])
-        + ([(tracked, ("first",))] if tracked is not None else [])
-        + [(old, ("first", "all"))],
+        [("new, no relay", alone, ("all",)), ("new, tracked", tracked, ("first",)), ("old", old, ("first", "all"))],
     )
     _report_missed(changes, new["first"])
 
@@ -587,14 +583,7 @@ def _report_lessons(
         print(f"(old = the same lessons with attnlib of {commit}, alternating with the working tree's)\n")
     if tracked is not None:
         print(TRACKED_NOTE + "\n")
-    old_head = " old, first | old, all |" if old is not None else ""
-    tracked_head = " tracked, first |" if tracked is not None else ""
-    _table(
-        f"| lesson, explorer | first | all |{tracked_head}{old_head} browser part: redraw → painted, median "
-        "| redraw (JS), median |",
-        got,
-        [(path, metrics) for path, metrics in ((tracked, ("first",)), (old, ("first", "all"))) if path is not None],
-    )
+    _table("lesson, explorer", "", got, [("tracked", tracked, ("first",)), ("old", old, ("first", "all"))])
     _report_missed(changes, got["first"])
 
 
@@ -604,14 +593,19 @@ TRACKED_NOTE = (
 )
 
 
-def _table(head: str, new: dict, compared: list[tuple[dict, tuple[str, ...]]]) -> None:
-    """Print a markdown table under ``head``: per row of ``new``, its first and all (median / p90), the
-    ``metrics`` of each ``(path, metrics)`` compared, then new's browser part and redraw (medians)."""
-    print(head)
-    print("|---|" + "---:|" * (head.count("|") - 2))
+def _table(rows: str, prefix: str, new: dict, compared: list[tuple[str, dict | None, tuple[str, ...]]]) -> None:
+    """Print a markdown table: per row of ``new`` (the first column headed ``rows``), its first and all
+    (median / p90), the ``metrics`` of each ``(label, path, metrics)`` compared that was measured (a path
+    of ``None`` was not), then new's browser part and redraw (medians); ``prefix`` heads new's columns."""
+    compared = [(label, path, metrics) for label, path, metrics in compared if path is not None]
+    head = [rows, f"{prefix}first", f"{prefix}all"]
+    head += [f"{label}, {m}" for label, _, metrics in compared for m in metrics]
+    head += [f"{prefix}browser part: redraw → painted, median", f"{prefix}redraw (JS), median"]
+    print("| " + " | ".join(head) + " |")
+    print("|---|" + "---:|" * (len(head) - 1))
     for name, times in new["first"].items():
         columns = [stats(times), stats(new["all"][name])]
-        for path, metrics in compared:
+        for _, path, metrics in compared:
             columns += [stats(path[m].get(name, [])) for m in metrics]
         columns += [f"{statistics.median(new[m][name]):.1f}" if new[m].get(name) else "-" for m in ("screen", "draw")]
         print(f"| {name} | " + " | ".join(columns) + " |")
