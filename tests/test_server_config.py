@@ -51,10 +51,10 @@ def test_the_config_sets_nodelay_before_connecting(monkeypatch: pytest.MonkeyPat
 def test_widget_messages_join_the_untracked_message_types() -> None:
     kernelmanager = pytest.importorskip("jupyter_server.services.kernels.kernelmanager")
     default = kernelmanager.MappingKernelManager.untracked_message_types.default()
-    untracked = _config().MappingKernelManager.untracked_message_types
+    config = _config()
     assert "comm_msg" not in default  # else this setting is jupyter-server's default and can go
-    assert untracked == [*default, "comm_msg"]
+    assert config.MappingKernelManager.untracked_message_types == [*default, "comm_msg"]
     # the server built with it: widget requests are not the kernel working, code still is
-    manager = kernelmanager.MappingKernelManager(config=_config())
+    manager = kernelmanager.MappingKernelManager(config=config)
     assert not manager.track_message_type("comm_msg")
     assert manager.track_message_type("execute_request")
