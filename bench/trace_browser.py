@@ -284,6 +284,15 @@ def trace_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
         ) + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms")  # fmt: skip
 
 
+def _lesson(parser: argparse.ArgumentParser, number: str) -> Path:
+    """The lesson of ``notebooks/`` numbered ``number`` (``08``); a usage error names the numbers there are."""
+    found = sorted(bench_browser.LESSONS.glob(f"{number}_*.ipynb"))
+    if len(found) != 1:
+        there = ", ".join(p.name[:2] for p in sorted(bench_browser.LESSONS.glob("[0-9][0-9]_*.ipynb")))
+        parser.error(f"--lesson {number}: no lesson of notebooks/ has that number (there are {there})")
+    return found[0]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", nargs="*", type=int)
@@ -311,7 +320,7 @@ def main() -> None:
     names = ["floor", "one heatmap 64×64"] + [f"{m}.{n}" for m, n in bench_browser.EXPLORERS]
     with tempfile.TemporaryDirectory() as tmp:
         if args.lesson:
-            [lesson] = sorted(bench_browser.LESSONS.glob(f"{args.lesson}_*.ipynb"))
+            lesson = _lesson(parser, args.lesson)
             notebook = f"notebooks/{lesson.name}"
             server = start_lab_on_lessons(Path(tmp), windowing=None)
         else:
