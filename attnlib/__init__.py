@@ -1,19 +1,16 @@
 """attnlib — self-attention, step by step.
 
-The library under the lessons in ``notebooks/``:
+The library under the lessons in ``notebooks/``, in three rooms (``docs/architecture.md``):
 
-- :mod:`attnlib.steps` — one function per step and their composition :func:`attention`;
-- :mod:`attnlib.modules` — :class:`SelfAttention` and :class:`MultiHeadAttention` (``nn.Module``);
-- :mod:`attnlib.examples` — the worked examples of the five source documents, as named data;
-- :mod:`attnlib.text` — sentence → tokens → vocabulary → ids → embeddings;
-- :mod:`attnlib.positions` — sinusoidal, learned and rotary positions (lesson 12);
-- :mod:`attnlib.transformer`, :mod:`attnlib.tasks`, :mod:`attnlib.training`, :mod:`attnlib.models`,
-  :mod:`attnlib.heads` — the tiny transformer, its tasks, training and checkpoints (lessons 13–14);
-- :mod:`attnlib.formatting` — numbers as text and how each entry of a step was computed;
-- :mod:`attnlib.viz` — static figures with seaborn (heatmaps, distributions, training curves);
-- :mod:`attnlib.style` — ``laptop`` and ``projector`` plot styles;
-- :mod:`attnlib.widgets` — the interactive explorers: live SVG heatmaps drawn by the browser (anywidget);
-- :mod:`attnlib.exercises` — "check yourself" answers checked with targeted hints.
+- the maths core, which imports only torch — :mod:`attnlib.steps` (one function per step and their
+  composition :func:`attention`), :mod:`attnlib.tiled` (the online softmax), :mod:`attnlib.modules`,
+  :mod:`attnlib.positions`, :mod:`attnlib.transformer`, :mod:`attnlib.kv_cache`, :mod:`attnlib.heads`,
+  :mod:`attnlib.training`, :mod:`attnlib.tasks`, :mod:`attnlib.pretrained`, :mod:`attnlib.cost`,
+  :mod:`attnlib.saturation`, :mod:`attnlib.examples`, :mod:`attnlib.text`, :mod:`attnlib.formatting`;
+- :mod:`attnlib.show` — static figures (seaborn) and the live views (anywidget);
+- :mod:`attnlib.lessons` — each lesson's explorers and exercise checkers, ``lessons/lNN_name.py``.
+
+``import attnlib`` loads the core only.
 
 Notation — one table for the lessons (lesson 01 shows it), the code and the tests:
 
@@ -39,7 +36,7 @@ The vocabulary's size is ``vocab_size`` (|𝒱|), never V. Order of computation:
 mask → softmax → weighted sum (scaling's lesson, 08, comes last, but it runs before the softmax).
 """
 
-from . import examples, style, text, viz
+from . import examples, text
 from ._validate import AttentionInputError
 from .modules import MultiHeadAttention, SelfAttention, combine_heads, split_heads
 from .steps import (
@@ -81,10 +78,8 @@ __all__ = [
     "score",
     "softmax",
     "split_heads",
-    "style",
     "sum_weighted_values",
     "text",
     "tiled_attention",
-    "viz",
     "weight_values",
 ]

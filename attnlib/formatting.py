@@ -2,7 +2,7 @@
 
 One home for what the plots, the live views and the explorers write: :func:`format_number`
 (``1`` for 1.0, ``0.1235`` for 0.12345), :func:`matrix_decimals`, :func:`format_matrix` (the text
-:func:`attnlib.widgets.parse_matrix` reads back), :func:`annotation` (a heatmap cell's label), and
+:func:`attnlib.show.parse_matrix` reads back), :func:`annotation` (a heatmap cell's label), and
 the per-cell explanations a live view shows on hover:
 
 - :func:`explain_products` — an entry of ``A B`` as a dot product written term by term
@@ -17,10 +17,12 @@ Each returns ``None`` for matrices larger than :data:`EXPLAIN_MAX` on a side (a 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
-import numpy as np
 import torch
 from torch import Tensor
+
+ArrayLike = Tensor | Sequence[Sequence[float]]  # numpy arrays work too (torch.as_tensor)
 
 __all__ = [
     "EXPLAIN_MAX",
@@ -44,15 +46,15 @@ def format_number(value: float, decimals: int = 4) -> str:
     return f"{v:.{decimals}f}".rstrip("0").rstrip(".")
 
 
-def matrix_decimals(matrix: Tensor | np.ndarray) -> int:
+def matrix_decimals(matrix: ArrayLike) -> int:
     """Digits for heatmap annotations: 0 for an integer-valued matrix (the documents' ``1.``), else 2."""
     m = torch.as_tensor(matrix)
     return 0 if bool((m == m.round()).all()) else 2
 
 
-def format_matrix(matrix: Tensor | np.ndarray, decimals: int = 4) -> str:
+def format_matrix(matrix: ArrayLike, decimals: int = 4) -> str:
     """One line per row, numbers separated by ``, `` (the text ``parse_matrix`` reads back)."""
-    return "\n".join(", ".join(format_number(v, decimals) for v in row) for row in np.asarray(matrix).tolist())
+    return "\n".join(", ".join(format_number(v, decimals) for v in row) for row in _t(matrix).tolist())
 
 
 def annotation(value: float, decimals: int) -> str:
@@ -63,7 +65,7 @@ def annotation(value: float, decimals: int) -> str:
     return "0" if text in ("-0", "-0." + "0" * decimals, "0." + "0" * decimals) and value == 0 else text
 
 
-def _small(*matrices: np.ndarray) -> bool:
+def _small(*matrices: Tensor) -> bool:
     return all(max(m.shape) <= EXPLAIN_MAX for m in matrices)
 
 
@@ -71,15 +73,14 @@ def _formatted(rows: list[list[float]]) -> list[list[str]]:
     return [[format_number(x) for x in row] for row in rows]
 
 
-def _np(matrix: Tensor | np.ndarray) -> np.ndarray:
-    if isinstance(matrix, Tensor):
-        return matrix.detach().cpu().to(torch.float64).numpy()
-    return np.asarray(matrix, dtype=np.float64)
+def _t(matrix: ArrayLike) -> Tensor:
+    """Any matrix (tensor, array, nested lists) as a float64 tensor, detached."""
+    return torch.as_tensor(matrix).detach().cpu().to(torch.float64)
 
 
 def explain_products(
-    left: Tensor | np.ndarray,
-    right_t: Tensor | np.ndarray,
+    left: ArrayLike,
+    right_t: ArrayLike,
     *,
     left_name: str = "q_{i}",
     right_name: str = "k_{j}",
@@ -95,7 +96,7 @@ def explain_products(
     Returns:
         ``n_rows`` lists of ``n_cols`` strings, or ``None`` when a side is larger than EXPLAIN_MAX.
     """
-    a, b = _np(left), _np(right_t)
+    a, b = _t(left), _t(right_t)
     if not _small(a, b):
         return None
     rows, cols = a.tolist(), b.tolist()
@@ -112,7 +113,7 @@ def explain_products(
     return out
 
 
-def explain_softmax(scores: Tensor | np.ndarray, *, temperature: float = 1.0) -> list[list[str]] | None:
+def explain_softmax(scores: ArrayLike, *, temperature: float = 1.0) -> list[list[str]] | None:
     """Weight ``(i, j)`` of ``softmax(scores / T)`` as ``e^{s_ij} / Σ_l e^{s_il}`` with the row's numbers.
 
     The exponentials are written shifted by the row's maximum ``m`` (``e^{s−m}``), the way softmax
@@ -121,7 +122,7 @@ def explain_softmax(scores: Tensor | np.ndarray, *, temperature: float = 1.0) ->
     Args:
         scores: ``(n_q, n_k)`` (already scaled, or divided by ``temperature`` here).
     """
-    s = _np(scores) / temperature
+    s = _t(scores) / temperature
     if not _small(s):
         return None
     out = []
@@ -143,14 +144,14 @@ def explain_softmax(scores: Tensor | np.ndarray, *, temperature: float = 1.0) ->
     return out
 
 
-def explain_weighted_sum(weights: Tensor | np.ndarray, values: Tensor | np.ndarray) -> list[list[str]] | None:
+def explain_weighted_sum(weights: ArrayLike, values: ArrayLike) -> list[list[str]] | None:
     """Output entry ``(i, c)`` of ``Z = A V`` as ``z_ic = Σ_j α_ij v_jc`` with the numbers.
 
     Args:
         weights: ``(n_q, n_k)`` attention weights A.
         values: ``(n_k, d_v)`` values V.
     """
-    a, v = _np(weights), _np(values)
+    a, v = _t(weights), _t(values)
     if not _small(a, v):
         return None
     rows, columns = a.tolist(), v.T.tolist()

@@ -1,6 +1,6 @@
 """How much a softmax row still mixes: the spread of scores and the largest weight (lesson 08).
 
-Maths only; the lesson-08 explorer (:mod:`attnlib.widgets.scaling`) draws what this computes.
+Maths only; the lesson-08 explorer (:mod:`attnlib.lessons.l08_scaling`) draws what this computes.
 """
 
 from __future__ import annotations

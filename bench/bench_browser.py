@@ -17,7 +17,7 @@ the last whose live views drew their grids on canvases); the rows its ``attnlib`
 are left out of the old path.
 
 ``--no-relay`` adds the new path with ``Relay.enabled = False`` (one message per widget that changed
-instead of one per change, see ``attnlib/widgets/relay.py``), in the same alternation.
+instead of one per change, see ``attnlib/show/relay.py``), in the same alternation.
 
 ``--explorers NAME …`` times only those explorers (``pipeline``: the linked explorer on the 8-token
 sentence alone on its page, beside the floor and the 64×64 view) instead of all of them.
@@ -95,15 +95,15 @@ EXPLORERS = (
 BUILD = {
     "PipelineExplorer": 'explorer = PipelineExplorer("003")\nexplorer.controls["example"].disabled = True\nexplorer',
     "TrainingExplorer": (
-        "from attnlib import models\n"
-        'recipe = models.RECIPES["reverse"]\n'
-        "model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20,\n"
+        "from attnlib import pretrained\n"
+        'recipe = pretrained.RECIPES["reverse"]\n'
+        "model, history = pretrained.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20,\n"
         "    progress=False)\n"
         "TrainingExplorer(history, model, recipe.task, step=0)"
     ),
     "HeadsExplorer": (
-        "from attnlib import models\n"
-        'HeadsExplorer(models.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)'
+        "from attnlib import pretrained\n"
+        'HeadsExplorer(pretrained.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)'
     ),
 }
 
@@ -113,13 +113,13 @@ import numpy as np
 
 rng = np.random.default_rng(0)
 try:
-    from attnlib.widgets import HeatmapView
+    from attnlib.show import HeatmapView
 
     big = HeatmapView(rng.random((64, 64)), title="64x64")
     show = big.update
 except ImportError:  # the old PNG path
-    from attnlib.viz import Heatmap
-    from attnlib.widgets._core import PlotView
+    from attnlib.show.plots import Heatmap
+    from attnlib.show.explorer import PlotView
 
     old = PlotView(Heatmap(rng.random((64, 64)), title="64x64"))
     big = old.image
@@ -147,9 +147,9 @@ W.VBox([floor_choice, floor_text])
 
 
 # the new path without the relay: every widget sends its own message (Explorer.batched still holds
-# them until the update ends), as before attnlib.widgets.relay
+# them until the update ends), as before attnlib.show.relay
 NO_RELAY = """\
-from attnlib.widgets.relay import Relay
+from attnlib.show.relay import Relay
 
 Relay.enabled = False
 """
@@ -161,7 +161,7 @@ def notebook(explorers: tuple[tuple[str, str], ...] = EXPLORERS, prologue: str =
         for source in ((prologue,) if prologue else ()) + (FLOOR, BIG)
     ]
     for module, name in explorers:
-        source = f"from attnlib.widgets.{module} import {name}\n" + BUILD.get(name, f"{name}()")
+        source = f"from attnlib.show.{module} import {name}\n" + BUILD.get(name, f"{name}()")
         cells.append({"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None, "source": source})
     return {
         "cells": cells,

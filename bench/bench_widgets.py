@@ -1,6 +1,6 @@
 """Kernel-side widget benchmark: every lesson explorer driven headless, one control change at a time.
 
-Discovers every :class:`~attnlib.widgets._core.Explorer` subclass in ``attnlib.widgets.<key>``
+Discovers every :class:`~attnlib.show.explorer.Explorer` subclass in ``attnlib.show.<key>``
 for the lesson keys, builds it with its defaults and cycles each control through a few valid
 values (dropdown options, slider positions, toggles, text edits). A change is timed from setting
 ``control.value`` until the explorer's views hold their new state — the whole observer chain,
@@ -27,10 +27,10 @@ from collections.abc import Iterator
 import ipywidgets as W
 import numpy as np
 
-from attnlib.widgets._core import Explorer
+from attnlib.show.explorer import Explorer
 
 try:  # the live views (this tree)
-    from attnlib.widgets import HeatmapView
+    from attnlib.show import HeatmapView
 except ImportError:  # the old PNG path (commit 68c259e, run by run_old())
     HeatmapView = None
 
@@ -55,25 +55,27 @@ KEYS = (
 
 
 def _pipeline():
-    from attnlib.widgets.pipeline import PipelineExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     return PipelineExplorer("003")  # the linked explorer on the 8-token sentence
 
 
 def _training():
-    from attnlib import models
-    from attnlib.widgets.training import TrainingExplorer
+    from attnlib import pretrained
+    from attnlib.lessons.l13_attention_learns import TrainingExplorer
 
-    recipe = models.RECIPES["reverse"]
-    model, history = models.train_recipe(recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20, progress=False)
+    recipe = pretrained.RECIPES["reverse"]
+    model, history = pretrained.train_recipe(
+        recipe, steps=40, snapshot_steps=(0, 20, 40), eval_every=20, progress=False
+    )
     return TrainingExplorer(history, model, recipe.task, step=0)
 
 
 def _heads():
-    from attnlib import models
-    from attnlib.widgets.heads import HeadsExplorer
+    from attnlib import pretrained
+    from attnlib.lessons.l14_what_heads_learn import HeadsExplorer
 
-    return HeadsExplorer(models.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)
+    return HeadsExplorer(pretrained.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)
 
 
 # explorers whose lesson builds them with arguments (the rest are built with their defaults)
@@ -88,9 +90,9 @@ def explorers() -> Iterator[tuple[str, type[Explorer] | None, str]]:
     """``(key, class, note)`` for every Explorer subclass defined in the lesson modules."""
     for key in KEYS:
         try:
-            module = importlib.import_module(f"attnlib.widgets.{key}")
+            module = importlib.import_module(f"attnlib.show.{key}")
         except ModuleNotFoundError as exc:
-            yield key, None, f"skipped: attnlib.widgets.{key} does not exist yet ({exc.name})"
+            yield key, None, f"skipped: attnlib.show.{key} does not exist yet ({exc.name})"
             continue
         found = [
             cls
@@ -98,7 +100,7 @@ def explorers() -> Iterator[tuple[str, type[Explorer] | None, str]]:
             if issubclass(cls, Explorer) and cls is not Explorer and cls.__module__ == module.__name__
         ]
         if not found:
-            yield key, None, f"skipped: no Explorer subclass in attnlib.widgets.{key}"
+            yield key, None, f"skipped: no Explorer subclass in attnlib.show.{key}"
         for cls in found:
             yield key, cls, ""
 
@@ -200,8 +202,8 @@ def bench_heatmap(n: int, reps: int) -> float:
             view.update(matrix)
             view.get_state(["buffer", "shape", "vmin", "vmax"])
     else:
-        from attnlib.viz import Heatmap
-        from attnlib.widgets._core import PlotView
+        from attnlib.show.explorer import PlotView
+        from attnlib.show.plots import Heatmap
 
         old = PlotView(Heatmap(rng.standard_normal((n, n))))
 

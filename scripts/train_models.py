@@ -1,6 +1,6 @@
 """Train every model of lessons 13–14 for its full budget and write its checkpoint (``make models``).
 
-Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.models.RECIPES)
+Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
 last bits, which is why the tests check what a model does, not its bytes. For the induction model it
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from attnlib import heads, models
+from attnlib import heads, pretrained
 from attnlib.training import accuracy
 
 EVERY = 100  # steps between the points of induction_history.json
@@ -33,11 +33,11 @@ def induction_history(history, recipe) -> dict:
 
 
 def main(names: list[str]) -> int:
-    for name in names or list(models.RECIPES):
-        recipe = models.RECIPES[name]
+    for name in names or list(pretrained.RECIPES):
+        recipe = pretrained.RECIPES[name]
         snapshots = tuple(range(0, recipe.steps + 1, EVERY)) if name == "induction" else ()
-        model, history = models.train_recipe(recipe, snapshot_steps=snapshots)
-        models.save(name, model)
+        model, history = pretrained.train_recipe(recipe, snapshot_steps=snapshots)
+        pretrained.save(name, model)
         if name == "induction":
             path = recipe.path.with_name("induction_history.json")
             path.write_text(json.dumps(induction_history(history, recipe), indent=1) + "\n")

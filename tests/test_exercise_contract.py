@@ -4,12 +4,10 @@ reveals, no wrong answer reaches the checker's safety net, and there are at leas
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 
-from attnlib.exercises import MISTAKES, check, exercises
-from attnlib.exercises._core import CHECKER_FAILED
+from attnlib.lessons import MISTAKES, check, exercises, lesson_module
+from attnlib.lessons._check import CHECKER_FAILED
 
 LESSONS = (
     "inputs", "weights", "qkv", "scores", "softmax", "positions", "learning", "heads", "scale",
@@ -18,7 +16,7 @@ LESSONS = (
 CASES = [
     (name, i, mistake)
     for lesson in LESSONS
-    for name, answers in importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers().items()
+    for name, answers in lesson_module(lesson).wrong_answers().items()
     for i, (_answer, mistake) in enumerate(answers)
 ]
 
@@ -27,7 +25,7 @@ CASES = [
 def test_at_least_three_exercises_each_with_typical_wrong_answers(lesson):
     names = exercises(lesson)
     assert names[:3] == [f"{lesson}.1", f"{lesson}.2", f"{lesson}.3"]
-    wrong = importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers()
+    wrong = lesson_module(lesson).wrong_answers()
     assert set(wrong) == set(names)
     assert all(len(answers) >= 2 for answers in wrong.values())
 
@@ -43,7 +41,7 @@ def test_missing_answer_asks_to_replace_the_dots(name):
 @pytest.mark.parametrize(("name", "index", "mistake"), CASES, ids=[f"{n}-{i}" for n, i, _ in CASES])
 def test_each_typical_wrong_answer_gets_its_hint(name, index, mistake):
     lesson = name.split(".")[0]
-    answer, _ = importlib.import_module(f"attnlib.exercises.{lesson}").wrong_answers()[name][index]
+    answer, _ = lesson_module(lesson).wrong_answers()[name][index]
     feedback = check(name, answer)
     assert not feedback.correct
     assert not feedback.message.startswith(CHECKER_FAILED)

@@ -2,8 +2,8 @@
 
 import torch
 
-from attnlib.exercises import check
 from attnlib.heads import induction_score, induction_targets, previous_token_score
+from attnlib.lessons import check
 
 
 def test_heads_exercises():

@@ -1,6 +1,6 @@
 """Lesson 13 checkers: the solutions pass; the typical slips get their hint."""
 
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_learning_exercises():

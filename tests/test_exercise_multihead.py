@@ -3,7 +3,7 @@
 import torch
 
 from attnlib import MultiHeadAttention
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_parameters():

@@ -5,7 +5,7 @@ import math
 import torch
 
 from attnlib import attention, derive_qkv, examples
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_by_hand():

@@ -9,8 +9,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from attnlib.exercises import Feedback, check, exercises
-from attnlib.exercises._core import CHECKER_FAILED, MISTAKES
+from attnlib.lessons import Feedback, check, exercises
+from attnlib.lessons._check import CHECKER_FAILED, MISTAKES
 
 NAMES = exercises()
 

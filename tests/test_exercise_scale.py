@@ -2,7 +2,7 @@
 
 import torch
 
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def online_step(m, ell, acc, scores, values):

@@ -5,7 +5,7 @@ import math
 import torch
 
 from attnlib import examples, score, softmax
-from attnlib.exercises import check
+from attnlib.lessons import check
 from attnlib.text import build_vocabulary
 
 

@@ -3,7 +3,7 @@
 import torch
 
 from attnlib import derive_qkv, examples, score, softmax
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_by_hand():

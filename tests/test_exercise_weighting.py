@@ -5,7 +5,7 @@ import math
 import torch
 
 from attnlib import examples, score, softmax
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_by_hand():

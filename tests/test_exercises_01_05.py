@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from attnlib import derive_qkv, examples, score, softmax
-from attnlib.exercises import check
+from attnlib.lessons import check
 
 
 def test_inputs():

@@ -1,15 +1,13 @@
-"""The exercise machinery (attnlib.exercises): Feedback, compare_tensor, compare_number, check()."""
+"""The exercise machinery (attnlib.lessons): Feedback, compare_tensor, compare_number, check()."""
 
 from __future__ import annotations
-
-import importlib
 
 import pytest
 import torch
 
-from attnlib import exercises
-from attnlib.exercises import Feedback, check, compare_number, compare_tensor
-from attnlib.exercises._core import registry
+from attnlib import lessons
+from attnlib.lessons import Feedback, check, compare_number, compare_tensor, lesson_module
+from attnlib.lessons._check import registry
 
 EXPECTED = torch.tensor([[2.0, 4.0, 4.0], [4.0, 16.0, 12.0]])
 
@@ -87,18 +85,19 @@ def test_check_unknown_lesson_names_the_choices() -> None:
     assert "softmax" in feedback.message
 
 
-def test_lessons_are_the_modules_of_the_package() -> None:
+def test_every_lesson_module_has_checkers_and_is_named_for_its_notebook() -> None:
     from pathlib import Path
 
-    modules = sorted(p.stem for p in Path(exercises.__file__).parent.glob("[a-z]*.py"))
-    assert list(exercises.LESSONS) == modules
-    assert {"inputs", "weights", "qkv", "scores", "softmax", "weighting", "summing", "scaling"} <= set(modules)
+    notebooks = sorted(p.stem for p in (Path(__file__).parent.parent / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert list(lessons.MODULES) == [f"l{stem}" for stem in notebooks]
+    owners = {lesson_module(prefix).__name__.rsplit(".", 1)[1] for prefix in lessons.lessons()}
+    assert owners == set(lessons.MODULES)
 
 
 def test_exercise_names_are_checked_and_unique() -> None:
-    from attnlib.exercises._core import exercise
+    from attnlib.lessons._check import exercise
 
-    exercises.exercises("softmax")  # import the lesson module: softmax.1 is registered
+    lessons.exercises("softmax")  # import the lesson module: softmax.1 is registered
     with pytest.raises(ValueError, match=r"exercise names look like .softmax\.2."):
         exercise("Softmax 2")
     with pytest.raises(ValueError, match="registered twice"):
@@ -106,12 +105,12 @@ def test_exercise_names_are_checked_and_unique() -> None:
 
 
 def test_a_failing_checker_becomes_a_sentence(monkeypatch) -> None:
-    from attnlib.exercises import _core
+    from attnlib.lessons import _check as _core
 
     def broken(answer: object) -> Feedback:
         raise IndexError("boom")
 
-    exercises.exercises("softmax")  # registered first, so that the broken checker replaces it
+    lessons.exercises("softmax")  # registered first, so that the broken checker replaces it
     monkeypatch.setitem(_core._REGISTRY, "softmax.1", broken)
     feedback = check("softmax.1", 1)
     assert (
@@ -126,7 +125,7 @@ def test_known_mistakes_carry_their_id() -> None:
 
 
 def test_learner_code_errors_become_sentences() -> None:
-    from attnlib.exercises import run_learner_code
+    from attnlib.lessons import run_learner_code
 
     assert run_learner_code(lambda x: x + 1, 1, name="your function") == 2
     assert run_learner_code(..., name="your softmax").message.startswith("Replace the ...")
@@ -138,9 +137,9 @@ def test_learner_code_errors_become_sentences() -> None:
     assert fb.message == "your softmax raised ZeroDivisionError: division by zero"
 
 
-@pytest.mark.parametrize("lesson", exercises.LESSONS)
+@pytest.mark.parametrize("lesson", lessons.lessons())
 def test_check_dispatches_to_the_lesson_checker(lesson: str) -> None:
-    importlib.import_module(f"attnlib.exercises.{lesson}")  # registers the lesson's checkers
+    lesson_module(lesson)  # registers the lesson's checkers
     checker = registry()[f"{lesson}.1"]
     # an unanswered exercise is never correct, and check() returns the checker's Feedback
     fb = check(f"{lesson}.1", ...)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlib import AttentionInputError, models
+from attnlib import AttentionInputError, pretrained
 from attnlib.kv_cache import KVCache, count_dot_products, generate, score_dot_products
 from attnlib.transformer import TinyTransformer
 
@@ -31,8 +31,8 @@ def test_generation_with_and_without_cache_is_identical():
 
 
 def test_the_trained_copy_model_copies_when_generating():
-    model = models.load("copy")
-    task = models.RECIPES["copy"].task
+    model = pretrained.load("copy")
+    task = pretrained.RECIPES["copy"].task
     first = torch.randint(32, (4, task.half), generator=torch.Generator().manual_seed(2))
     out = generate(model, first, task.half - 1)
     assert torch.equal(out[:, task.half :], first[:, : task.half - 1])  # the second half repeats the first

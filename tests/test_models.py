@@ -6,15 +6,15 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlib import models
+from attnlib import pretrained
 from attnlib.training import accuracy, pattern_mass
 
 ROW_MASS = 0.90  # each row's mean weight on the right key, over held-out sequences
 
 
 def _row_mass(name: str) -> torch.Tensor:
-    recipe = models.RECIPES[name]
-    model = models.load(name)
+    recipe = pretrained.RECIPES[name]
+    model = pretrained.load(name)
     inputs = recipe.task.batch(256, torch.Generator().manual_seed(123))[0]
     with torch.no_grad():
         model(inputs)
@@ -22,14 +22,14 @@ def _row_mass(name: str) -> torch.Tensor:
     return pattern_mass(model.attention_maps[0][:, 0], pattern).nanmean(dim=0)
 
 
-@pytest.mark.parametrize("name", sorted(models.RECIPES))
+@pytest.mark.parametrize("name", sorted(pretrained.RECIPES))
 def test_committed_checkpoint_is_small(name):
-    assert models.RECIPES[name].path.stat().st_size <= 2 * 1024 * 1024
+    assert pretrained.RECIPES[name].path.stat().st_size <= 2 * 1024 * 1024
 
 
 @pytest.mark.parametrize("name", ["reverse", "copy"])
 def test_committed_checkpoint_is_accurate(name):
-    assert accuracy(models.load(name), models.RECIPES[name].task) >= 0.99
+    assert accuracy(pretrained.load(name), pretrained.RECIPES[name].task) >= 0.99
 
 
 @pytest.mark.parametrize("name", ["reverse", "copy"])
@@ -40,8 +40,8 @@ def test_committed_checkpoint_attends_where_it_must(name):
 
 
 def test_short_budget_from_scratch_learns_reverse():
-    recipe = models.RECIPES["reverse"]
-    model, _ = models.train_recipe(recipe, steps=400, progress=False)
+    recipe = pretrained.RECIPES["reverse"]
+    model, _ = pretrained.train_recipe(recipe, steps=400, progress=False)
     assert accuracy(model, recipe.task) >= 0.95
     inputs = recipe.task.batch(128, torch.Generator().manual_seed(5))[0]
     with torch.no_grad():
@@ -53,8 +53,8 @@ def test_short_budget_from_scratch_learns_reverse():
 def test_induction_model_grew_a_previous_token_head_and_induction_heads():
     from attnlib.heads import ablated, induction_score, previous_token_score
 
-    recipe = models.RECIPES["induction"]
-    model = models.load("induction")
+    recipe = pretrained.RECIPES["induction"]
+    model = pretrained.load("induction")
     ids, _, counted = recipe.task.batch(256, torch.Generator().manual_seed(123))
     with torch.no_grad():
         model(ids)

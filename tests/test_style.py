@@ -11,10 +11,10 @@ import pytest
 from matplotlib.colors import to_hex
 from PIL import Image
 
-from attnlib import style, viz
-from attnlib.widgets.multihead import MultiHeadExplorer
-from attnlib.widgets.scores import ScoresExplorer
-from attnlib.widgets.softmax import SoftmaxExplorer
+from attnlib.lessons.l04_scores import ScoresExplorer
+from attnlib.lessons.l05_softmax import SoftmaxExplorer
+from attnlib.lessons.l11_multihead import MultiHeadExplorer
+from attnlib.show import plots, style
 
 LAPTOP, PROJECTOR = style.STYLES["laptop"], style.STYLES["projector"]
 
@@ -67,7 +67,7 @@ def test_use_rejects_unknown_names() -> None:
 
 def test_new_heatmap_follows_the_style() -> None:
     style.use("projector")
-    hm = viz.heatmap(np.eye(3))
+    hm = plots.heatmap(np.eye(3))
     assert hm.image.get_cmap().name == PROJECTOR.cmap
     assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
 
@@ -75,7 +75,7 @@ def test_new_heatmap_follows_the_style() -> None:
 def test_drawn_heatmap_restyles_both_ways() -> None:
     weights = np.array([[0.7, 0.3], [0.2, 0.8]])
     scores = np.array([[1.0, -2.0], [-0.5, 3.0]])
-    hm, signed = viz.heatmap(weights, title="weights"), viz.heatmap(scores)
+    hm, signed = plots.heatmap(weights, title="weights"), plots.heatmap(scores)
     hm.highlight(rows=[0])
     laptop_png = hm.to_png()
     assert hm.image.get_cmap().name == LAPTOP.cmap
@@ -90,19 +90,19 @@ def test_drawn_heatmap_restyles_both_ways() -> None:
     style.use("laptop")
     assert hm.image.get_cmap().name == LAPTOP.cmap
     assert hm.texts[0].get_fontsize() == pytest.approx(LAPTOP.annotation_size)
-    fresh = viz.heatmap(weights, title="weights").highlight(rows=[0])
+    fresh = plots.heatmap(weights, title="weights").highlight(rows=[0])
     assert hm.to_png() == fresh.to_png()  # back exactly to the laptop look
 
 
 def test_heatmap_with_its_own_colormap_keeps_it() -> None:
-    hm = viz.heatmap(np.eye(2), cmap="magma")
+    hm = plots.heatmap(np.eye(2), cmap="magma")
     style.use("projector")
     assert hm.image.get_cmap().name == "magma"
     assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
 
 
 def test_bar_chart_restyles() -> None:
-    bars = viz.BarChart([[0.2, 0.5, 0.3]])
+    bars = plots.BarChart([[0.2, 0.5, 0.3]])
     style.use("projector")
     assert to_hex(bars.bars[0].get_facecolor()) == to_hex(PROJECTOR.highlight_color)
     assert bars.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
@@ -135,7 +135,7 @@ def test_every_view_of_an_explorer_restyles(make) -> None:
 
 
 def test_listeners_are_held_weakly() -> None:
-    hm = viz.heatmap(np.eye(2))
+    hm = plots.heatmap(np.eye(2))
     n = len(style._listeners)
     del hm
     gc.collect()

@@ -1,4 +1,4 @@
-"""Basics of the plotting helpers (attnlib.viz) and the plot styles (attnlib.style)."""
+"""Basics of the plotting helpers (attnlib.show.plots) and the plot styles (attnlib.show.style)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 import torch
 from PIL import Image
 
-from attnlib import style, viz
+from attnlib.show import plots, style
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -29,20 +29,20 @@ def png_size(data: bytes) -> tuple[int, int]:
 
 def test_as_numpy_converts_tensors_lists_and_vectors() -> None:
     t = torch.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
-    arr = viz.as_numpy(t)
+    arr = plots.as_numpy(t)
     assert arr.dtype == np.float64 and arr.tolist() == [[1.0, 2.0], [3.0, 4.0]]
-    assert viz.as_numpy([1, 2, 3]).shape == (1, 3)  # a vector becomes one row
+    assert plots.as_numpy([1, 2, 3]).shape == (1, 3)  # a vector becomes one row
 
 
 def test_as_numpy_rejects_3d() -> None:
     with pytest.raises(ValueError, match=r"a heatmap shows a matrix; got an array of shape \(2, 2, 2\)"):
-        viz.as_numpy(np.zeros((2, 2, 2)))
+        plots.as_numpy(np.zeros((2, 2, 2)))
 
 
 def test_heatmap_draws_a_png_and_keeps_its_data() -> None:
     m = torch.tensor([[0.1, 0.9], [0.5, 0.5], [0.3, 0.7]])
-    hm = viz.heatmap(m, row_labels=["a", "b", "c"], col_labels=["x", "y"], title="weights")
-    assert isinstance(hm, viz.Heatmap)
+    hm = plots.heatmap(m, row_labels=["a", "b", "c"], col_labels=["x", "y"], title="weights")
+    assert isinstance(hm, plots.Heatmap)
     np.testing.assert_allclose(hm.data, m.numpy(), rtol=1e-6)
     width, height = png_size(hm.to_png())
     assert width > 0 and height > 0
@@ -51,15 +51,15 @@ def test_heatmap_draws_a_png_and_keeps_its_data() -> None:
 
 
 def test_heatmap_annotates_small_matrices_only() -> None:
-    small = viz.heatmap(np.eye(3))
-    big = viz.heatmap(np.zeros((40, 40)))
+    small = plots.heatmap(np.eye(3))
+    big = plots.heatmap(np.zeros((40, 40)))
     assert small.annotate and not big.annotate
     texts = [t.get_text() for t in small.texts]
     assert len(texts) == 9 and texts[0] == "1.00"
 
 
 def test_heatmap_update_in_place_changes_the_picture() -> None:
-    hm = viz.heatmap(np.zeros((3, 3)), vmin=0, vmax=1)
+    hm = plots.heatmap(np.zeros((3, 3)), vmin=0, vmax=1)
     before = hm.to_png()
     hm.update(np.eye(3))
     assert hm.data[0, 0] == 1.0
@@ -68,7 +68,7 @@ def test_heatmap_update_in_place_changes_the_picture() -> None:
 
 
 def test_heatmap_update_to_a_new_shape() -> None:
-    hm = viz.heatmap(np.zeros((2, 2)))
+    hm = plots.heatmap(np.zeros((2, 2)))
     hm.update(np.ones((3, 4)), row_labels=["a", "b", "c"])
     assert hm.data.shape == (3, 4)
     assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["a", "b", "c"]
@@ -76,7 +76,7 @@ def test_heatmap_update_to_a_new_shape() -> None:
 
 
 def test_heatmap_highlight_outlines_rows_columns_and_cells() -> None:
-    hm = viz.heatmap(np.zeros((3, 3)))
+    hm = plots.heatmap(np.zeros((3, 3)))
     hm.highlight(rows=[0], cols=[1, 2], cells=[(2, 2)])
     assert len(hm.highlights) == 4
     hm.highlight(cells=[(0, 0)])  # replaces the earlier outlines
@@ -84,14 +84,14 @@ def test_heatmap_highlight_outlines_rows_columns_and_cells() -> None:
 
 
 def test_show_heatmaps_side_by_side() -> None:
-    grid = viz.show_heatmaps([np.zeros((2, 2)), np.ones((2, 3))], ["Q", "K"])
+    grid = plots.show_heatmaps([np.zeros((2, 2)), np.ones((2, 3))], ["Q", "K"])
     assert len(grid.heatmaps) == 2
     assert grid.heatmaps[1].data.shape == (2, 3)
     png_size(grid.to_png())
 
 
 def test_bar_chart_updates_and_checks_length() -> None:
-    chart = viz.BarChart([0.2, 0.3, 0.5], ["a", "b", "c"])
+    chart = plots.BarChart([0.2, 0.3, 0.5], ["a", "b", "c"])
     chart.update([0.6, 0.3, 0.1])
     assert [round(b.get_height(), 6) for b in chart.bars] == [0.6, 0.3, 0.1]
     png_size(chart.to_png())
@@ -103,7 +103,7 @@ def test_no_pyplot_figures_are_left_open() -> None:
     import matplotlib.pyplot as plt
 
     before = len(plt.get_fignums())
-    viz.heatmap(np.eye(2)).to_png()
+    plots.heatmap(np.eye(2)).to_png()
     assert len(plt.get_fignums()) == before
 
 
@@ -131,7 +131,7 @@ def test_style_projector_is_larger_and_colour_blind_safe() -> None:
 
 
 def test_style_use_restyles_existing_heatmaps() -> None:
-    hm = viz.heatmap(np.eye(2))
+    hm = plots.heatmap(np.eye(2))
     small = hm.texts[0].get_fontsize()
     style.use("projector")
     assert hm.texts[0].get_fontsize() > small
@@ -141,18 +141,18 @@ def test_style_use_restyles_existing_heatmaps() -> None:
 def test_distribution_draws_hist_and_kde_with_one_curve_per_label() -> None:
     rng = np.random.default_rng(0)
     samples = {"scores": rng.standard_normal(500) * 8, "scaled": rng.standard_normal(500)}
-    hist = viz.distribution(samples, title="scores")
+    hist = plots.distribution(samples, title="scores")
     assert repr(hist) == "<distribution hist: scores, scaled>"
     assert hist._repr_png_().startswith(PNG_MAGIC)
-    kde = viz.distribution(samples, kind="kde")
+    kde = plots.distribution(samples, kind="kde")
     assert len(kde.fig.axes[0].lines) == 2  # one density curve per label
-    assert viz.distribution(torch.ones(3, 4) + torch.arange(4.0)).fig.axes[0].collections  # a tensor works too
+    assert plots.distribution(torch.ones(3, 4) + torch.arange(4.0)).fig.axes[0].collections  # a tensor works too
     with pytest.raises(ValueError, match="kind must be 'hist' or 'kde', got 'box'"):
-        viz.distribution(samples, kind="box")
+        plots.distribution(samples, kind="box")
 
 
 def test_training_curves_one_line_per_series() -> None:
-    plot = viz.training_curves({"loss": [2.0, 1.0, 0.5], "accuracy": [0.3, 0.6, 0.9]}, ylabel="value")
+    plot = plots.training_curves({"loss": [2.0, 1.0, 0.5], "accuracy": [0.3, 0.6, 0.9]}, ylabel="value")
     lines = plot.fig.axes[0].lines
     assert [list(line.get_ydata()) for line in lines] == [[2.0, 1.0, 0.5], [0.3, 0.6, 0.9]]
     assert repr(plot) == "<training curves: loss, accuracy>"
@@ -160,7 +160,7 @@ def test_training_curves_one_line_per_series() -> None:
 
 
 def test_cost_curves_log_log_with_guide_slopes() -> None:
-    plot = viz.cost_curves([256, 512, 1024], {"attention": [1.0, 4.0, 16.0], "tiled": [1.0, 3.0, 9.0]})
+    plot = plots.cost_curves([256, 512, 1024], {"attention": [1.0, 4.0, 16.0], "tiled": [1.0, 3.0, 9.0]})
     ax = plot.fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     labels = [line.get_label() for line in ax.get_lines()]

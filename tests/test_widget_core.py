@@ -11,13 +11,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from attnlib import style
 from attnlib.formatting import explain_softmax
+from attnlib.show import HeatmapView, parse_cell, style
+from attnlib.show.explorer import Explorer, MatrixParseError, parse_matrix
+from attnlib.show.plots import Heatmap
+from attnlib.show.view import STATIC
 from attnlib.steps import softmax
-from attnlib.viz import Heatmap
-from attnlib.widgets import HeatmapView, parse_cell
-from attnlib.widgets._core import Explorer, MatrixParseError, parse_matrix
-from attnlib.widgets.view import STATIC
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -243,7 +242,7 @@ def test_view_png_fallback_and_restyle() -> None:
 
 
 def test_view_ships_its_front_end_in_the_package() -> None:
-    from attnlib.widgets.view import STATIC
+    from attnlib.show.view import STATIC
 
     js = (STATIC / "heatmap.js").read_text()
     urls = set(re.findall(r"https?://[^\s\"'`]+", js))
@@ -379,7 +378,7 @@ def test_explorer_change_sends_one_message_per_changed_widget_after_the_update(s
 
 @pytest.mark.parametrize("key", ["query", "scaled"])
 def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
-    from attnlib.widgets.pipeline import PipelineExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     ex = PipelineExplorer("001")
     during: list[int] = []
@@ -398,7 +397,7 @@ def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
 def test_a_controls_new_range_reaches_the_browser_before_its_new_value(sent) -> None:
     """Switching to a 4-key example raises the terms slider's max and value: max must arrive first
     (a merged message lets the browser clamp the value to the old max of 3)."""
-    from attnlib.widgets.summing import SummingExplorer
+    from attnlib.lessons.l07_summing import SummingExplorer
 
     ex = SummingExplorer("001")
     slider = ex.controls["terms"]
@@ -421,7 +420,7 @@ def _route(explorer: Explorer, sent: list) -> list[str]:
 
 
 def test_the_relay_is_asked_to_route_every_widget_but_the_controls(sent) -> None:
-    from attnlib.widgets.pipeline import PipelineExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     ex = PipelineExplorer("001")
     ids = _route(ex, sent)
@@ -431,7 +430,7 @@ def test_the_relay_is_asked_to_route_every_widget_but_the_controls(sent) -> None
 
 @pytest.mark.parametrize("key", ["query", "scaled", "example"])
 def test_with_a_page_running_the_relay_one_change_is_one_message(sent, key: str) -> None:
-    from attnlib.widgets.pipeline import PipelineExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     ex = PipelineExplorer("001")
     _route(ex, sent)
@@ -457,7 +456,7 @@ def test_with_a_page_running_the_relay_one_change_is_one_message(sent, key: str)
 
 
 def test_relayed_buffers_are_named_by_their_paths(sent, monkeypatch) -> None:
-    from attnlib.widgets.pipeline import PipelineExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     buffers_sent: list = []
     monkeypatch.setattr(
@@ -525,13 +524,13 @@ def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
 
 
 def test_weights_views_of_the_explorers_have_the_scale_0_to_1() -> None:
-    from attnlib.widgets.module import ModuleExplorer
-    from attnlib.widgets.multihead import MultiHeadExplorer
-    from attnlib.widgets.pipeline import PipelineExplorer
-    from attnlib.widgets.scaling import ScalingExplorer
-    from attnlib.widgets.sentence import SentenceExplorer
-    from attnlib.widgets.softmax import SoftmaxExplorer
-    from attnlib.widgets.weighting import WeightingExplorer
+    from attnlib.lessons.l05_softmax import SoftmaxExplorer
+    from attnlib.lessons.l06_weighting import WeightingExplorer
+    from attnlib.lessons.l08_scaling import ScalingExplorer
+    from attnlib.lessons.l09_module import ModuleExplorer
+    from attnlib.lessons.l10_sentence import SentenceExplorer
+    from attnlib.lessons.l11_multihead import MultiHeadExplorer
+    from attnlib.lessons.pipeline import PipelineExplorer
 
     views = [
         SoftmaxExplorer().views["heatmap"],

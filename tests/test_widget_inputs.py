@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from attnlib import examples
-from attnlib.widgets._core import parse_matrix
-from attnlib.widgets.inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
+from attnlib.lessons.l01_inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
+from attnlib.show.explorer import parse_matrix
 
 
 def _ticks(view, axis="y"):

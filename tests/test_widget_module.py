@@ -8,8 +8,8 @@ import torch
 
 from attnlib import SelfAttention, examples
 from attnlib.formatting import annotation
+from attnlib.lessons.l09_module import ModuleExplorer, module_inputs
 from attnlib.modules import causal_mask
-from attnlib.widgets.module import ModuleExplorer, module_inputs
 
 
 def _reference(source: str, scaled: bool, causal: bool):

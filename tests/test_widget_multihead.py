@@ -7,8 +7,8 @@ import torch
 
 from attnlib import examples
 from attnlib.formatting import annotation
+from attnlib.lessons.l11_multihead import MultiHeadExplorer, multihead_inputs
 from attnlib.modules import causal_mask, split_heads
-from attnlib.widgets.multihead import MultiHeadExplorer, multihead_inputs
 
 
 def _reference(num_heads: int, scaled: bool, causal: bool) -> torch.Tensor:

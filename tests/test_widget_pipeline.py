@@ -10,8 +10,8 @@ import torch
 
 import attnlib
 from attnlib import examples
+from attnlib.lessons.pipeline import EXAMPLES, PipelineExplorer, pipeline, pipeline_example
 from attnlib.modules import causal_mask
-from attnlib.widgets.pipeline import EXAMPLES, PipelineExplorer, pipeline, pipeline_example
 
 VIEWS = (
     "inputs", "w_query", "w_key", "w_value", "queries", "keys", "values",

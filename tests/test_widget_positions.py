@@ -2,8 +2,8 @@
 
 import numpy as np
 
+from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.positions import sinusoidal_encoding
-from attnlib.widgets.positions import PositionsExplorer
 
 
 def test_views_are_the_encoding_and_its_similarity():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import derive_qkv, examples
-from attnlib.widgets.qkv import KINDS, QKVExplorer, product_lines
+from attnlib.lessons.l03_queries_keys_values import KINDS, QKVExplorer, product_lines
 
 
 def _box(rect):

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnlib import scale_scores, score, softmax
-from attnlib.widgets.scaling import ScalingExplorer, random_qk, scaling_stats
+from attnlib.lessons.l08_scaling import ScalingExplorer, random_qk, scaling_stats
 
 
 def test_starts_at_d_k_64():

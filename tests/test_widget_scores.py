@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import examples, score
-from attnlib.widgets.scores import ScoresExplorer, dot_product_line
+from attnlib.lessons.l04_scores import ScoresExplorer, dot_product_line
 
 
 def _box(rect):

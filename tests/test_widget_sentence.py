@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from attnlib import examples, init_weights
+from attnlib.lessons.l10_sentence import SentenceExplorer
 from attnlib.text import build_vocabulary, embed, encode, tokenize
-from attnlib.widgets.sentence import SentenceExplorer
 
 
 def _reference(sentence: str, projections: bool, scaled: bool) -> torch.Tensor:

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from attnlib import examples, score, softmax
-from attnlib.widgets.softmax import SoftmaxExplorer, entropy, example_scores
+from attnlib.lessons.l05_softmax import SoftmaxExplorer, entropy, example_scores
 
 
 def _scores_001():

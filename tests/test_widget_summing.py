@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import examples, score, softmax, sum_weighted_values, weight_values
-from attnlib.widgets.summing import SummingExplorer
+from attnlib.lessons.l07_summing import SummingExplorer
 
 
 def _wv(key):

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from attnlib import attention, examples
+from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.tiled import online_softmax_blocks
-from attnlib.widgets.tiled import TiledExplorer
 
 
 def test_starts_at_the_first_block_of_three():

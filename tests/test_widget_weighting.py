@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import examples, scale_scores, score, softmax, weight_values
-from attnlib.widgets.weighting import WeightingExplorer
+from attnlib.lessons.l06_weighting import WeightingExplorer
 
 
 def _wv(key, scaled=False):

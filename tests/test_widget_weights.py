@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from attnlib import examples, init_weights
-from attnlib.widgets.weights import WeightsExplorer
+from attnlib.lessons.l02_weights import WeightsExplorer
 
 VIEWS = ("w_query", "w_key", "w_value")
 

@@ -5,7 +5,7 @@ own kernel, shut down after its test. The lessons are copied to a temporary dire
 running them never touches the repository. Screenshots (device scale factor 2) land in
 ``test-artifacts/browser/``.
 
-The explorers' views are SVG drawn by the browser (attnlib.widgets.HeatmapView): no widget output
+The explorers' views are SVG drawn by the browser (attnlib.show.HeatmapView): no widget output
 may show a PNG pushed by the kernel. Lesson 04 is also checked by hand: hovering a cell of the
 scores shows the number attnlib computes, and the explorer works from the keyboard alone.
 
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 LESSONS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
 # the most cells a live view draws as SVG rectangles; a larger matrix is a canvas of one pixel per cell
-VECTOR_MAX = int(re.search(r"const VECTOR_MAX = (\d+);", (REPO / "attnlib/widgets/static/heatmap.js").read_text())[1])
+VECTOR_MAX = int(re.search(r"const VECTOR_MAX = (\d+);", (REPO / "attnlib/show/static/heatmap.js").read_text())[1])
 RUN_TIMEOUT = 300.0  # seconds for one lesson's run-all on a busy 2-core machine
 
 # console messages that are not failures of the lessons: resource 404s of optional lab assets,
@@ -212,7 +212,7 @@ def _statuses_while(page, panel_id: str, act) -> tuple[object, list[str]]:
 # the scores view stops answering the page's questions (as a kernel that was stopped), or answers
 # one cell's question late, by hand
 SILENCE = """from ipywidgets import Widget
-from attnlib.widgets import HeatmapView
+from attnlib.show import HeatmapView
 _views = [w for w in list(Widget.widgets.values()) if isinstance(w, HeatmapView) and w.title == "scores Q Kᵀ"]
 for _view in _views:
     _view.on_msg(_view._handle_message, remove=True)
@@ -243,8 +243,9 @@ def _an_unanswered_explanation_lapses(page, panel_id: str, grid) -> None:
 
 def _hover_and_keyboard(page, panel_id: str) -> None:
     """Lesson 04's ScoresExplorer: hover shows attnlib's number; arrows + Enter choose a query and key."""
-    from attnlib import score, style
+    from attnlib import score
     from attnlib.examples import four_inputs, three_inputs
+    from attnlib.show import style
 
     # _move_controls may have switched the document: read which one the explorer shows now
     document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
@@ -314,7 +315,7 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
 
 # lesson 12's PositionsExplorer given a new shape from the kernel (the encoding is n × d, P Pᵀ n × n)
 RESHAPE = """import gc
-from attnlib.widgets.positions import PositionsExplorer
+from attnlib.lessons.l12_positions import PositionsExplorer
 _explorer = next(o for o in gc.get_objects() if isinstance(o, PositionsExplorer))
 _explorer.controls["n_tokens"].value, _explorer.controls["d_model"].value = {n}, {d}
 """

@@ -1,0 +1,266 @@
+"""The machinery under every "check yourself" exercise: verdicts, comparisons, the registry.
+
+A lesson's checkers live in ``attnlib/lessons/<lesson>.py``, each registered under a name
+``"<lesson>.<n>"`` with :func:`exercise`. :func:`attnlib.lessons.check` looks the name up and
+returns a :class:`Feedback`; it never raises, whatever the learner hands it, because the
+comparisons below turn every kind of bad answer (text, ``None``, a function, NaN, an empty or a
+huge tensor, a tensor that needs a gradient …) into a sentence.
+
+Typical wrong answers carry the id of the misconception they reveal (:data:`MISTAKES`), so the
+hint a learner sees is targeted and a test can assert that the right hint fires.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+__all__ = [
+    "MAX_ANSWER_NUMBERS",
+    "MISTAKES",
+    "Feedback",
+    "Wrong",
+    "compare_number",
+    "compare_tensor",
+    "exercise",
+    "registry",
+    "run_learner_code",
+    "to_answer_tensor",
+]
+
+#: The misconceptions learners are known to have (evidence: the project's notes on other projects'
+#: trackers), by id. A checker's typical wrong answer names the id it reveals.
+MISTAKES: dict[str, str] = {
+    "softmax-axis": "softmax over the wrong axis (the queries instead of the keys)",
+    "scale-by-d": "scaling by d_k instead of sqrt(d_k)",
+    "scale-by-d-model": "scaling by the model width d_model instead of the per-head d_head",
+    "scale-forgotten": "forgetting to scale the scores",
+    "mask-with-zero": "masking with 0 (a score of 0 still gets weight) instead of -inf",
+    "mask-after-softmax": "masking after the softmax (rows no longer sum to 1)",
+    "fully-masked-row": "a row whose every key is masked: -inf everywhere gives NaN",
+    "heads-view-no-transpose": "splitting heads with view/reshape but no transpose (tokens and features mixed)",
+    "heads-parameters": "h heads need h times the parameters (one projection is split h ways)",
+    "k-q-transposed": "K Qᵀ instead of Q Kᵀ (the transposed score matrix)",
+    "causal-and-mask": "passing a mask and is_causal together, or neither, to a fused kernel",
+    "online-no-rescale": "online softmax: not rescaling the running sum when the running maximum grows",
+    "weights-not-values": "summing the weights or the keys instead of the weighted values",
+    "rounded": "rounding like a document instead of computing exactly",
+    "transposed": "a transposed matrix",
+}
+
+#: Answers with more numbers than this are refused before they are converted (a learner who passes
+#: a 10⁸-element tensor by mistake gets a sentence, not a frozen kernel).
+MAX_ANSWER_NUMBERS = 1_000_000
+
+#: The start of the message given when a checker itself failed; tests assert that no learner
+#: answer reaches it (every bad answer must be handled by the comparisons).
+CHECKER_FAILED = "This answer could not be checked"
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """The verdict on an answer: ``correct``, a message, and the misconception it reveals, if known."""
+
+    correct: bool
+    message: str
+    mistake: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.correct
+
+    def __repr__(self) -> str:
+        return ("✅ Correct. " if self.correct else "❌ Not yet. ") + self.message
+
+    def _repr_html_(self) -> str:
+        colour, mark, word = ("#1a7f37", "✅", "Correct.") if self.correct else ("#b35900", "❌", "Not yet.")
+        return (
+            f'<div style="border-left:4px solid {colour};padding:4px 8px">'
+            f"{mark} <b>{word}</b> {html.escape(self.message)}</div>"
+        )
+
+
+# ---------------------------------------------------------------- the registry
+_REGISTRY: dict[str, Callable[[object], Feedback]] = {}
+_NAME = re.compile(r"^[a-z_]+\.[1-9][0-9]*$")
+
+
+def exercise(name: str) -> Callable[[Callable[[object], Feedback]], Callable[[object], Feedback]]:
+    """Register a checker under ``name`` = ``"<lesson>.<n>"`` (e.g. ``"softmax.2"``)."""
+    if not _NAME.match(name):
+        raise ValueError(f"exercise names look like 'softmax.2' (lesson, dot, number), got {name!r}")
+
+    def register(checker: Callable[[object], Feedback]) -> Callable[[object], Feedback]:
+        if name in _REGISTRY and _REGISTRY[name] is not checker:
+            raise ValueError(f"exercise {name!r} is registered twice")
+        _REGISTRY[name] = checker
+        return checker
+
+    return register
+
+
+def registry() -> dict[str, Callable[[object], Feedback]]:
+    """The checkers registered so far, by name (lesson modules register when imported)."""
+    return dict(_REGISTRY)
+
+
+# ---------------------------------------------------------------- turning answers into tensors
+Wrong = tuple[Tensor, str] | tuple[Tensor, str, str]
+
+
+def _missing(answer: object) -> bool:
+    return answer is None or answer is Ellipsis
+
+
+def _kind(answer: object) -> str:
+    if isinstance(answer, str):
+        return f"text ({answer[:30]!r})"
+    if callable(answer):
+        return "a function; call it and give its result" if not isinstance(answer, type) else "a class"
+    return type(answer).__name__
+
+
+def to_answer_tensor(answer: object, name: str) -> Tensor | Feedback:
+    """``answer`` as a float64 tensor (no gradient), or a :class:`Feedback` saying why it is not one."""
+    if _missing(answer):
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+    if isinstance(answer, str | bytes | dict | set | frozenset) or callable(answer):
+        return Feedback(False, f"{name} should be a tensor or a nested list of numbers, not {_kind(answer)}.")
+    if isinstance(answer, Tensor):
+        if answer.numel() > MAX_ANSWER_NUMBERS:
+            return Feedback(False, f"{name} has {answer.numel():,} numbers, shape {tuple(answer.shape)}: far too many.")
+        if answer.is_complex():
+            return Feedback(False, f"{name} has complex numbers; attention works with real numbers.")
+        if answer.layout != torch.strided:
+            answer = answer.to_dense()
+        if answer.device.type == "meta":
+            return Feedback(False, f"{name} is a tensor without data (device 'meta').")
+        got = answer.detach().to(device="cpu", dtype=torch.float64)
+    else:
+        try:
+            got = torch.as_tensor(answer, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError, OverflowError) as exc:
+            reason = str(exc).split("\n")[0][:120]
+            return Feedback(
+                False, f"{name} should be a tensor or a nested list of numbers of equal lengths ({reason})."
+            )
+        if got.numel() > MAX_ANSWER_NUMBERS:
+            return Feedback(False, f"{name} has {got.numel():,} numbers, shape {tuple(got.shape)}: far too many.")
+    if got.numel() and not bool(torch.isfinite(got).all()):
+        bad = "NaN" if bool(torch.isnan(got).any()) else "inf"
+        return Feedback(
+            False,
+            f"{name} contains {bad}. A NaN often comes from a row whose every score is -inf "
+            "(nothing to normalise) or from 0 × inf; an inf from exp of a large score.",
+        )
+    return got
+
+
+def _split(wrong: Wrong) -> tuple[Tensor, str, str | None]:
+    candidate, hint, *rest = wrong
+    return candidate, hint, (rest[0] if rest else None)
+
+
+def compare_tensor(
+    answer: object,
+    expected: Tensor,
+    *,
+    name: str,
+    wrong: Sequence[Wrong] = (),
+    atol: float = 1e-3,
+    success: str = "",
+) -> Feedback:
+    """Compare ``answer`` with ``expected`` (tolerance ``atol``), hinting on known wrong answers.
+
+    Args:
+        answer: the learner's tensor, array or nested list (``None``/``...`` = not answered yet).
+        expected: the right answer, computed by attnlib.
+        name: what the answer is, for the messages ("the scores of Input 1").
+        wrong: ``(typical wrong answer, hint)`` or ``(…, hint, mistake id)``, tried in order.
+        success: extra sentence for a right answer.
+    """
+    got = to_answer_tensor(answer, name)
+    if isinstance(got, Feedback):
+        return got
+    want = expected.detach().to(torch.float64)
+
+    def known_mistake() -> Feedback | None:
+        for candidate, hint, mistake in map(_split, wrong):
+            c = candidate.detach().to(torch.float64)
+            if c.shape == got.shape and torch.allclose(got, c, atol=atol, rtol=0, equal_nan=True):
+                return Feedback(False, hint, mistake)
+        return None
+
+    if got.shape != want.shape:
+        found = known_mistake()
+        if found is not None:
+            return found
+        if got.dim() == 2 and got.shape == want.shape[::-1] and got.shape[0] != got.shape[1]:
+            return Feedback(
+                False,
+                f"{name} has shape {tuple(got.shape)}: it looks transposed; expected {tuple(want.shape)}.",
+                "transposed",
+            )
+        return Feedback(False, f"{name} should have shape {tuple(want.shape)}, yours has {tuple(got.shape)}.")
+    if torch.allclose(got, want, atol=atol, rtol=0):
+        return Feedback(True, (f"That is {name}. " + success).strip())
+    found = known_mistake()
+    if found is not None:
+        return found
+    diff = (got - want).abs()
+    idx = tuple(int(i) for i in torch.nonzero(diff == diff.max())[0])
+    where = f" at index {list(idx)}" if idx else ""
+    return Feedback(False, f"{name} is off by up to {float(diff.max()):.4g}{where}; check that entry by hand.")
+
+
+def compare_number(
+    answer: object,
+    expected: float,
+    *,
+    name: str,
+    wrong: Sequence[tuple[float, str] | tuple[float, str, str]] = (),
+    tol: float = 1e-3,
+) -> Feedback:
+    """Like :func:`compare_tensor` for a single number (a one-element tensor counts as a number)."""
+    if _missing(answer):
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+    if isinstance(answer, Tensor):
+        if answer.numel() != 1 or answer.is_complex():
+            return Feedback(False, f"{name} should be one number, got a tensor of shape {tuple(answer.shape)}.")
+        answer = answer.detach().item()
+    if isinstance(answer, bool) or (not isinstance(answer, int | float | str) and not hasattr(answer, "__float__")):
+        return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")
+    try:
+        got = float(answer)  # type: ignore[arg-type]
+    except (TypeError, ValueError, OverflowError):
+        return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")
+    if not math.isfinite(got):
+        return Feedback(False, f"{name} should be a finite number, got {got}.")
+    if math.isclose(got, expected, abs_tol=tol):
+        return Feedback(True, f"That is {name}.")
+    for candidate, hint, *mistake in wrong:
+        if math.isclose(got, candidate, abs_tol=tol):
+            return Feedback(False, hint, mistake[0] if mistake else None)
+    return Feedback(False, f"{name} is not {got:g}; recompute it step by step.")
+
+
+def run_learner_code(function: object, *args: object, name: str) -> object:
+    """Call the learner's ``function(*args)``; return its result, or a :class:`Feedback` if it failed.
+
+    ``name`` says what the function should be ("your softmax"). A missing answer, something that
+    is not callable, and any exception the learner's code raises become a sentence.
+    """
+    if _missing(function):
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+    if not callable(function):
+        return Feedback(False, f"{name} should be a function (def … or lambda …), not {_kind(function)}.")
+    try:
+        return function(*args)
+    except Exception as exc:  # the learner's code may fail in any way: report it, do not raise
+        message = str(exc).split("\n")[0][:160]
+        return Feedback(False, f"{name} raised {type(exc).__name__}: {message}")

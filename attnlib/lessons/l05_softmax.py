@@ -1,0 +1,298 @@
+"""Lesson 05 · Softmax: its explorer and its exercise checkers.
+
+Lesson 05 explorer: softmax with a temperature, one row as bars and all rows as a heatmap.
+
+Lesson 05 exercises: from scores to weights with a softmax you write yourself.
+
+- ``softmax.1`` by hand: softmax([0, 0, ln 2]) — exponentiate, add up, divide.
+- ``softmax.2`` code: ``my_softmax(scores)`` row by row and stable, run on scores the lesson never
+  showed, ±1e4 included.
+- ``softmax.3`` transfer: document 000's weights after dividing its scores by √d_k = √5.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from functools import partial
+
+import ipywidgets as W
+import torch
+from torch import Tensor
+
+from .. import examples
+from ..formatting import explain_softmax, format_matrix
+from ..show.explorer import Explorer, HeatmapView, parse_matrix
+from ..steps import score, softmax
+from ._check import Feedback, compare_tensor, exercise, run_learner_code
+
+__all__ = [
+    "EXAMPLES",
+    "SoftmaxExplorer",
+    "by_hand",
+    "entropy",
+    "example_scores",
+    "format_matrix",
+    "my_softmax",
+    "scaled_000",
+    "wrong_answers",
+]
+
+
+EXAMPLES = ("001", "000", "004")
+
+
+def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
+    """The unscaled scores ``Q Kᵀ`` ``(n_q, n_k)`` of document ``key`` and its token labels."""
+    ex = examples.get(key)
+    if key == "004":
+        steps = examples.document_004_module(int(ex.notes["d_model"])).intermediates(ex.inputs)
+        return steps.scores, ex.token_labels
+    queries, keys, _ = ex.qkv()
+    return score(queries, keys), ex.token_labels
+
+
+def entropy(weights: Tensor) -> Tensor:
+    """Entropy in nats of each row of ``weights`` ``(n_q, n_k)`` → ``(n_q,)``; 0·log 0 counts as 0."""
+    w = weights.to(torch.float64)
+    return -(torch.where(w > 0, w * w.log(), torch.zeros_like(w))).sum(dim=-1)
+
+
+class SoftmaxExplorer(Explorer):
+    """Scores → weights with a temperature ``T``: ``softmax(scores / T)`` row by row.
+
+    Controls: ``example`` (a document's scores), ``scores`` (editable text, one row per query),
+    ``temperature`` (divides the scores; ``T = 1`` is the plain softmax), ``query`` (the row shown
+    as bars). Views: ``bars`` (that row's weights) and ``heatmap`` (all weights). ``stats`` shows
+    each row's sum and entropy (in nats; ``log n_k`` is the uniform maximum).
+    """
+
+    def __init__(self, example: str = "001", temperature: float = 1.0, query: int = 0):
+        super().__init__()
+        if example not in EXAMPLES:
+            raise ValueError(f"example must be one of {EXAMPLES}, got {example!r}")
+        scores, labels = example_scores(example)
+        self.scores, self.labels = scores, labels
+        self.controls["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
+        self.controls["scores"] = W.Textarea(
+            value=format_matrix(scores, 6), description="scores", layout=W.Layout(width="320px", height="90px")
+        )
+        self.controls["temperature"] = W.FloatLogSlider(
+            value=temperature, base=10, min=-1, max=1.5, step=0.05, description="temperature T", readout_format=".2f"
+        )
+        self.controls["query"] = W.Dropdown(options=self._query_options(), value=query, description="query")
+        self.stats = W.HTML()
+        weights = self.weights()
+        # the heatmap comes first: it is the PNG a reader without a kernel sees
+        self.views["heatmap"] = HeatmapView(
+            weights,
+            row_labels=labels,
+            col_labels=labels,
+            title="weights = softmax(scores / T)",
+            vmin=0.0,
+            vmax=1.0,
+            decimals=3,
+            explanations=partial(explain_softmax, scores, temperature=temperature),
+        )
+        self.views["bars"] = HeatmapView(
+            weights[query : query + 1],
+            row_labels=[labels[query]],
+            col_labels=labels,
+            title="one query's weights",
+            vmin=0.0,
+            vmax=1.0,
+            decimals=2,
+        )
+        self.bar_caption = W.HTML(value=self._bar_title())
+        self.views["heatmap"].highlight(rows=[query])
+        self._show_stats(weights)
+        self.controls["example"].observe(self._on_example, names="value")
+        for name in ("scores", "temperature", "query"):
+            self.controls[name].observe(self._on_change, names="value")
+        self.widget = W.VBox(
+            [
+                W.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
+                self.controls["scores"],
+                self.message,
+                W.HBox([W.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
+                self.stats,
+            ]
+        )
+
+    # ------------------------------------------------------------------ computation
+    def _query_options(self) -> list[tuple[str, int]]:
+        return [(label, i) for i, label in enumerate(self.labels)]
+
+    def _bar_title(self) -> str:
+        return f"<b>bars: weights of {html.escape(self.labels[self.controls['query'].value])}</b>"
+
+    def weights(self) -> Tensor:
+        """``softmax(scores / T)`` over the keys, ``(n_q, n_k)``."""
+        return softmax(self.scores / self.controls["temperature"].value, dim=-1)
+
+    def _show_stats(self, weights: Tensor) -> None:
+        sums = weights.sum(dim=-1)
+        ent = entropy(weights)
+        rows = "".join(
+            f"<tr><td>{label}</td><td>{float(s):.4f}</td><td>{float(e):.4f}</td></tr>"
+            for label, s, e in zip(self.labels, sums, ent)
+        )
+        self.stats.value = (
+            f"<table><tr><th>query</th><th>row sum</th><th>entropy (nats)</th></tr>{rows}</table>"
+            f"<small>uniform over {weights.shape[-1]} keys: entropy log {weights.shape[-1]} = "
+            f"{math.log(weights.shape[-1]):.4f}; one-hot: 0</small>"
+        )
+
+    # ------------------------------------------------------------------ events
+    def _on_example(self, change) -> None:
+        scores, _labels = example_scores(change["new"])
+        self.controls["scores"].value = format_matrix(scores, 6)  # triggers update()
+
+    def update(self) -> None:
+        matrix = parse_matrix(self.controls["scores"].value)
+        scores = torch.tensor(matrix, dtype=torch.float32)
+        if scores.shape != self.scores.shape:
+            example_scores_, example_labels = example_scores(self.controls["example"].value)
+            if scores.shape == example_scores_.shape:
+                labels = example_labels
+            elif scores.shape[0] == scores.shape[1]:
+                labels = tuple(f"token {i + 1}" for i in range(scores.shape[0]))
+            else:
+                raise ValueError(
+                    f"scores must be square (n_tokens, n_tokens) for self-attention, got shape {tuple(scores.shape)}"
+                )
+        else:
+            labels = self.labels
+        old_scores, old_labels = self.scores, self.labels
+        self.scores, self.labels = scores, labels
+        query = self.controls["query"]
+        if query.options != tuple(self._query_options()):
+            keep = min(query.value, len(labels) - 1)
+            self.set_quietly("query", options=self._query_options(), value=keep)
+        try:
+            weights = self.weights()
+        except ValueError:
+            self.scores, self.labels = old_scores, old_labels
+            raise
+        self.views["bars"].update(
+            weights[query.value : query.value + 1], row_labels=[labels[query.value]], col_labels=labels
+        )
+        self.bar_caption.value = self._bar_title()
+        explanations = partial(explain_softmax, self.scores, temperature=self.controls["temperature"].value)
+        heat = self.views["heatmap"]
+        heat.update(weights, row_labels=labels, col_labels=labels, explanations=explanations)
+        heat.highlight(rows=[query.value])
+        self._show_stats(weights)
+
+    def summary(self) -> str:
+        c = self.controls
+        return (
+            f"SoftmaxExplorer(example={c['example'].value!r}, temperature={c['temperature'].value:g}, "
+            f"query={self.labels[c['query'].value]!r})"
+        )
+
+
+HAND_SCORES = (0.0, 0.0, math.log(2.0))
+
+
+def _fresh() -> tuple[Tensor, Tensor]:
+    """Ordinary scores ``(3, 4)`` and extreme ones ``(2, 3)`` (±1e4, a row of equal scores)."""
+    gen = torch.Generator().manual_seed(5)
+    ordinary = 2 * torch.randn(3, 4, generator=gen)
+    extreme = torch.tensor([[1e4, 1e4 - 1.0, -1e4], [7.0, 7.0, 7.0]])
+    return ordinary, extreme
+
+
+def _scores_000() -> Tensor:
+    queries, keys, _ = examples.four_inputs.qkv()
+    return score(queries, keys)
+
+
+def _naive(s: Tensor) -> Tensor:
+    return s.exp() / s.exp().sum(dim=-1, keepdim=True)
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    s = torch.tensor(HAND_SCORES)
+    s000 = _scores_000()
+    return {
+        "softmax.1": [(s / s.sum(), None), (s.exp(), None)],
+        "softmax.2": [(lambda t: softmax(t, dim=0), "softmax-axis"), (_naive, None), (lambda t: t.exp(), None)],
+        "softmax.3": [
+            (softmax(s000 / 5), "scale-by-d"),
+            (softmax(s000), "scale-forgotten"),
+            (softmax(s000 / math.sqrt(5), dim=0), "softmax-axis"),
+        ],
+    }
+
+
+@exercise("softmax.1")
+def by_hand(answer: object) -> Feedback:
+    """softmax([0, 0, ln 2]) = [1, 1, 2] / 4."""
+    s = torch.tensor(HAND_SCORES, dtype=torch.float64)
+    wrong = [
+        (s / s.sum(), "You divided the scores by their sum without exponentiating: softmax takes e^s first."),
+        (s.exp(), "These are the exponentials e^s = [1, 1, 2]; divide by their sum so the weights add up to 1."),
+    ]
+    return compare_tensor(answer, softmax(s), name="softmax([0, 0, ln 2])", wrong=wrong, success="[1, 1, 2] / 4.")
+
+
+@exercise("softmax.2")
+def my_softmax(answer: object) -> Feedback:
+    """A function ``my_softmax(scores (n_q, n_k))`` → weights, rows summing to 1, finite for ±1e4."""
+    ordinary, extreme = _fresh()
+    got = run_learner_code(answer, ordinary.clone(), name="your my_softmax(scores)")
+    if isinstance(got, Feedback):
+        return got
+    if got is None:
+        return Feedback(False, "your my_softmax returned None: replace the ... in its body and return the weights.")
+    wrong = [
+        (
+            softmax(ordinary, dim=0),
+            "Each COLUMN sums to 1: you normalised over the queries (dim=0). Each query spreads its attention "
+            "over the keys: normalise along dim=-1.",
+            "softmax-axis",
+        ),
+        (ordinary.exp(), "These are e^s; divide each row by its sum."),
+    ]
+    feedback = compare_tensor(got, softmax(ordinary), name="my_softmax on new 3×4 scores", wrong=wrong)
+    if not feedback.correct:
+        return feedback
+    got = run_learner_code(answer, extreme.clone(), name="your my_softmax(scores)")
+    if isinstance(got, Feedback):
+        return got
+    naive = Feedback(
+        False,
+        "Right on ordinary scores, but e^10000 overflows to inf and inf/inf is NaN: subtract each row's "
+        "maximum before exp (it changes nothing mathematically).",
+    )
+    try:
+        if not bool(torch.isfinite(torch.as_tensor(got, dtype=torch.float64)).all()):
+            return naive
+    except (TypeError, ValueError, RuntimeError):
+        pass
+    feedback = compare_tensor(got, softmax(extreme), name="my_softmax on scores of ±1e4 and a row of equal scores")
+    if not feedback.correct:
+        return feedback
+    return Feedback(True, "Row by row, summing to 1, and stable: scores of ±1e4 give finite weights.")
+
+
+@exercise("softmax.3")
+def scaled_000(answer: object) -> Feedback:
+    """Document 000's weights with its scores divided by √d_k = √5: ``(4, 4)``."""
+    s = _scores_000()
+    wrong = [
+        (softmax(s / 5), "You divided by d_k = 5; the scale is √d_k = √5 ≈ 2.24.", "scale-by-d"),
+        (softmax(s), "These are the lesson's unscaled weights: divide the scores by √5 first.", "scale-forgotten"),
+        (
+            softmax(s / math.sqrt(5), dim=0),
+            "Each column sums to 1: the softmax runs over the keys, along each row (dim=-1).",
+            "softmax-axis",
+        ),
+    ]
+    return compare_tensor(
+        answer, softmax(s / math.sqrt(5)), name="000's weights softmax(S / √5)", wrong=wrong,
+        success="Row 1 now keeps 11 % off key 4, but rows 2–4 still give it over 99.7 %: scaling alone does not "
+        "undo 000's saturation, because its inputs and weights make scores up to 54.",
+    )  # fmt: skip

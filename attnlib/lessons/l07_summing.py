@@ -1,0 +1,216 @@
+"""Lesson 07 · Summing: its explorer and its exercise checkers.
+
+Lesson 07 explorer: one output row built as the sum of its weighted values, beside the context.
+
+Lesson 07 exercises: summing the weighted values into the output (step 7).
+
+- ``summing.1`` by hand: α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8] → the output z.
+- ``summing.2`` code: ``outputs(weights, values)`` as a sum over the keys, run on fresh inputs.
+- ``summing.3`` transfer: append document 000's Input 4 to document 001's three inputs: Output 4.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+import ipywidgets as W
+import torch
+from torch import Tensor
+
+from .. import examples
+from ..formatting import explain_weighted_sum
+from ..show.explorer import Explorer, HeatmapView
+from ..steps import derive_qkv, score, softmax, sum_weighted_values, weight_values
+from ._calls import compare_call
+from ._check import Feedback, compare_tensor, exercise
+from .l06_weighting import EXAMPLES, HAND_VALUES, HAND_WEIGHTS, example_attention
+
+__all__ = ["SummingExplorer", "by_hand", "new_token", "outputs", "partial_sum_table", "wrong_answers"]
+
+
+def partial_sum_table(weights: Tensor, values: Tensor, query: int, terms: int) -> Tensor:
+    """The weighted values of ``query`` ``(n_k, d_v)`` with the running sum of the first ``terms`` rows
+    appended: shape ``(n_k + 1, d_v)``. With ``terms = n_k`` the last row is the output ``z_query``."""
+    grid = weight_values(weights, values)[query]
+    return torch.cat([grid, grid[:terms].sum(dim=0, keepdim=True)])
+
+
+class SummingExplorer(Explorer):
+    """Step 7: ``z_i = Σ_j α_ij v_j`` built term by term, next to the full context ``W V``.
+
+    Controls: ``example`` (001 or 000), ``query`` (the output row being built), ``terms`` (how
+    many weighted values are added so far), ``scaled``. Views: ``sum`` (the ``n_k`` weighted
+    values and, in the last row, their running sum; the added rows are outlined) and ``context``
+    (all outputs ``(n_q, d_v)``, the row being built outlined).
+    """
+
+    def __init__(self, example: str = "001", query: int = 0, terms: int | None = None, scaled: bool = False):
+        super().__init__()
+        weights, values, labels = example_attention(example, scaled=scaled)
+        n_k = values.shape[0]
+        terms = n_k if terms is None else terms
+        self.labels = labels
+        c = self.controls
+        c["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
+        c["query"] = W.Dropdown(
+            options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
+        )
+        c["terms"] = W.IntSlider(value=terms, min=1, max=n_k, description="terms added")
+        c["scaled"] = W.Checkbox(value=scaled, description="scale by 1/√d_k")
+        self.views["sum"] = HeatmapView(partial_sum_table(weights, values, query, terms), decimals=4)
+        self.views["context"] = HeatmapView(sum_weighted_values(weight_values(weights, values)), decimals=4)
+        self._redraw(weights, values)
+        self.observe_controls()
+        self.widget = W.VBox(
+            [
+                W.HBox([c["example"], c["query"], c["scaled"]]),
+                c["terms"],
+                self.message,
+                W.HBox([self.views["sum"], self.views["context"]]),
+            ]
+        )
+
+    def _redraw(self, weights: Tensor, values: Tensor) -> None:
+        c = self.controls
+        query, terms = c["query"].value, c["terms"].value
+        n_k, d_v = values.shape
+        dims = [str(k + 1) for k in range(d_v)]
+        row_labels = [f"α{query + 1},{j + 1}·v{j + 1}" for j in range(n_k)]
+        row_labels.append(f"= z{query + 1}" if terms == n_k else f"sum of {terms}")
+        table = partial_sum_table(weights, values, query, terms)
+        s = self.views["sum"]
+        s.update(table, row_labels=row_labels, col_labels=dims, title=f"building z{query + 1} ({self.labels[query]})")
+        s.highlight(rows=[*range(terms), n_k])
+        ctx = self.views["context"]
+        ctx.update(
+            sum_weighted_values(weight_values(weights, values)),
+            row_labels=list(self.labels),
+            col_labels=dims,
+            title="context = W V (all outputs)",
+            explanations=partial(explain_weighted_sum, weights, values),
+        )
+        ctx.highlight(rows=[query])
+
+    def update(self) -> None:
+        c = self.controls
+        weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
+        if labels != self.labels:
+            self.labels = labels
+            n_k = values.shape[0]
+            keep = min(c["query"].value, len(labels) - 1)
+            self.set_quietly("query", options=[(label, i) for i, label in enumerate(labels)], value=keep)
+            self.set_quietly("terms", max=n_k, value=n_k)
+        self._redraw(weights, values)
+
+    def summary(self) -> str:
+        c = self.controls
+        return (
+            f"SummingExplorer(example={c['example'].value!r}, query={self.labels[c['query'].value]!r}, "
+            f"terms={c['terms'].value}, scaled={c['scaled'].value})"
+        )
+
+
+def _fresh_inputs() -> tuple[Tensor, Tensor]:
+    """Weights ``(n_q, n_k) = (2, 3)`` and values ``(n_k, d_v) = (3, 4)`` never shown in a lesson."""
+    gen = torch.Generator().manual_seed(7)
+    return softmax(torch.randn(2, 3, generator=gen)), torch.randn(3, 4, generator=gen)
+
+
+def _four_tokens() -> tuple[Tensor, Tensor, Tensor]:
+    """001's weights on 001's three inputs plus 000's Input 4 ``[3, 1, 1, 1]``: Q, K, V ``(4, 3)``."""
+    x = torch.cat([examples.three_inputs.inputs, examples.four_inputs.inputs[3:]])
+    return derive_qkv(x, *examples.three_inputs.weights)
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    w, v = HAND_WEIGHTS, HAND_VALUES
+    q, k, vals = _four_tokens()
+    return {
+        "summing.1": [(v.sum(dim=0), "weights-not-values"), (v.mean(dim=0), None), (w[:, None] * v, None)],
+        "summing.2": [
+            (lambda a, b: weight_values(a, b).sum(dim=-1), None),
+            (lambda a, b: a.sum(dim=-1), "weights-not-values"),
+            (lambda a, b: a.T @ b, None),  # raises: (3, 2) @ (3, 4)
+        ],
+        "summing.3": [(answer, mistake) for answer, _hint, mistake in _wrong_new_token(q, k, vals)],
+    }
+
+
+@exercise("summing.1")
+def by_hand(answer: object) -> Feedback:
+    """z = α₁ v₁ + α₂ v₂ with α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8]."""
+    w, v = HAND_WEIGHTS, HAND_VALUES
+    wrong = [
+        (
+            v.sum(dim=0),
+            "You added the values without their weights: multiply each by its α first.",
+            "weights-not-values",
+        ),
+        (v.mean(dim=0), "That is the plain average of the values (equal weights ½, ½); use α = [0.25, 0.75]."),
+        (w[:, None] * v, "Those are the weighted values (step 6); step 7 adds them up into one vector."),
+    ]
+    return compare_tensor(answer, w @ v, name="the output z (2 numbers)", wrong=wrong)
+
+
+@exercise("summing.2")
+def outputs(answer: object) -> Feedback:
+    """A function ``outputs(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
+    weights, values = _fresh_inputs()
+    wrong = [
+        (
+            weight_values(weights, values).sum(dim=-1),
+            "You summed over the features (the last axis of the (n_q, n_k, d_v) grid); each output adds its "
+            "query's weighted values over the keys: dim=-2 (or simply weights @ values).",
+        ),
+        (
+            weights.sum(dim=-1),
+            "You added up the weights (each row sums to 1): add up the weighted *values*, Σ_j α_ij v_j.",
+            "weights-not-values",
+        ),
+    ]
+    return compare_call(
+        answer,
+        (weights, values),
+        call="your outputs(weights, values)",
+        expected=sum_weighted_values(weight_values(weights, values)),
+        name="outputs(weights, values) on new weights (2×3) and values (3×4)",
+        wrong=wrong,
+        success="Each row is a weighted average of the rows of V.",
+    )
+
+
+@exercise("summing.3")
+def new_token(answer: object) -> Feedback:
+    """001's weights on four inputs (001's three and ``[3, 1, 1, 1]``): Output 4, shape ``(3,)``."""
+    q, k, v = _four_tokens()
+    return compare_tensor(
+        answer,
+        (softmax(score(q, k)) @ v)[3],
+        name="Output 4 of the four-token input (3 numbers)",
+        wrong=_wrong_new_token(q, k, v),
+        success="A new token changes the others' outputs too: it is a new key for every query.",
+    )
+
+
+def _wrong_new_token(q: Tensor, k: Tensor, v: Tensor) -> list[tuple[Tensor, str, str | None]]:
+    return [
+        (
+            softmax(score(q[3:], k[:3]))[0] @ v[:3],
+            "You let the new token look only at the three old keys: it has a key and a value too, so its "
+            "query meets all four keys (itself included).",
+            None,
+        ),
+        (
+            (softmax(score(k[3:], q)) @ v)[0],
+            "You scored the new token's *key* against every query (K Qᵀ): its output needs its query against "
+            "every key, q₄ Kᵀ.",
+            "k-q-transposed",
+        ),
+        (
+            softmax(score(q, k), dim=0)[3] @ v,
+            "Your weights were normalised over the queries (softmax with dim=0): normalise each query's "
+            "row over the keys, dim=-1.",
+            "softmax-axis",
+        ),
+    ]

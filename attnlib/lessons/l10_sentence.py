@@ -1,0 +1,219 @@
+"""Lesson 10 · A real sentence: its explorer and its exercise checkers.
+
+Lesson 10 explorer: type a sentence, see its token-labelled attention map.
+
+Lesson 10 exercises: from a sentence to attention.
+
+- ``sentence.1`` by hand: the id of "to" in "to be or not to be" with document 002's vocabulary.
+- ``sentence.2`` code: 003's attention without weight matrices, ``simple_attention(X) = softmax(X Xᵀ) X``.
+- ``sentence.3`` transfer: the context vector of "this" (index 6) in 003's scaled part.
+"""
+
+from __future__ import annotations
+
+import math
+
+import ipywidgets as W
+import torch
+from torch import Tensor
+
+from .. import examples
+from ..show.explorer import Explorer, HeatmapView
+from ..steps import score, softmax
+from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
+from ._calls import compare_call
+from ._check import Feedback, compare_number, compare_tensor, exercise
+
+__all__ = ["SentenceExplorer", "context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
+
+
+PROJECTIONS = {
+    "with projections (Q = X Uᵀ)": True,
+    "without (ω = X Xᵀ)": False,
+}
+
+
+class SentenceExplorer(Explorer):
+    """Attention weights ``(n_tokens, n_tokens)`` of a typed sentence, labelled with its tokens.
+
+    Controls: ``sentence`` (text; empty or more than 32 tokens → inline message, the map keeps
+    its last good state), ``scaled`` (divide by ``sqrt(d)``), ``projections`` (document 003's
+    seeded ``U_q, U_k, U_v`` applied as ``X Uᵀ``, or 003's simplified ``ω = X Xᵀ``). Started on
+    003's sentence, the row of "you" is 003's ``attention_weights_2``.
+    """
+
+    def __init__(self, sentence: str = examples.translate.sentence, *, scaled: bool = True, projections: bool = True):
+        super().__init__()
+        self.controls = {
+            "sentence": W.Text(
+                value=sentence,
+                description="sentence",
+                continuous_update=False,
+                layout=W.Layout(width="36em"),
+            ),
+            "scaled": W.ToggleButton(value=scaled, description="scale by √d"),
+            "projections": W.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
+        }
+        result = self._compute()
+        self.tokens = result.tokens
+        self.views = {
+            "weights": HeatmapView(
+                result.weights,
+                row_labels=result.tokens,
+                col_labels=result.tokens,
+                title=self._title(),
+                xlabel="key",
+                ylabel="query",
+                vmin=0.0,
+                vmax=1.0,
+            )
+        }
+        self.observe_controls()
+        self.widget = W.VBox(
+            [
+                self.controls["sentence"],
+                W.HBox([self.controls["projections"], self.controls["scaled"]]),
+                self.message,
+                self.views["weights"],
+            ]
+        )
+
+    def _title(self) -> str:
+        how = "X Uᵀ" if self.controls["projections"].value else "X Xᵀ"
+        scaled = "scaled" if self.controls["scaled"].value else "unscaled"
+        return f"weights ({how}, {scaled})"
+
+    def _compute(self):
+        return sentence_attention(
+            self.controls["sentence"].value,
+            projections=self.controls["projections"].value,
+            scaled=self.controls["scaled"].value,
+            max_tokens=MAX_TOKENS,
+        )
+
+    def update(self) -> None:
+        result = self._compute()  # raises ValueError on bad text before anything changes
+        self.tokens = result.tokens
+        self.views["weights"].update(
+            result.weights, row_labels=result.tokens, col_labels=result.tokens, title=self._title()
+        )
+
+    def summary(self) -> str:
+        c = self.controls
+        return (
+            f"SentenceExplorer(n_tokens={len(self.tokens)}, scaled={c['scaled'].value}, "
+            f"projections={c['projections'].value})"
+        )
+
+
+SHORT = "to be or not to be"
+
+WORD = 6  # "this" in "can you help me to translate this sentence"
+
+
+def _fresh_embedding() -> Tensor:
+    """``X (6, 5)``: six tokens of a sentence no lesson embeds, from a seeded table."""
+    return embed(torch.tensor([3, 1, 4, 1, 5, 9]), num_embeddings=10, d=5, seed=10)
+
+
+def _simple(x: Tensor, *, dim: int = -1, scale: float = 1.0) -> Tensor:
+    return softmax(x @ x.T / scale, dim=dim) @ x
+
+
+def _wrong_context(*, as_columns: bool = True, transposed: bool = False, scaled: bool = True) -> Tensor:
+    run = examples.translate.run()
+    if as_columns:
+        q, k, v = examples.translate.qkv()
+    else:
+        q, k, v = run.embedded @ run.w_query, run.embedded @ run.w_key, run.embedded @ run.w_value
+    s = score(k, q) if transposed else score(q, k)
+    return softmax(s[WORD] / (math.sqrt(examples.translate.d) if scaled else 1.0), dim=0) @ v
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    return {
+        "sentence.1": [(3, None), (4, None)],
+        "sentence.2": [
+            (lambda x: _simple(x, dim=0), "softmax-axis"),
+            (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
+            (lambda x: softmax(x @ x.T), "weights-not-values"),
+        ],
+        "sentence.3": [
+            (_wrong_context(transposed=True), "k-q-transposed"),
+            (_wrong_context(scaled=False), "scale-forgotten"),
+            (_wrong_context(as_columns=False), None),
+        ],
+    }
+
+
+@exercise("sentence.1")
+def id_of_to(answer: object) -> Feedback:
+    """The id of "to" in document 002's vocabulary of "to be or not to be"."""
+    wrong = [
+        (
+            float(build_vocabulary(SHORT, unique=True)["to"]),
+            "3 numbers each distinct word once. Document 002 numbers the sorted list *with* its duplicates: "
+            "be, be, not, or, to, to.",
+        ),
+        (4.0, "4 is the first of the two numbers 'to' gets; the dictionary keeps the last one."),
+    ]
+    return compare_number(answer, float(build_vocabulary(SHORT)["to"]), name='the id of "to"', wrong=wrong, tol=0.5)
+
+
+@exercise("sentence.2")
+def simple_attention(answer: object) -> Feedback:
+    """A function ``simple_attention(X (n, d)) -> (n, d)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
+    x = _fresh_embedding()
+    wrong = [
+        (
+            _simple(x, dim=0),
+            "Your softmax runs down the columns (dim=0): each word's weights over the others must sum to 1, "
+            "softmax(..., dim=-1).",
+            "softmax-axis",
+        ),
+        (
+            _simple(x, scale=math.sqrt(x.shape[-1])),
+            "You scaled by √d: right for scaled dot-product attention, but 003's first form does not scale.",
+        ),
+        (
+            softmax(x @ x.T),
+            "These are the weights (n, n); the context vectors weight the embeddings: weights @ X (n, d).",
+            "weights-not-values",
+        ),
+        (x.T @ x, "Xᵀ X is (d, d): it compares features, not words. The word-to-word scores are X Xᵀ (n, n)."),
+    ]
+    return compare_call(
+        answer,
+        (x,),
+        call="your simple_attention(X)",
+        expected=_simple(x),
+        name="simple_attention(X) on a new 6-word embedding (6×5)",
+        wrong=wrong,
+        success="ω = X Xᵀ, softmax per row, weights @ X.",
+    )
+
+
+@exercise("sentence.3")
+def context_of_word(answer: object) -> Feedback:
+    """003's scaled part: the context vector z of "this" (index 6), 16 numbers."""
+    wrong = [
+        (
+            _wrong_context(transposed=True),
+            "You took a column of ω (the key of 'this' against every query, K Qᵀ): its weights come from "
+            "its query against every key, the row ω[6] of Q Kᵀ.",
+            "k-q-transposed",
+        ),
+        (
+            _wrong_context(scaled=False),
+            "Divide the scores by √d = 4 before the softmax, as 003 does.",
+            "scale-forgotten",
+        ),
+        (
+            _wrong_context(as_columns=False),
+            "Document 003 applies its matrices to column vectors, q = U x, so for the rows of X: X Uᵀ, not X U.",
+        ),
+    ]
+    q, k, v = examples.translate.qkv()
+    right = softmax(score(q, k)[WORD] / math.sqrt(examples.translate.d), dim=0) @ v
+    return compare_tensor(answer, right, name='the context vector of "this" (16 numbers)', wrong=wrong)

@@ -1,0 +1,151 @@
+"""Lesson 14 · What heads learn: its explorer and its exercise checkers.
+
+Lesson 14 explorer: every head of a trained model on a sequence you type, with its two scores.
+
+Lesson 14 exercises: previous-token and induction heads.
+
+- ``heads.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
+- ``heads.2`` code: ``previous_token_score(weights)``, run on a map the lesson never showed.
+- ``heads.3`` transfer: the parameters of one ``MultiHeadAttention(64, num_heads=2)`` — vs one head.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as W
+import torch
+
+from ..heads import induction_score, induction_targets, previous_token_score
+from ..modules import MultiHeadAttention
+from ..show.explorer import Explorer, HeatmapView
+from ..steps import softmax
+from ..transformer import TinyTransformer
+from ._calls import compare_call
+from ._check import Feedback, compare_number, exercise
+from .l13_attention_learns import parse_tokens
+
+__all__ = ["HeadsExplorer", "induction_position", "parameters", "previous_token", "wrong_answers"]
+
+
+class HeadsExplorer(Explorer):
+    """Pick a layer and a head: its attention on your sequence, its previous-token and induction scores.
+
+    Args:
+        model: a trained causal ``TinyTransformer``.
+        sequence: token ids (``1 … vocab_size − 1``) — repeat a few to see induction.
+        layer, head: shown first.
+
+    Controls: ``layer``, ``head``, ``sequence`` (Enter to apply). View: ``weights`` ``(n, n)``.
+    """
+
+    def __init__(self, model: TinyTransformer, sequence: list[int], *, layer: int = 0, head: int = 0) -> None:
+        super().__init__()
+        self.model = model
+        n_layers, n_heads = len(model.blocks), model.blocks[0].attention.num_heads
+        c = self.controls
+        c["layer"] = W.Dropdown(
+            options=[(f"layer {i + 1}", i) for i in range(n_layers)], value=layer, description="layer"
+        )
+        c["head"] = W.Dropdown(options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head")
+        c["sequence"] = W.Text(value=" ".join(map(str, sequence)), description="sequence", continuous_update=False,
+                               layout=W.Layout(width="520px"))  # fmt: skip
+        self.views["weights"] = HeatmapView([[0.0]], xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0,
+                                            annotate=False)  # fmt: skip
+        self.caption = W.HTML()
+        self.update()
+        self.observe_controls()
+        self.widget = W.VBox([W.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"],
+                              self.caption])  # fmt: skip
+
+    def update(self) -> None:
+        """Run the model on the typed sequence; show the chosen head; score it."""
+        c = self.controls
+        text = c["sequence"].value
+        n = len(text.replace(",", " ").split())
+        if not 2 <= n <= self.model.max_len:
+            raise ValueError(f"type from 2 to {self.model.max_len} token ids, got {n}")
+        ids = parse_tokens(text, vocab_size=self.model.vocab_size, n_tokens=n)
+        with torch.no_grad():
+            predicted = self.model(ids).argmax(-1)[0].tolist()
+        weights = self.model.attention_maps[c["layer"].value][0, c["head"].value]
+        labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
+        self.views["weights"].update(weights, row_labels=labels, col_labels=labels,
+                                     title=f"layer {c['layer'].value + 1}, head {c['head'].value + 1}")  # fmt: skip
+        repeats = bool((induction_targets(ids) >= 0).any())
+        induction = f"{induction_score(weights[None], ids):.2f}" if repeats else "— (no token repeats)"
+        self.caption.value = html.escape(
+            f"previous-token score {previous_token_score(weights):.2f} · induction score {induction} · "
+            f"the model predicts next tokens {predicted}"
+        )
+
+    def summary(self) -> str:
+        c = self.controls
+        return f"HeadsExplorer(layer={c['layer'].value + 1}, head={c['head'].value + 1})"
+
+
+def _fresh() -> torch.Tensor:
+    scores = 3 * torch.randn(7, 7, generator=torch.Generator().manual_seed(14))
+    return softmax(scores.masked_fill(torch.ones(7, 7, dtype=torch.bool).triu(1), float("-inf")))
+
+
+def _parameters() -> int:
+    return sum(p.numel() for p in MultiHeadAttention(64, 2).parameters())
+
+
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+    return {
+        "heads.1": [(0, None), (3, None)],
+        "heads.2": [
+            (lambda w: torch.diagonal(w).mean(), None),
+            (lambda w: torch.diagonal(w, offset=-1).sum(), None),
+        ],
+        "heads.3": [(2 * _parameters(), "heads-parameters"), (4 * 64 * 64, None)],
+    }
+
+
+@exercise("heads.1")
+def induction_position(answer: object) -> Feedback:
+    """``5 8 2 6 5 8 2`` (positions 0 … 6): from position 4 (the second 5) an induction head looks at 1."""
+    wrong = [
+        (0, "Position 0 is the previous 5 itself. An induction head looks one step further: at what FOLLOWED it."),
+        (3, "Position 3 is the token just before: that is a previous-token head's job."),
+    ]
+    return compare_number(answer, 1, name="the position the induction head attends to", wrong=wrong, tol=0.01)
+
+
+@exercise("heads.2")
+def previous_token(answer: object) -> Feedback:
+    """A function ``previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
+    weights = _fresh()
+    wrong = [
+        (
+            torch.diagonal(weights).mean(),
+            "That is the weight on the token itself (the diagonal); the previous token is one below.",
+        ),
+        (
+            torch.diagonal(weights, offset=-1).sum(),
+            "Take the mean over the n − 1 queries that have a previous token, not the sum.",
+        ),
+    ]
+    return compare_call(
+        answer, (weights,), call="your previous_token_score(weights)",
+        expected=torch.tensor(previous_token_score(weights)), name="the score of a new 7×7 causal map", wrong=wrong,
+    )  # fmt: skip
+
+
+@exercise("heads.3")
+def parameters(answer: object) -> Feedback:
+    """Parameters of ``MultiHeadAttention(64, num_heads=2)`` with biases: 4 × (64·64 + 64) = 16 640."""
+    n = _parameters()
+    wrong = [
+        (
+            2 * n,
+            "Two heads do not double the parameters: W_q, W_k, W_v (64×64) are split into two 32-wide slices, one "
+            "per head. One head or two: the same 16 640 numbers.",
+            "heads-parameters",
+        ),
+        (4 * 64 * 64, "Close: the four projections also have biases, 64 numbers each."),
+    ]
+    return compare_number(answer, n, name="the parameters of MultiHeadAttention(64, num_heads=2)", wrong=wrong, tol=0.5)

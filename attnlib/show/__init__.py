@@ -1,0 +1,13 @@
+"""Drawing and live views — imports the maths core, never the other way round.
+
+- :mod:`attnlib.show.plots` — static figures with seaborn/matplotlib (heatmaps, curves);
+- :mod:`attnlib.show.style` — the ``laptop`` and ``projector`` styles;
+- :mod:`attnlib.show.figures` — the step diagrams in ``images/`` (``make figures``);
+- :mod:`attnlib.show.view` — :class:`HeatmapView`, the live heatmap drawn by the browser (anywidget);
+- :mod:`attnlib.show.explorer` — :class:`Explorer`, the shape every lesson's explorer shares.
+"""
+
+from .explorer import Explorer, MatrixParseError, parse_cell, parse_matrix
+from .view import HeatmapView
+
+__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]

@@ -1,0 +1,224 @@
+"""Building blocks of the explorers: the live view, text parsing, the one explorer shape.
+
+Every explorer has the same shape (read one, you have read them all)::
+
+    class ScoresExplorer(Explorer):
+        def __init__(self, example="001", *, query=0):      # keyword arguments = initial state
+            super().__init__()
+            self.controls["query"] = W.Dropdown(...)          # name → ipywidget
+            self.views["scores"] = HeatmapView(...)           # name → HeatmapView (drawn by the browser)
+            self.update()                                     # the one render path
+            self.observe_controls()                           # a control change calls update()
+            self.widget = W.VBox([...])                       # the layout (uses self.message)
+
+        def update(self):                                     # recompute with attnlib, send numbers
+            ...                                               # raise ValueError → inline message,
+                                                              # the views keep their last good state
+        def summary(self) -> str: ...                         # deterministic text/plain (nbval)
+
+The maths comes from the maths modules (:mod:`attnlib.steps`, :mod:`attnlib.modules`), the text of
+numbers and of per-cell explanations from :mod:`attnlib.formatting`. Nothing is printed or displayed
+from callbacks (an ``Output`` filled during execution breaks nbval).
+
+Displayed, an explorer sends three representations: the live widget, a PNG of its current state
+drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
+``text/plain`` summary (what nbval compares).
+
+One change is one message: :meth:`Explorer.batched` holds what the update changes in the views and
+texts and :class:`~attnlib.show.relay.Relay` sends it to the page together (see there).
+
+Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
+was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
+the explorer's state followed by :meth:`update`.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import ipywidgets as W
+import numpy as np
+
+from .plots import heatmap_png
+from .relay import Relay
+from .view import HeatmapView, parse_cell
+
+__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
+
+
+class MatrixParseError(ValueError):
+    """Text that does not describe a rectangular matrix of numbers."""
+
+
+def parse_matrix(text: str, *, max_size: int = 64) -> np.ndarray:
+    """Read a matrix typed as rows of numbers.
+
+    Rows are separated by new lines or ``;``, numbers by commas or spaces; brackets are ignored,
+    so both ``1 0 1 0; 0 2 0 2`` and ``[[1, 0, 1, 0], [0, 2, 0, 2]]`` work.
+
+    Returns:
+        ``(n_rows, n_cols)`` float64 array.
+
+    Raises:
+        MatrixParseError: with a message naming the row and the offending text.
+    """
+    cleaned = text.replace("[[", "").replace("]]", "").replace("],", ";").replace("]", ";").replace("[", "")
+    rows = [r for r in re.split(r"[;\n]", cleaned) if r.strip().strip(",")]
+    if not rows:
+        raise MatrixParseError("the text is empty: type one row of numbers per line")
+    matrix: list[list[float]] = []
+    for i, row in enumerate(rows, start=1):
+        cells = [c for c in re.split(r"[,\s]+", row.strip().strip(",")) if c]
+        values = []
+        for c in cells:
+            try:
+                v = float(c)
+            except ValueError:
+                raise MatrixParseError(f"row {i}: {c!r} is not a number") from None
+            if not np.isfinite(v):
+                raise MatrixParseError(f"row {i}: {c!r} is not a finite number")
+            values.append(v)
+        if matrix and len(values) != len(matrix[0]):
+            raise MatrixParseError(
+                f"row {i} has {len(values)} numbers but row 1 has {len(matrix[0])}: every row needs the same length"
+            )
+        matrix.append(values)
+    if len(matrix) > max_size or len(matrix[0]) > max_size:
+        raise MatrixParseError(f"at most {max_size}×{max_size} numbers, got {len(matrix)}×{len(matrix[0])}")
+    return np.array(matrix, dtype=np.float64)
+
+
+class Explorer:
+    """Base class: ``controls`` (name → widget), ``views`` (name → HeatmapView), an inline ``message``.
+
+    Subclasses build their controls and views, lay them out in ``self.widget`` and implement
+    :meth:`update`; the base class calls it when a control changes and keeps the last good state
+    when an update raises a ``ValueError`` (the message is shown inline instead).
+    """
+
+    #: how many views the static PNG fallback shows, in the order of ``views``
+    SNAPSHOT_VIEWS = 4
+
+    def __init__(self) -> None:
+        self.controls: dict[str, W.Widget] = {}
+        self.views: dict[str, HeatmapView] = {}
+        self.message = W.HTML(value="")
+        self.widget: W.Box = W.VBox()
+        self.relay = Relay(self.outputs)  # carries one change's updates in one message
+
+    # wiring -------------------------------------------------------------
+    def observe_controls(self) -> None:
+        for control in self.controls.values():
+            control.observe(self._on_change, names="value")
+
+    def set_quietly(self, name: str, **traits: object) -> None:
+        """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
+        control = self.controls[name]
+        control.unobserve(self._on_change, names="value")
+        try:
+            for trait, value in traits.items():
+                setattr(control, trait, value)
+        finally:
+            control.observe(self._on_change, names="value")
+
+    def widgets(self) -> list[W.Widget]:
+        """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
+        found: dict[int, W.Widget] = {}
+        stack: list[W.Widget] = [self.widget, self.message, *self.controls.values(), *self.views.values()]
+        while stack:
+            widget = stack.pop()
+            if id(widget) not in found:
+                found[id(widget)] = widget
+                stack.extend(getattr(widget, "children", ()))
+        return list(found.values())
+
+    def outputs(self) -> list[W.Widget]:
+        """The widgets an update changes: every widget of the explorer but the controls."""
+        controls = {id(control) for control in self.controls.values()}
+        return [w for w in self.widgets() if id(w) not in controls]
+
+    @contextmanager
+    def batched(self) -> Iterator[None]:
+        """Hold the views' and texts' updates until the block ends, then send them in one message.
+
+        One change of the explorer is then one message through :attr:`relay` (every widget that
+        changed, all its changes; one message per widget where no page runs the relay), so the
+        browser draws every view in the same frame, and nothing leaves during the update. The
+        controls are left out: their changes must reach the browser in order (a slider's new
+        ``max`` before its ``value``, a menu's ``options`` before its choice), and a merged update
+        does not keep that order — the slider would stay at its old maximum.
+        """
+        held = [w for w in self.outputs() if not w._holding_sync]
+        for widget in held:  # what Widget.hold_sync does, for all of them at once
+            widget._holding_sync = True
+        try:
+            yield
+        finally:
+            pending = []
+            for widget in held:
+                widget._holding_sync = False
+                pending.append((widget, set(widget._states_to_send)))
+                widget._states_to_send.clear()
+            self.relay.send_states(pending)
+
+    def _on_change(self, _change=None) -> None:
+        with self.batched():
+            self._update_or_explain()
+
+    def _update_or_explain(self, *, reraise: bool = False) -> None:
+        """:meth:`update`; a ``ValueError`` is shown inline (raised again with ``reraise``), else the message clears."""
+        try:
+            self.update()
+        except ValueError as exc:
+            self.show_error(str(exc))
+            if reraise:
+                raise
+        else:
+            self.message.value = ""
+
+    def on_edit(self, view: str, apply: Callable[[int, int, float], None]) -> None:
+        """A number typed into cell ``(i, j)`` of editable view ``view`` → ``apply(i, j, value)``, then :meth:`update`.
+
+        ``apply`` changes the explorer's state (e.g. one entry of ``X``); it must raise
+        ``ValueError`` *before* changing anything when the value is not acceptable. A ``ValueError``
+        from ``apply`` or from :meth:`update` is shown under the view and in ``message``.
+        """
+
+        def edited(i: int, j: int, value: float) -> None:
+            with self.batched():
+                apply(i, j, value)
+                self._update_or_explain(reraise=True)
+
+        self.views[view].on_edit(edited)
+
+    def show_error(self, text: str) -> None:
+        """Show ``text`` inline (the views keep their last good state)."""
+        self.message.value = f'<span style="color:#b00020">⚠ {html.escape(text)}</span>'
+
+    def update(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    # display ------------------------------------------------------------
+    def summary(self) -> str:
+        """Short deterministic description (the ``text/plain`` that nbval compares)."""
+        return f"{type(self).__name__}()"
+
+    def snapshot_png(self) -> bytes:
+        """PNG shown where no kernel renders the widget: the views' current state, drawn with seaborn."""
+        specs = [v.spec() for v in self.views.values() if isinstance(v, HeatmapView)]
+        return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        if self.views:
+            bundle["image/png"] = base64.b64encode(self.snapshot_png()).decode("ascii")
+        bundle["text/plain"] = self.summary()
+        return bundle
+
+    def __repr__(self) -> str:
+        return self.summary()

@@ -1,0 +1,538 @@
+"""Static figures with seaborn: annotated heatmaps, distributions, training and cost curves.
+
+Plain seaborn/matplotlib code. Live views in the notebooks are drawn by the browser
+(:class:`attnlib.show.HeatmapView`); this module draws what is a picture: a heatmap shown as the
+last expression of a cell, the PNG fallback of every live view, lesson 08's distributions and the
+training curves of lessons 13–14.
+
+- :func:`heatmap` / :class:`Heatmap` — one matrix, token-labelled, annotated when small
+  (``seaborn.heatmap``); :func:`show_heatmaps` — several side by side (d2l's ``show_heatmaps``).
+- :func:`distribution` — histograms or density curves of samples (``seaborn.histplot``/``kdeplot``).
+- :func:`training_curves` — loss/accuracy per step (``seaborn.lineplot``);
+- :func:`cost_curves` — time or memory against n on log–log axes (lesson 15).
+- :class:`BarChart` — one row of weights as bars (``seaborn.barplot``).
+
+Every function returns an object that displays itself as a PNG with a short deterministic
+``repr`` (no pyplot state, no ``<Figure size …>`` text) and draws on a figure of its own.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import seaborn as sns
+import torch
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from ..formatting import annotation
+from . import style as _style
+
+__all__ = [
+    "BarChart",
+    "Heatmap",
+    "HeatmapGrid",
+    "Plot",
+    "as_numpy",
+    "cost_curves",
+    "distribution",
+    "heatmap",
+    "heatmap_png",
+    "limits",
+    "show_heatmaps",
+    "training_curves",
+]
+
+ANNOTATE_MAX = 16  # annotate matrices up to 16×16; beyond that the numbers are unreadable
+
+
+def as_numpy(matrix: object) -> np.ndarray:
+    """A 2-D float64 numpy copy of a tensor, array or nested list (1-D becomes one row)."""
+    if isinstance(matrix, torch.Tensor):
+        matrix = matrix.detach().cpu().to(torch.float64).numpy()
+    arr = np.asarray(matrix, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2:
+        raise ValueError(f"a heatmap shows a matrix; got an array of shape {arr.shape}")
+    return arr
+
+
+def limits(
+    data: np.ndarray, *, cmap: str | None = None, vmin: float | None = None, vmax: float | None = None
+) -> tuple[float, float, str]:
+    """Colour limits and colormap of a matrix: the given ones, else its range (symmetric when signed).
+
+    A matrix with both signs gets the style's diverging colormap centred on 0; otherwise the
+    style's sequential one (``cividis`` by default: colour-blind safe).
+    """
+    st = _style.current()
+    diverging = data.size > 0 and float(data.min()) < 0 < float(data.max())
+    cmap = cmap or (st.diverging_cmap if diverging else st.cmap)
+    if vmin is None and vmax is None and diverging:
+        m = float(np.abs(data).max())
+        return -m, m, cmap
+    lo = float(data.min()) if vmin is None else float(vmin)
+    hi = float(data.max()) if vmax is None else float(vmax)
+    if hi <= lo:
+        hi = lo + 1.0
+    return lo, hi, cmap
+
+
+def _figsize(shape: tuple[int, int], cell_size: float | None = None) -> tuple[float, float]:
+    st = _style.current()
+    cell = cell_size or (0.55 if max(shape) <= 8 else 0.4 if max(shape) <= 16 else 0.09)
+    cell *= st.font_size / 9 if max(shape) <= 16 else 1
+    w = min(max(shape[1] * cell + 1.9, 2.8), 12)
+    h = min(max(shape[0] * cell + 1.0, 2.0), 12)
+    return (round(w, 2), round(h, 2))
+
+
+def draw_heatmap(
+    ax,
+    matrix: object,
+    *,
+    row_labels: Sequence[object] | None = None,
+    col_labels: Sequence[object] | None = None,
+    title: str | None = None,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    annotate: bool | None = None,
+    decimals: int = 2,
+    cmap: str | None = None,
+    vmin: float | None = None,
+    vmax: float | None = None,
+    highlight: tuple[Sequence[int], Sequence[int], Sequence[tuple[int, int]]] = ((), (), ()),
+) -> list[Rectangle]:
+    """Draw ``matrix`` ``(n_rows, n_cols)`` into ``ax`` with ``seaborn.heatmap``; returns the outlines.
+
+    ``highlight`` is ``(rows, cols, cells)``: whole rows, whole columns and single ``(i, j)`` cells
+    outlined in the style's highlight colour.
+    """
+    st = _style.current()
+    data = as_numpy(matrix)
+    n_rows, n_cols = data.shape
+    lo, hi, cmap = limits(data, cmap=cmap, vmin=vmin, vmax=vmax)
+    annotate = max(data.shape) <= ANNOTATE_MAX if annotate is None else annotate
+    rows = [str(r) for r in row_labels] if row_labels is not None else [str(i + 1) for i in range(n_rows)]
+    cols = [str(c) for c in col_labels] if col_labels is not None else [str(j + 1) for j in range(n_cols)]
+    labels = np.vectorize(lambda v: annotation(float(v), decimals), otypes=[str])(data) if annotate else False
+    sns.heatmap(
+        data,
+        ax=ax,
+        cmap=cmap,
+        vmin=lo,
+        vmax=hi,
+        annot=labels,
+        fmt="",
+        annot_kws={"fontsize": st.annotation_size},
+        xticklabels=cols if n_cols <= 32 else max(1, n_cols // 32),
+        yticklabels=rows if n_rows <= 32 else max(1, n_rows // 32),
+        square=False,
+        cbar=True,
+    )
+    ax.tick_params(axis="y", labelrotation=0)
+    ax.tick_params(axis="x", labelrotation=90 if n_cols > 8 else 0)
+    ax.set_title(title or "", fontsize=st.font_size * 1.1)
+    ax.set_xlabel(xlabel or "", fontsize=st.font_size)
+    ax.set_ylabel(ylabel or "", fontsize=st.font_size)
+    rows_hl, cols_hl, cells_hl = highlight
+    boxes = [(0, i, n_cols, 1) for i in rows_hl]
+    boxes += [(j, 0, 1, n_rows) for j in cols_hl]
+    boxes += [(j, i, 1, 1) for i, j in cells_hl]
+    return [
+        ax.add_patch(Rectangle((x, y), w, h, fill=False, edgecolor=st.highlight_color, linewidth=st.line_width))
+        for x, y, w, h in boxes
+    ]
+
+
+def _png(fig: Figure) -> bytes:
+    out = io.BytesIO()
+    fig.savefig(out, format="png", dpi=_style.current().dpi)
+    return out.getvalue()
+
+
+def heatmap_png(specs: Sequence[Mapping[str, object]]) -> bytes:
+    """One PNG of several heatmaps side by side, each given as :func:`draw_heatmap`'s arguments.
+
+    This is the static fallback of the live views (``HeatmapView.spec()`` gives a spec).
+    """
+    shapes = [as_numpy(s["matrix"]).shape for s in specs]
+    sizes = [_figsize(shape) for shape in shapes]
+    fig = Figure(figsize=(min(sum(w for w, _ in sizes), 18), max(h for _, h in sizes)), layout="constrained")
+    axes = fig.subplots(1, len(specs), squeeze=False, width_ratios=[w for w, _ in sizes])[0]
+    for ax, spec in zip(axes, specs):
+        draw_heatmap(ax, **dict(spec))
+    return _png(fig)
+
+
+class Plot:
+    """A figure of its own that displays as a PNG, with a short deterministic ``repr``."""
+
+    def __init__(self, fig: Figure, text: str) -> None:
+        self.fig = fig
+        self._text = text
+
+    def to_png(self) -> bytes:
+        """PNG bytes of the figure."""
+        return _png(self.fig)
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        return self._text
+
+
+class Heatmap:
+    """A token-labelled heatmap of a matrix, drawn with ``seaborn.heatmap``.
+
+    Args:
+        matrix: ``(n_rows, n_cols)`` tensor, array or nested list (a 1-D vector becomes one row).
+        row_labels, col_labels: tick labels, e.g. tokens (default ``1 … n``).
+        title, xlabel, ylabel: texts on the axes.
+        annotate: write the numbers in the cells (default: when both sides are ≤ 16).
+        decimals: digits after the point in annotations.
+        cmap: colormap name (default: the style's; diverging one when the matrix has both signs).
+        vmin, vmax: colour limits (default: the matrix's range, symmetric for diverging).
+        ax: draw into this matplotlib axes instead of a figure of its own.
+        cell_size: inches per cell when the heatmap makes its own figure.
+    """
+
+    def __init__(
+        self,
+        matrix: object,
+        *,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        title: str | None = None,
+        xlabel: str | None = None,
+        ylabel: str | None = None,
+        annotate: bool | None = None,
+        decimals: int = 2,
+        cmap: str | None = None,
+        vmin: float | None = None,
+        vmax: float | None = None,
+        ax=None,
+        cell_size: float | None = None,
+    ):
+        self.data = as_numpy(matrix)
+        self.annotate = max(self.data.shape) <= ANNOTATE_MAX if annotate is None else annotate
+        self.options = {
+            "xlabel": xlabel,
+            "ylabel": ylabel,
+            "decimals": decimals,
+            "cmap": cmap,
+            "vmin": vmin,
+            "vmax": vmax,
+        }
+        self.row_labels, self.col_labels, self.title = row_labels, col_labels, title
+        self._fixed_annotate = annotate
+        self._size = _figsize(self.data.shape, cell_size)
+        self._own = ax is None
+        self.ax = ax if ax is not None else Figure(figsize=self._size, layout="constrained").add_subplot()
+        self.fig = self.ax.figure
+        self._highlight: tuple[list[int], list[int], list[tuple[int, int]]] = ([], [], [])
+        self.highlights: list[Rectangle] = []
+        self._draw(fresh=False)
+        _style.register(self)
+
+    def _draw(self, *, fresh: bool = True) -> None:
+        """Draw with seaborn: on a new figure of the same size (own figure), else into the cleared axes."""
+        if fresh and self._own:
+            self.fig = Figure(figsize=self._size, layout="constrained")
+            self.ax = self.fig.add_subplot()
+        elif fresh:
+            for cbar_ax in [a for a in self.fig.axes if getattr(a, "_colorbar_of", None) is self.ax]:
+                cbar_ax.remove()
+            self.ax.clear()
+        before = set(self.fig.axes)
+        self.highlights = draw_heatmap(
+            self.ax,
+            self.data,
+            row_labels=self.row_labels,
+            col_labels=self.col_labels,
+            title=self.title,
+            annotate=self.annotate,
+            highlight=self._highlight,
+            **self.options,
+        )
+        for new in set(self.fig.axes) - before:
+            new._colorbar_of = self.ax
+
+    @property
+    def texts(self) -> list:
+        """The annotation texts, row by row."""
+        return list(self.ax.texts)
+
+    @property
+    def image(self):
+        """The coloured cells (seaborn's ``QuadMesh``)."""
+        return self.ax.collections[0]
+
+    def update(
+        self,
+        matrix: object | None = None,
+        *,
+        row_labels: Sequence[str] | None = None,
+        col_labels: Sequence[str] | None = None,
+        title: str | None = None,
+    ) -> Heatmap:
+        """Show a new matrix (and optionally new labels/title); a side not given keeps its labels."""
+        if matrix is not None:
+            data = as_numpy(matrix)
+            if data.shape != self.data.shape:
+                self.row_labels = row_labels
+                self.col_labels = col_labels
+                if self._fixed_annotate is None:
+                    self.annotate = max(data.shape) <= ANNOTATE_MAX
+            self.data = data
+        if row_labels is not None:
+            self.row_labels = row_labels
+        if col_labels is not None:
+            self.col_labels = col_labels
+        if title is not None:
+            self.title = title
+        self._draw()
+        return self
+
+    def highlight(
+        self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
+    ) -> Heatmap:
+        """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
+        self._highlight = (list(rows), list(cols), [tuple(c) for c in cells])
+        self._draw()
+        return self
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
+        self._draw()
+
+    def to_png(self) -> bytes:
+        """PNG bytes of the current state."""
+        return _png(self.fig)
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        n_rows, n_cols = self.data.shape
+        title = f", {self.title!r}" if self.title else ""
+        return f"<Heatmap {n_rows}×{n_cols}{title}>"
+
+
+def heatmap(matrix: object, **kwargs) -> Heatmap:
+    """Draw ``matrix`` as a :class:`Heatmap` (same arguments)."""
+    return Heatmap(matrix, **kwargs)
+
+
+class HeatmapGrid:
+    """Several heatmaps side by side in one figure (e.g. Q, K, V or one map per head)."""
+
+    def __init__(
+        self,
+        matrices: Sequence[object],
+        titles: Sequence[str] | None = None,
+        *,
+        ncols: int | None = None,
+        figsize: tuple[float, float] | None = None,
+        **kwargs,
+    ):
+        n = len(matrices)
+        ncols = ncols or n
+        nrows = -(-n // ncols)
+        w, h = _figsize(as_numpy(matrices[0]).shape)
+        self.fig = Figure(
+            figsize=figsize or (round(min(w * ncols, 16), 2), round(min(h * nrows, 12), 2)), layout="constrained"
+        )
+        axes = self.fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax in axes[n:]:
+            ax.set_visible(False)
+        titles = list(titles) if titles is not None else [None] * n
+        self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, titles, axes)]
+
+    def update(self, matrices: Sequence[object]) -> HeatmapGrid:
+        for hm, m in zip(self.heatmaps, matrices):
+            hm.update(m)
+        return self
+
+    def to_png(self) -> bytes:
+        return _png(self.fig)
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        return f"<HeatmapGrid of {len(self.heatmaps)}>"
+
+
+def show_heatmaps(matrices: Sequence[object], titles: Sequence[str] | None = None, **kwargs) -> HeatmapGrid:
+    """Several matrices side by side, each a :class:`Heatmap` (keyword arguments go to each)."""
+    return HeatmapGrid(matrices, titles, **kwargs)
+
+
+class BarChart:
+    """One row of weights as bars (``seaborn.barplot``), with the values written on top."""
+
+    def __init__(
+        self,
+        values: Sequence[float] | object,
+        labels: Sequence[str] | None = None,
+        *,
+        title: str | None = None,
+        ylim: tuple[float, float] = (0.0, 1.0),
+        figsize: tuple[float, float] = (4.0, 2.6),
+    ):
+        self.data = as_numpy(values)[0]
+        self.labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(self.data))]
+        self.title, self.ylim = title, ylim
+        self.fig = Figure(figsize=figsize, layout="constrained")
+        self.ax = self.fig.add_subplot()
+        self._draw()
+        _style.register(self)
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
+        self._draw()
+
+    def _draw(self) -> None:
+        st = _style.current()
+        ax = self.ax
+        ax.clear()
+        sns.barplot(x=list(range(len(self.data))), y=self.data, ax=ax, color=st.highlight_color)
+        ax.set_xticks(range(len(self.data)), self.labels, rotation=90 if len(self.data) > 8 else 0)
+        ax.set_ylim(*self.ylim)
+        ax.set_title(self.title or "")
+        if len(self.data) <= ANNOTATE_MAX:
+            ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in self.data], fontsize=st.annotation_size)
+
+    @property
+    def bars(self) -> list:
+        return list(self.ax.patches)
+
+    @property
+    def texts(self) -> list:
+        return list(self.ax.texts)
+
+    def update(self, values: Sequence[float] | object) -> BarChart:
+        data = as_numpy(values)[0]
+        if len(data) != len(self.data):
+            raise ValueError(f"expected {len(self.data)} values, got {len(data)}")
+        self.data = data
+        self._draw()
+        return self
+
+    def to_png(self) -> bytes:
+        return _png(self.fig)
+
+    def _repr_png_(self) -> bytes:
+        return self.to_png()
+
+    def __repr__(self) -> str:
+        return f"<BarChart of {len(self.data)} bars>"
+
+
+def _long_form(samples: Mapping[str, object] | object, name: str) -> tuple[dict[str, np.ndarray], bool]:
+    if isinstance(samples, Mapping):
+        return {str(k): as_numpy(v).ravel() for k, v in samples.items()}, True
+    return {name: as_numpy(samples).ravel()}, False
+
+
+def distribution(
+    samples: Mapping[str, object] | object,
+    *,
+    kind: str = "hist",
+    title: str | None = None,
+    xlabel: str = "value",
+    bins: int = 40,
+    figsize: tuple[float, float] = (5.5, 3.2),
+) -> Plot:
+    """How values are spread (lesson 08: scores before and after scaling by ``1/√d_k``).
+
+    Args:
+        samples: a tensor/array of any shape (flattened), or ``{label: samples}`` for several
+            distributions on the same axes, told apart by colour.
+        kind: ``"hist"`` (``seaborn.histplot``, densities) or ``"kde"`` (``seaborn.kdeplot``).
+    """
+    if kind not in ("hist", "kde"):
+        raise ValueError(f"kind must be 'hist' or 'kde', got {kind!r}")
+    data, several = _long_form(samples, xlabel)
+    values = np.concatenate(list(data.values()))
+    groups = np.concatenate([[k] * len(v) for k, v in data.items()])
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    hue = groups if several else None
+    if kind == "hist":
+        sns.histplot(x=values, hue=hue, bins=bins, stat="density", common_norm=False, element="step", ax=ax)
+    else:
+        sns.kdeplot(x=values, hue=hue, common_norm=False, ax=ax)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title or "")
+    return Plot(fig, f"<distribution {kind}: {', '.join(data)}>")
+
+
+def training_curves(
+    history: Mapping[str, Sequence[float]],
+    *,
+    x: str = "step",
+    title: str | None = None,
+    ylabel: str = "value",
+    figsize: tuple[float, float] = (5.5, 3.2),
+) -> Plot:
+    """Curves over training (lessons 13–14): ``{name: values per step}``, drawn with ``seaborn.lineplot``.
+
+    Every curve is plotted against its own step index ``0 … len − 1`` (label of the axis: ``x``).
+    """
+    series = {name: (range(len(values)), values) for name, values in history.items()}
+    return _curves(series, xlabel=x, ylabel=ylabel, title=title, figsize=figsize, text="training curves", marker=None)
+
+
+def cost_curves(
+    sizes: Sequence[int],
+    series: Mapping[str, Sequence[float]],
+    *,
+    xlabel: str = "n (tokens)",
+    ylabel: str = "seconds",
+    title: str | None = None,
+    figsize: tuple[float, float] = (5.5, 3.2),
+) -> Plot:
+    """What a computation costs as it grows (lesson 15): ``{name: cost per size}`` on log–log axes.
+
+    On log–log axes a cost ``∝ n^p`` is a straight line of slope ``p``: the guide lines show
+    slopes 1 and 2 through the first point of the first series.
+    """
+    fig = _curves({name: (sizes, values) for name, values in series.items()}, xlabel=xlabel, ylabel=ylabel,
+                  title=title, figsize=figsize, text="cost curves", marker="o")  # fmt: skip
+    ax = fig.fig.axes[0]
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    n0, y0 = float(sizes[0]), float(next(iter(series.values()))[0])
+    ns = np.asarray([float(n) for n in sizes])
+    for power, style in ((1, ":"), (2, "--")):
+        ax.plot(ns, y0 * (ns / n0) ** power, style, color="grey", linewidth=1, label=f"∝ n^{power}")
+    ax.legend()
+    return fig
+
+
+def _curves(
+    series: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None,
+    figsize: tuple[float, float],
+    text: str,
+    marker: str | None,
+) -> Plot:
+    """One ``seaborn.lineplot`` per ``{name: (xs, ys)}`` on one axis."""
+    fig = Figure(figsize=figsize, layout="constrained")
+    ax = fig.add_subplot()
+    for name, (xs, ys) in series.items():
+        sns.lineplot(x=np.asarray([float(v) for v in xs]), y=np.asarray([float(v) for v in ys]), label=name,
+                     marker=marker, ax=ax)  # fmt: skip
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or "")
+    return Plot(fig, f"<{text}: {', '.join(series)}>")

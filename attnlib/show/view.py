@@ -1,0 +1,415 @@
+"""HeatmapView: a live heatmap drawn by the browser from numbers the kernel sends.
+
+The kernel sends numbers and labels; ``static/heatmap.js`` (served by the
+kernel through anywidget, no CDN, no build step) draws all of it as SVG, vector and crisp at any
+zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
+rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
+It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
+new matrix rewrites only the cells whose colour or number changed. No ``<canvas>``, which Chromium
+would composite as a layer of its own, except under a matrix of more than 1024 cells (``VECTOR_MAX``
+in ``heatmap.js``): one pixel per cell there, scaled up without smoothing (measured in
+``bench/bench_browser.py`` and ``bench/trace_browser.py --layers``).
+
+Usage (what every explorer does)::
+
+    view = HeatmapView(weights, row_labels=tokens, col_labels=tokens, title="weights A",
+                       vmin=0, vmax=1, explanations=partial(explain_softmax, scores))
+    view.update(new_weights, explanations=...)        # one message to the browser, one redraw
+    view.highlight(rows=[i], cells=[(i, j)])           # outlines (replace earlier ones)
+    view.on_select(lambda i, j: ...)                   # a cell clicked / chosen with Enter
+    view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
+
+Explanations are written when the browser first asks for one after an update (the pointer or the
+keyboard reached a cell): give a function that returns the table, e.g.
+``partial(explain_softmax, scores)``; it runs at most once per update, in the kernel, and the page
+receives the one cell's text. Writing every cell's text at every change would cost the kernel more
+than the maths (the linked explorer: about 60 % of its update).
+
+Edits are validated here, in Python: text that is not a number, NaN, ±inf or a number larger than
+``edit_limit`` in size gives an inline message naming what is wrong and keeps the last good state;
+so does a ``ValueError`` raised by an ``on_edit`` callback (its text is the message).
+
+Accessibility: the grid is one focusable element named by the title and described by
+:attr:`description`; arrow keys, Home and End move between cells, each cell reached is announced
+(its labels, value and explanation), Enter/Space select or edit, Escape cancels; the ``table``
+button shows the numbers as an HTML table a screen reader reads. The default colour
+map is ``cividis`` (colour-blind safe); pass ``vmin=0, vmax=1`` for attention weights.
+
+Displayed on its own, a view is a widget plus a PNG drawn with seaborn (:meth:`to_png`) for readers
+without a kernel; explorers put their views' PNGs together in one fallback image.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import anywidget
+import numpy as np
+import traitlets as T
+from matplotlib import colormaps
+from matplotlib.colors import to_hex
+
+from ..formatting import annotation
+from . import style
+from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits
+
+__all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "parse_cell"]
+
+#: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
+Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
+
+STATIC = Path(__file__).parent / "static"
+EDIT_LIMIT = 1e6
+
+
+def parse_cell(text: str, *, limit: float = EDIT_LIMIT) -> float:
+    """The number typed into a cell, or a ``ValueError`` naming what is wrong with ``text``."""
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("the cell is empty: type a number")
+    try:
+        value = float(stripped)
+    except ValueError:
+        raise ValueError(f"{stripped!r} is not a number") from None
+    if math.isnan(value):
+        raise ValueError(f"{stripped!r} is not a number (NaN): type a finite number")
+    if math.isinf(value):
+        raise ValueError(f"{stripped!r} is infinite: type a finite number")
+    if abs(value) > limit:
+        raise ValueError(f"{stripped} is too large: numbers between {-limit:g} and {limit:g} only")
+    return value
+
+
+@lru_cache(maxsize=32)
+def palette(cmap: str, n: int = 64) -> tuple[str, ...]:
+    """``n`` colours of matplotlib colormap ``cmap`` as hex strings (what the browser interpolates)."""
+    colormap = colormaps[cmap]
+    return tuple(to_hex(colormap((k + 0.5) / n)) for k in range(n))
+
+
+def _labels(given: Sequence[object] | None, n: int) -> list[str]:
+    return [str(x) for x in given] if given is not None else [str(k + 1) for k in range(n)]
+
+
+class HeatmapView(anywidget.AnyWidget):
+    """A matrix drawn by the browser: labels, annotations, colour bar, highlights, hover explanations.
+
+    Args:
+        matrix: ``(n_rows, n_cols)`` tensor, array or nested list (a 1-D vector becomes one row).
+        row_labels, col_labels: tick labels, e.g. tokens (default ``1 … n``).
+        title, xlabel, ylabel: texts around the grid.
+        annotate: write the numbers in the cells (default: when both sides are ≤ 16).
+        decimals: digits of the annotations (the tooltip and the table show more).
+        cmap: colormap (default: the style's, ``cividis``; its diverging one for signed matrices).
+        vmin, vmax: colour limits (default: the matrix's range, symmetric when it has both signs).
+        explanations: ``n_rows`` lists of ``n_cols`` strings shown on hover, or a function returning
+            them (called when the browser first asks; e.g. ``partial(explain_softmax, scores)`` with
+            :func:`attnlib.formatting.explain_softmax`); ``None`` for none.
+        editable: let the learner type numbers into cells (see :meth:`on_edit`).
+        edit_limit: largest accepted size of a typed number.
+        cell_size: pixels per cell (default from the size and the style).
+    """
+
+    _esm = STATIC / "heatmap.js"
+    _css = STATIC / "heatmap.css"
+
+    buffer = T.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
+    shape = T.List(T.Int(), [0, 0]).tag(sync=True)
+    row_labels = T.List(T.Unicode()).tag(sync=True)
+    col_labels = T.List(T.Unicode()).tag(sync=True)
+    title = T.Unicode("").tag(sync=True)
+    xlabel = T.Unicode("").tag(sync=True)
+    ylabel = T.Unicode("").tag(sync=True)
+    annotate = T.Bool(True).tag(sync=True)
+    decimals = T.Int(2).tag(sync=True)
+    precision = T.Int(4).tag(sync=True)  # digits in the table view
+    vmin = T.Float(0.0).tag(sync=True)
+    vmax = T.Float(1.0).tag(sync=True)
+    palette = T.List(T.Unicode()).tag(sync=True)
+    highlight_rows = T.List(T.Int()).tag(sync=True)
+    highlight_cols = T.List(T.Int()).tag(sync=True)
+    highlight_cells = T.List(T.List(T.Int())).tag(sync=True)
+    explained = T.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
+    explain_version = T.Int(0).tag(sync=True)  # changes with them: the browser forgets the ones it has
+    editable = T.Bool(False).tag(sync=True)
+    message = T.Unicode("").tag(sync=True)
+    description = T.Unicode("").tag(sync=True)
+    font_size = T.Float(13.0).tag(sync=True)
+    cell_size = T.Float(40.0).tag(sync=True)
+    highlight_color = T.Unicode("#d62728").tag(sync=True)
+    line_width = T.Float(2.0).tag(sync=True)
+
+    def __init__(
+        self,
+        matrix: object,
+        *,
+        row_labels: Sequence[object] | None = None,
+        col_labels: Sequence[object] | None = None,
+        title: str = "",
+        xlabel: str = "",
+        ylabel: str = "",
+        annotate: bool | None = None,
+        decimals: int = 2,
+        cmap: str | None = None,
+        vmin: float | None = None,
+        vmax: float | None = None,
+        explanations: Explanations | None = None,
+        editable: bool = False,
+        edit_limit: float = EDIT_LIMIT,
+        cell_size: float | None = None,
+    ) -> None:
+        super().__init__(title=title, xlabel=xlabel, ylabel=ylabel, decimals=decimals, editable=editable)
+        self._fixed_cmap = cmap
+        self._fixed_limits = (vmin, vmax)
+        self._fixed_annotate = annotate
+        self._fixed_cell = cell_size
+        self.edit_limit = edit_limit
+        self.cmap = ""
+        self.data = np.zeros((0, 0))
+        self._explanations: Explanations = []
+        self._edit_callbacks: list[Callable[[int, int, float], None]] = []
+        self._select_callbacks: list[Callable[[int, int], None]] = []
+        self.on_msg(self._handle_message)
+        self.update(matrix, row_labels=row_labels, col_labels=col_labels, explanations=explanations)
+        style.register(self)
+
+    # ------------------------------------------------------------------ kernel → browser
+    def update(
+        self,
+        matrix: object | None = None,
+        *,
+        row_labels: Sequence[object] | None = None,
+        col_labels: Sequence[object] | None = None,
+        title: str | None = None,
+        explanations: Explanations | None = None,
+        decimals: int | None = None,
+    ) -> HeatmapView:
+        """Show a new matrix (and optionally labels, title, explanations): one message, one redraw.
+
+        A side whose labels are not given keeps them when its size is unchanged (else ``1 … n``).
+        Explanations not given are cleared when the matrix changes (they would be stale).
+        """
+        with self.hold_sync():
+            if matrix is not None:
+                data = as_numpy(matrix)
+                if not np.isfinite(data).all():
+                    raise ValueError(f"{self.title or 'the heatmap'}: the matrix has NaN or infinite entries")
+                reshaped = data.shape != self.data.shape
+                self.data = data
+                if reshaped:
+                    self._layout()
+                    if row_labels is None:
+                        self.row_labels = _labels(None, data.shape[0])
+                    if col_labels is None:
+                        self.col_labels = _labels(None, data.shape[1])
+                    self.highlight()
+                self._colours()
+                self.shape = list(data.shape)
+                self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
+                if explanations is None:
+                    self._explain([])
+            if row_labels is not None:
+                self.row_labels = _labels(row_labels, self.data.shape[0])
+            if col_labels is not None:
+                self.col_labels = _labels(col_labels, self.data.shape[1])
+            if title is not None:
+                self.title = title
+            if decimals is not None:
+                self.decimals = decimals
+            if explanations is not None:
+                self._explain(explanations)
+            self.description = self._describe()
+        return self
+
+    def highlight(
+        self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
+    ) -> HeatmapView:
+        """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
+        with self.hold_sync():
+            self.highlight_rows = [int(i) for i in rows]
+            self.highlight_cols = [int(j) for j in cols]
+            self.highlight_cells = [[int(i), int(j)] for i, j in cells]
+        return self
+
+    def _explain(self, explanations: Explanations) -> None:
+        if not explanations and not callable(explanations) and self._explanations == []:
+            return  # none before, none now: nothing for the browser to forget
+        self._explanations = explanations if callable(explanations) else [[str(t) for t in r] for r in explanations]
+        self.explained = bool(explanations)
+        self.explain_version += 1
+
+    @property
+    def explanations(self) -> list[list[str]]:
+        """Every cell's explanation (``[]`` for none); a function given to :meth:`update` runs here, once."""
+        if callable(self._explanations):
+            table = self._explanations()
+            self._explanations = [[str(t) for t in row] for row in table] if table else []
+        return self._explanations
+
+    def explain(self, row: int, col: int) -> str:
+        """The explanation of cell ``(row, col)`` (``""`` for none): what the browser shows on hover."""
+        table = self.explanations
+        return table[row][col] if 0 <= row < len(table) and 0 <= col < len(table[row]) else ""
+
+    @property
+    def values(self) -> list[list[float]]:
+        """The matrix shown, as nested lists (what the browser decodes from :attr:`buffer`)."""
+        n_rows, n_cols = self.shape
+        return np.frombuffer(self.buffer, dtype="<f8").reshape(n_rows, n_cols).tolist()
+
+    @property
+    def annotations(self) -> list[str]:
+        """The numbers written in the cells, row by row (what the browser and the PNG show)."""
+        return [annotation(v, self.decimals) for row in self.values for v in row] if self.annotate else []
+
+    @property
+    def highlight_boxes(self) -> list[tuple[float, float, float, float]]:
+        """The outlines as ``(x, y, width, height)`` in cell units, cell ``(i, j)`` centred on ``(j, i)``."""
+        n_rows, n_cols = self.data.shape
+        boxes = [(-0.5, i - 0.5, n_cols, 1) for i in self.highlight_rows]
+        boxes += [(j - 0.5, -0.5, 1, n_rows) for j in self.highlight_cols]
+        boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in self.highlight_cells]
+        return boxes
+
+    def show_message(self, text: str) -> None:
+        """Show ``text`` under the heatmap (``""`` clears it)."""
+        self.message = text
+
+    # ------------------------------------------------------------------ browser → kernel
+    def on_edit(self, callback: Callable[[int, int, float], None]) -> None:
+        """Call ``callback(row, col, value)`` with each valid number typed into a cell.
+
+        Without a callback the view just shows the new number. A callback that raises
+        ``ValueError`` leaves everything as it was and its text is shown under the heatmap.
+        """
+        self._edit_callbacks.append(callback)
+
+    def on_select(self, callback: Callable[[int, int], None]) -> None:
+        """Call ``callback(row, col)`` when a cell is clicked or chosen with Enter/Space."""
+        self._select_callbacks.append(callback)
+
+    def edit(self, row: int, col: int, text: str) -> bool:
+        """Apply ``text`` typed into cell ``(row, col)`` as the browser does; ``True`` if accepted."""
+        n_rows, n_cols = self.data.shape
+        if not (0 <= row < n_rows and 0 <= col < n_cols):
+            self.message = f"cell ({row + 1}, {col + 1}) is outside the {n_rows}×{n_cols} matrix"
+            return False
+        try:
+            value = parse_cell(text, limit=self.edit_limit)
+            if self._edit_callbacks:
+                for callback in self._edit_callbacks:
+                    callback(row, col, value)
+            else:
+                data = self.data.copy()
+                data[row, col] = value
+                self.update(data)
+        except ValueError as exc:
+            label = f"{self.row_labels[row]}, {self.col_labels[col]}"
+            self.message = f"⚠ {label}: {exc}"
+            return False
+        self.message = ""
+        return True
+
+    def select(self, row: int, col: int) -> None:
+        """Choose cell ``(row, col)`` as the browser does (calls the :meth:`on_select` callbacks)."""
+        for callback in self._select_callbacks:
+            callback(row, col)
+
+    def _handle_message(self, _widget, content: dict, _buffers) -> None:
+        kind = content.get("kind")
+        try:
+            row, col = int(content["row"]), int(content["col"])
+        except (KeyError, TypeError, ValueError):
+            return
+        if kind == "explain":  # the browser shows a cell: its text, for the explanations it has
+            version = content.get("version")
+            if version == self.explain_version:
+                text = self.explain(row, col)
+                self.send({"kind": "explanation", "row": row, "col": col, "version": version, "text": text})
+        elif kind == "edit":
+            self.edit(row, col, str(content.get("text", "")))
+        elif kind == "select":
+            self.select(row, col)
+
+    # ------------------------------------------------------------------ look
+    def _layout(self) -> None:
+        st = style.current()
+        n = max(self.data.shape) if self.data.size else 1
+        self.annotate = self._fixed_annotate if self._fixed_annotate is not None else n <= ANNOTATE_MAX
+        self.font_size = round(st.font_size * 1.45)
+        if self._fixed_cell is not None:
+            self.cell_size = float(self._fixed_cell)
+        elif self.annotate:
+            self.cell_size = float(round(self.font_size * (3.4 if n <= 8 else 2.6)))
+        else:
+            self.cell_size = float(max(6, min(24, round(480 / n))))
+        self.highlight_color = st.highlight_color
+        self.line_width = st.line_width
+
+    def _colours(self) -> None:
+        lo, hi, cmap = limits(self.data, cmap=self._fixed_cmap, vmin=self._fixed_limits[0], vmax=self._fixed_limits[1])
+        if cmap != self.cmap:
+            self.cmap = cmap
+            self.palette = list(palette(cmap))
+        self.vmin, self.vmax = lo, hi
+
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
+        with self.hold_sync():
+            self._layout()
+            self.cmap = ""
+            self._colours()
+
+    def _describe(self) -> str:
+        n_rows, n_cols = self.data.shape
+        if not self.data.size:
+            return f"{self.title or 'heatmap'}: empty"
+        lo, hi = float(self.data.min()), float(self.data.max())
+        rows = ", ".join(self.row_labels[:8]) + (" …" if n_rows > 8 else "")
+        cols = ", ".join(self.col_labels[:8]) + (" …" if n_cols > 8 else "")
+        return (
+            f"{self.title or 'heatmap'}: a {n_rows}×{n_cols} matrix; rows {rows}; columns {cols}; "
+            f"values from {lo:.4g} to {hi:.4g}. Arrow keys move between cells; the table button lists every number."
+        )
+
+    # ------------------------------------------------------------------ static fallback
+    def spec(self) -> dict:
+        """What :func:`attnlib.show.plots.heatmap_png` needs to draw this view's current state with seaborn."""
+        return {
+            "matrix": self.data,
+            "row_labels": list(self.row_labels),
+            "col_labels": list(self.col_labels),
+            "title": self.title,
+            "xlabel": self.xlabel,
+            "ylabel": self.ylabel,
+            "annotate": self.annotate,
+            "decimals": self.decimals,
+            "cmap": self.cmap,
+            "vmin": self.vmin,
+            "vmax": self.vmax,
+            "highlight": (
+                list(self.highlight_rows),
+                list(self.highlight_cols),
+                [tuple(c) for c in self.highlight_cells],
+            ),
+        }
+
+    def to_png(self) -> bytes:
+        """PNG of the current state, drawn with seaborn (for readers without a kernel)."""
+        return heatmap_png([self.spec()])
+
+    def _repr_mimebundle_(self, **kwargs):
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
+        data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
+        data["text/plain"] = repr(self)
+        return data
+
+    def __repr__(self) -> str:
+        n_rows, n_cols = self.data.shape
+        title = f", {self.title!r}" if self.title else ""
+        return f"<HeatmapView {n_rows}×{n_cols}{title}>"
