@@ -38,8 +38,8 @@ learn: $(STAMP)  ## learners: copy the learner edition into my-lessons/ (never o
 editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
 	$(BIN)/python scripts/build_editions.py --out build/editions
 
-test: $(STAMP) node_modules/.package-lock.json chromium  ## the whole suite: ruff, unit tests, nbval on every lesson (learner edition), browser tests
-	$(BIN)/ruff check .
+test: $(STAMP) node_modules/.package-lock.json chromium  ## the whole suite: lint, unit tests, nbval on every lesson (learner edition), browser tests
+	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
 	$(PYTEST) -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
 
@@ -49,12 +49,15 @@ unit: $(STAMP)  ## unit tests only (fast)
 nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
 
-lint: $(STAMP)  ## ruff, notebooks included
+FORMATTED := attnlib tests scripts bench site deploy etc
+
+lint: $(STAMP)  ## ruff check (notebooks included) and ruff format --check
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check --quiet $(FORMATTED)
 
 format: $(STAMP)  ## ruff format and fix imports
 	$(BIN)/ruff check --fix --select I .
-	$(BIN)/ruff format attnlib tests scripts bench
+	$(BIN)/ruff format $(FORMATTED)
 
 execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
 	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))

@@ -40,8 +40,12 @@ def kv_cache_bytes(n_tokens: int, *, num_layers: int, d_model: int, bytes_per_nu
     Per layer the cache keeps keys and values ``(h, n_tokens, d_head)`` each, and ``h · d_head = d_model``
     (models that share keys and values between heads keep fewer). Default: 2 bytes (float16/bfloat16).
     """
-    for name, value in (("n_tokens", n_tokens), ("num_layers", num_layers), ("d_model", d_model),
-                        ("bytes_per_number", bytes_per_number)):  # fmt: skip
+    for name, value in (
+        ("n_tokens", n_tokens),
+        ("num_layers", num_layers),
+        ("d_model", d_model),
+        ("bytes_per_number", bytes_per_number),
+    ):
         check_positive_int(name, value)
     return 2 * num_layers * n_tokens * d_model * bytes_per_number
 

@@ -72,8 +72,9 @@ def train_recipe(
 ) -> tuple[TinyTransformer, History]:
     """Build and train ``recipe``'s model (``steps`` overrides the full budget)."""
     model = build(recipe)
-    history = train(model, recipe.task, steps=steps or recipe.steps, lr=recipe.lr, seed=recipe.seed,
-                    progress=progress, **kwargs)  # fmt: skip
+    history = train(
+        model, recipe.task, steps=steps or recipe.steps, lr=recipe.lr, seed=recipe.seed, progress=progress, **kwargs
+    )
     return model.eval(), history
 
 

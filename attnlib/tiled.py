@@ -133,7 +133,8 @@ def tiled_attention(
         context ``(..., n_q, d_v)``. As for :func:`attnlib.attention`, a query that may attend to no
         key is an error (torch 2.13's SDPA would return a zero row there).
     """
-    blocks = online_softmax_blocks(queries, keys, values, mask=mask, scale=scale, is_causal=is_causal,
-                                   block_size=block_size)  # fmt: skip
+    blocks = online_softmax_blocks(
+        queries, keys, values, mask=mask, scale=scale, is_causal=is_causal, block_size=block_size
+    )
     (last,) = deque(blocks, maxlen=1)  # run every block (n_k ≥ 1, checked), keep only the final state
     return last.acc / last.ell  # ℓ > 0: every query sees at least one key (checked; causal: key 0)

@@ -53,8 +53,9 @@ class Block(nn.Module):
         mlp: include the MLP (``False``: an attention-only block, lesson 14).
     """
 
-    def __init__(self, d_model: int, num_heads: int, *, d_mlp: int | None = None, layer_norm: bool = True,
-                 mlp: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self, d_model: int, num_heads: int, *, d_mlp: int | None = None, layer_norm: bool = True, mlp: bool = True
+    ) -> None:
         super().__init__()
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.norm_attention = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
@@ -62,8 +63,9 @@ class Block(nn.Module):
         d_mlp = 4 * d_model if d_mlp is None else check_positive_int("d_mlp", d_mlp)
         self.mlp = nn.Sequential(nn.Linear(d_model, d_mlp), nn.GELU(), nn.Linear(d_mlp, d_model)) if mlp else None
 
-    def forward(self, x: Tensor, *, mask: Tensor | None = None, cache: Cache | None = None,
-                layer: int = 0) -> tuple[Tensor, Tensor]:  # fmt: skip
+    def forward(
+        self, x: Tensor, *, mask: Tensor | None = None, cache: Cache | None = None, layer: int = 0
+    ) -> tuple[Tensor, Tensor]:
         """``x (batch, n, d_model)`` → ``(x', weights (batch, num_heads, n, n_k))``."""
         out, weights = self.attention(self.norm_attention(x), mask=mask, return_weights=True, cache=cache, layer=layer)
         x = x + out
@@ -89,12 +91,27 @@ class TinyTransformer(nn.Module):
     After a forward, :attr:`attention_maps` holds one ``(batch, num_heads, n_q, n_k)`` tensor per layer.
     """
 
-    def __init__(self, vocab_size: int, d_model: int, num_heads: int, num_layers: int, max_len: int, *,
-                 d_mlp: int | None = None, causal: bool = False, positions: str = "learned",
-                 layer_norm: bool = True, mlp: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        vocab_size: int,
+        d_model: int,
+        num_heads: int,
+        num_layers: int,
+        max_len: int,
+        *,
+        d_mlp: int | None = None,
+        causal: bool = False,
+        positions: str = "learned",
+        layer_norm: bool = True,
+        mlp: bool = True,
+    ) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_layers", num_layers),
-                            ("max_len", max_len)):  # fmt: skip
+        for name, value in (
+            ("vocab_size", vocab_size),
+            ("d_model", d_model),
+            ("num_layers", num_layers),
+            ("max_len", max_len),
+        ):
             check_positive_int(name, value)
         if positions not in POSITIONS:
             raise AttentionInputError(f"positions must be one of {POSITIONS}, got {positions!r}")

@@ -108,7 +108,7 @@ BUILD = {
 }
 
 BIG = """\
-import ipywidgets as W
+import ipywidgets as widgets
 import numpy as np
 
 rng = np.random.default_rng(0)
@@ -128,21 +128,21 @@ except ImportError:  # the old PNG path
         old.plot.update(matrix)
         old.refresh()
 
-choice = W.Dropdown(options=list(range(8)), description="matrix")
+choice = widgets.Dropdown(options=list(range(8)), description="matrix")
 choice.observe(lambda change: show(rng.random((64, 64))), names="value")
-W.VBox([choice, big])
+widgets.VBox([choice, big])
 """
 
 
 # the floor: JupyterLab's widget round trip with no attnlib at all (a dropdown sets a text)
 FLOOR = """\
-import ipywidgets as W
+import ipywidgets as widgets
 
-floor_choice = W.Dropdown(options=list(range(8)), description="floor")
-floor_text = W.HTML("0")
+floor_choice = widgets.Dropdown(options=list(range(8)), description="floor")
+floor_text = widgets.HTML("0")
 floor_text.add_class("bench-floor")
 floor_choice.observe(lambda change: setattr(floor_text, "value", str(change["new"])), names="value")
-W.VBox([floor_choice, floor_text])
+widgets.VBox([floor_choice, floor_text])
 """
 
 

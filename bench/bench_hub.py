@@ -101,8 +101,15 @@ def run_class(size: int, lesson: str) -> dict[str, object]:
             sampler.stop()
             hub_pss = pss(hub.process.pid) + pss(int((Path(tmp) / "proxy.pid").read_text()))
             failures = [r for r in started + results if r is not True]
-            return {"size": size, "ready": ready, "finished": finished, "failures": failures,
-                    "per_learner": sampler.peak / size, "hub": hub_pss, "processes": sampler.peak_count}  # fmt: skip
+            return {
+                "size": size,
+                "ready": ready,
+                "finished": finished,
+                "failures": failures,
+                "per_learner": sampler.peak / size,
+                "hub": hub_pss,
+                "processes": sampler.peak_count,
+            }
         finally:
             hub.stop()
 
@@ -129,21 +136,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
-    print("| learners | all servers ready (s) | all lessons finished (s) | failures "
-          "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |")  # fmt: skip
+    print(
+        "| learners | all servers ready (s) | all lessons finished (s) | failures "
+        "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     rows = []
     for size in args.sizes:
         row = run_class(size, args.lesson)
         rows.append(row)
-        print(f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
-              f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |", flush=True)  # fmt: skip
+        print(
+            f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
+            f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |",
+            flush=True,
+        )
         for failure in row["failures"]:
             print(f"    failure: {failure}")
     per_learner = statistics.median(r["per_learner"] for r in rows)
-    print(f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
-          f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
-          "on 2 cores")  # fmt: skip
+    print(
+        f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
+        f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
+        "on 2 cores"
+    )
     return 0 if all(not r["failures"] for r in rows) else 1
 
 

@@ -26,9 +26,20 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     args = parser.parse_args()
     cmd = [
-        sys.executable, "-m", "pytest", "-q", "-n", str(args.workers), "--dist", "loadscope",
-        "notebooks", "--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg",
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-n",
+        str(args.workers),
+        "--dist",
+        "loadscope",
+        "notebooks",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        "tests/sanitize.cfg",
+    ]
     notebooks = sorted(ROOT.glob("notebooks/[0-9][0-9]_*.ipynb"))
     print(f"nbval over {len(notebooks)} lessons, -n {args.workers} --dist loadscope, {args.repeats} runs")
     times = []

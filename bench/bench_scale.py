@@ -46,8 +46,9 @@ print(json.dumps({"peak_mib": peak / 1024, "median_ms": 1000 * statistics.median
 
 
 def case(method: str, n: int, repeats: int, layout: str) -> dict:
-    out = subprocess.run([sys.executable, "-c", CASE, method, str(n), str(repeats), layout], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", CASE, method, str(n), str(repeats), layout], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
 
 
@@ -82,8 +83,10 @@ def main(quick: bool) -> None:
     sizes = (1024, 2048, 4096) if quick else (1024, 2048, 4096, 8192, 16384)
     for layout, what in LAYOUTS.items():
         print(f"attention at scale, float32, batch 1, one head, d = 64, {what} (fresh process per case)")
-        print(f"{'n':>6} | {'attention ms':>12} {'MiB':>6} | {'tiled ms':>9} {'MiB':>6} | {'SDPA ms':>8} {'MiB':>6} | "
-              "tiled/SDPA time  tiled/attention memory")  # fmt: skip
+        print(
+            f"{'n':>6} | {'attention ms':>12} {'MiB':>6} | {'tiled ms':>9} {'MiB':>6} | {'SDPA ms':>8} {'MiB':>6} | "
+            "tiled/SDPA time  tiled/attention memory"
+        )
         for n in sizes:
             r = {m: case(m, n, 5 if n <= 8192 else 3, layout) for m in ("attention", "tiled", "sdpa")}
             a, t, s = r["attention"], r["tiled"], r["sdpa"]

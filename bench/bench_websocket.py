@@ -43,8 +43,16 @@ def through_server(extra: list[str]) -> list[float]:
     port, token = _free_port(), secrets.token_hex(16)
     with tempfile.TemporaryDirectory() as root:
         jupyter = str(Path(sys.executable).with_name("jupyter"))
-        args = [jupyter, "server", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
-                f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}", *extra]  # fmt: skip
+        args = [
+            jupyter,
+            "server",
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            *extra,
+        ]
         if os.getuid() == 0:
             args.append("--allow-root")
         server = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

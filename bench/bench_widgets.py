@@ -24,7 +24,7 @@ import statistics
 import time
 from collections.abc import Iterator
 
-import ipywidgets as W
+import ipywidgets as widgets
 import numpy as np
 
 from attnlib.show.explorer import Explorer
@@ -105,22 +105,25 @@ def explorers() -> Iterator[tuple[str, type[Explorer] | None, str]]:
             yield key, cls, ""
 
 
-def control_values(control: W.Widget) -> list[object]:
+def control_values(control: widgets.Widget) -> list[object]:
     """A few valid values for ``control``, different from its current value, ending with it."""
     current = control.value
     values: list[object]
-    if isinstance(control, (W.Dropdown, W.ToggleButtons, W.RadioButtons, W.Select, W.SelectionSlider)):
+    if isinstance(
+        control,
+        (widgets.Dropdown, widgets.ToggleButtons, widgets.RadioButtons, widgets.Select, widgets.SelectionSlider),
+    ):
         values = list(control._options_values)[:6]
-    elif isinstance(control, (W.Checkbox, W.ToggleButton)):
+    elif isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
         values = [not current]
-    elif isinstance(control, W.FloatLogSlider):
+    elif isinstance(control, widgets.FloatLogSlider):
         exponents = np.linspace(control.min, control.max, 5)
         values = [float(control.base**e) for e in exponents]
-    elif isinstance(control, (W.IntSlider, W.BoundedIntText)):
+    elif isinstance(control, (widgets.IntSlider, widgets.BoundedIntText)):
         values = sorted({int(v) for v in np.linspace(control.min, control.max, 5).round()})
-    elif isinstance(control, (W.FloatSlider, W.BoundedFloatText)):
+    elif isinstance(control, (widgets.FloatSlider, widgets.BoundedFloatText)):
         values = [float(v) for v in np.linspace(control.min, control.max, 5)]
-    elif isinstance(control, (W.Textarea, W.Text)):
+    elif isinstance(control, (widgets.Textarea, widgets.Text)):
         values = [current + " "]  # same numbers, a new value: a full re-parse and redraw
     else:
         return []

@@ -191,8 +191,10 @@ def layer_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
                 attributes = dict(zip(node.get("attributes", [])[::2], node.get("attributes", [])[1::2], strict=True))
                 element = node["nodeName"].lower() + "".join("." + c for c in attributes.get("class", "").split()[:2])
             why[(", ".join(reasons) or "-", element)] += 1
-        print(f"{names[k]}: {sum(why.values())} composited layers; Layerize in {len(layerize)} frames, "
-              f"median {statistics.median(layerize):.1f} ms, {sum(layerize) / CHANGES:.1f} ms per change")  # fmt: skip
+        print(
+            f"{names[k]}: {sum(why.values())} composited layers; Layerize in {len(layerize)} frames, "
+            f"median {statistics.median(layerize):.1f} ms, {sum(layerize) / CHANGES:.1f} ms per change"
+        )
         for (reasons, element), n in why.most_common(8):
             print(f"  {n:3d} × {element or '(no element)'}: {reasons}")
     cdp.detach()
@@ -279,9 +281,11 @@ def trace_rows(browser, page, panel: str, rows: list[int], names: list[str]) -> 
         total = main_thread_ms(json.loads(browser.stop_tracing()))
         ms = sorted(t for t in timed if t is not None)
         print(f"{names[k]}: change → painted median {ms[len(ms) // 2]:.0f} ms (under tracing);")
-        print("  main thread per change: " + ", ".join(
-            f"{n} {t / CHANGES:.1f}" for n, t in total.most_common(12) if n != "RunTask"
-        ) + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms")  # fmt: skip
+        print(
+            "  main thread per change: "
+            + ", ".join(f"{n} {t / CHANGES:.1f}" for n, t in total.most_common(12) if n != "RunTask")
+            + f"; all tasks {total['RunTask'] / CHANGES:.1f} ms"
+        )
 
 
 def _lesson(parser: argparse.ArgumentParser, number: str) -> Path:

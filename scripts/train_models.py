@@ -42,8 +42,10 @@ def main(names: list[str]) -> int:
             path = recipe.path.with_name("induction_history.json")
             path.write_text(json.dumps(induction_history(history, recipe), indent=1) + "\n")
         size = recipe.path.stat().st_size / 1024
-        print(f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, "
-              f"held-out accuracy {accuracy(model, recipe.task):.3f}, {recipe.path.name} {size:.0f} KiB")  # fmt: skip
+        print(
+            f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, "
+            f"held-out accuracy {accuracy(model, recipe.task):.3f}, {recipe.path.name} {size:.0f} KiB"
+        )
     return 0
 
 

@@ -110,8 +110,10 @@ def build_plan(tmp_path_factory: pytest.TempPathFactory) -> str:
     r2d = Path(sys.executable).with_name("jupyter-repo2docker")
     done = subprocess.run(
         [str(r2d), "--no-build", "--debug", "--user-id", "1000", "--user-name", "jovyan", str(copy)],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout + done.stderr
 

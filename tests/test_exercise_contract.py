@@ -10,9 +10,22 @@ from attnlib.lessons import MISTAKES, check, exercises, lesson_module
 from attnlib.lessons._check import CHECKER_FAILED
 
 LESSONS = (
-    "inputs", "weights", "qkv", "scores", "softmax", "positions", "learning", "heads", "scale",
-    "weighting", "summing", "scaling", "module", "sentence", "multihead",
-)  # fmt: skip
+    "inputs",
+    "weights",
+    "qkv",
+    "scores",
+    "softmax",
+    "positions",
+    "learning",
+    "heads",
+    "scale",
+    "weighting",
+    "summing",
+    "scaling",
+    "module",
+    "sentence",
+    "multihead",
+)
 CASES = [
     (name, i, mistake)
     for lesson in LESSONS
@@ -68,7 +81,16 @@ def test_the_known_misconceptions_each_have_feedback():
 def test_a_function_stub_is_asked_for_its_body():
     def stub(*args): ...
 
-    for name in ("inputs.2", "scores.2", "softmax.2", "weighting.2", "summing.2", "scaling.2", "module.2", "sentence.2",
-                 "multihead.2"):  # fmt: skip
+    for name in (
+        "inputs.2",
+        "scores.2",
+        "softmax.2",
+        "weighting.2",
+        "summing.2",
+        "scaling.2",
+        "module.2",
+        "sentence.2",
+        "multihead.2",
+    ):
         feedback = check(name, stub)
         assert not feedback.correct and "returned None" in feedback.message

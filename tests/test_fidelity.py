@@ -223,9 +223,18 @@ def test_every_fact_has_a_computation() -> None:
 
 def test_reference_is_well_formed() -> None:
     lessons = {
-        "01_inputs", "02_weights", "03_queries_keys_values", "04_scores", "05_softmax", "06_weighting",
-        "07_summing", "08_scaling", "09_module", "10_sentence", "11_multihead",
-    }  # fmt: skip
+        "01_inputs",
+        "02_weights",
+        "03_queries_keys_values",
+        "04_scores",
+        "05_softmax",
+        "06_weighting",
+        "07_summing",
+        "08_scaling",
+        "09_module",
+        "10_sentence",
+        "11_multihead",
+    }
     assert len(BY_ID) == len(FACTS), "duplicate fact ids"
     for fact in FACTS:
         assert fact["id"].split(".")[0] == fact["document"], fact["id"]

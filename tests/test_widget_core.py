@@ -6,7 +6,7 @@ import base64
 import io
 import re
 
-import ipywidgets as W
+import ipywidgets as widgets
 import numpy as np
 import pytest
 from PIL import Image
@@ -141,7 +141,7 @@ def test_the_browser_draws_again_on_a_change_of_every_synced_trait_but_the_expla
     js = (STATIC / "heatmap.js").read_text()
     listed = re.search(r"const DRAWN = \[(.*?)\];", js, re.S).group(1)
     drawn = set(re.findall(r'"(\w+)"', listed))
-    synced = set(HeatmapView(np.eye(2)).keys) - set(W.DOMWidget().keys) - {"_esm", "_css", "_anywidget_id"}
+    synced = set(HeatmapView(np.eye(2)).keys) - set(widgets.DOMWidget().keys) - {"_esm", "_css", "_anywidget_id"}
     assert drawn == synced - {"explained", "explain_version"}
 
 
@@ -257,12 +257,12 @@ class TinyExplorer(Explorer):
 
     def __init__(self, text: str = "1 2; 3 4") -> None:
         super().__init__()
-        self.controls["matrix"] = W.Textarea(value=text)
-        self.controls["row"] = W.IntSlider(value=0, min=0, max=1)
+        self.controls["matrix"] = widgets.Textarea(value=text)
+        self.controls["row"] = widgets.IntSlider(value=0, min=0, max=1)
         self.views["heatmap"] = HeatmapView(parse_matrix(text), title="tiny", editable=True)
         self.on_edit("heatmap", self.edit_cell)
         self.observe_controls()
-        self.widget = W.VBox([*self.controls.values(), self.message, self.views["heatmap"]])
+        self.widget = widgets.VBox([*self.controls.values(), self.message, self.views["heatmap"]])
 
     def edit_cell(self, i: int, j: int, value: float) -> None:
         if value < 0:
@@ -335,7 +335,7 @@ def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
         def __init__(self) -> None:
             super().__init__()
             self.updates = 0
-            self.controls["n"] = W.IntSlider(value=1, min=0, max=9)
+            self.controls["n"] = widgets.IntSlider(value=1, min=0, max=9)
             self.observe_controls()
 
         def update(self) -> None:
@@ -351,8 +351,8 @@ def test_set_quietly_changes_a_control_without_an_update_and_keeps_it_wired():
 @pytest.fixture
 def sent(monkeypatch):
     """The messages widgets send to the browser, in order: ``(widget, message)``."""
-    log: list[tuple[W.Widget, dict]] = []
-    monkeypatch.setattr(W.Widget, "_send", lambda self, msg, buffers=None: log.append((self, msg)))
+    log: list[tuple[widgets.Widget, dict]] = []
+    monkeypatch.setattr(widgets.Widget, "_send", lambda self, msg, buffers=None: log.append((self, msg)))
     return log
 
 
@@ -460,7 +460,9 @@ def test_relayed_buffers_are_named_by_their_paths(sent, monkeypatch) -> None:
 
     buffers_sent: list = []
     monkeypatch.setattr(
-        W.Widget, "_send", lambda self, msg, buffers=None: (sent.append((self, msg)), buffers_sent.append(buffers))
+        widgets.Widget,
+        "_send",
+        lambda self, msg, buffers=None: (sent.append((self, msg)), buffers_sent.append(buffers)),
     )
     ex = PipelineExplorer("001")
     _route(ex, sent)

@@ -14,9 +14,19 @@ from attnlib.lessons.pipeline import EXAMPLES, PipelineExplorer, pipeline, pipel
 from attnlib.modules import causal_mask
 
 VIEWS = (
-    "inputs", "w_query", "w_key", "w_value", "queries", "keys", "values",
-    "scores", "scaled_scores", "weights", "weighted_values", "context",
-)  # fmt: skip
+    "inputs",
+    "w_query",
+    "w_key",
+    "w_value",
+    "queries",
+    "keys",
+    "values",
+    "scores",
+    "scaled_scores",
+    "weights",
+    "weighted_values",
+    "context",
+)
 
 
 def _data(e: PipelineExplorer, name: str) -> np.ndarray:
@@ -43,8 +53,15 @@ def test_every_view_is_attnlibs_computation(key: str) -> None:
 def test_document_001_unscaled_reproduces_output_1() -> None:
     e = PipelineExplorer("001", scaled=False)
     assert np.allclose(_data(e, "context")[0], [1.9366, 6.6831, 1.5951], atol=1e-4)
-    assert e.shape_strip == ["X (3, 4)", "Q, K (3, 3), V (3, 3)", "S (3, 3)", "S (3, 3)", "A (3, 3)",
-                             "α_ij v_j (3, 3, 3)", "Z (3, 3)"]  # fmt: skip
+    assert e.shape_strip == [
+        "X (3, 4)",
+        "Q, K (3, 3), V (3, 3)",
+        "S (3, 3)",
+        "S (3, 3)",
+        "A (3, 3)",
+        "α_ij v_j (3, 3, 3)",
+        "Z (3, 3)",
+    ]
     assert "z_1 (Input 1) = [1.9366, 6.6831, 1.5951]" in e.caption.value
 
 
@@ -71,8 +88,10 @@ def test_editing_a_weight_changes_q_but_not_k_or_v() -> None:
     assert np.array_equal(_data(e, "keys"), k_before) and np.array_equal(_data(e, "values"), v_before)
 
 
-@pytest.mark.parametrize(("text", "words"), [("abc", "not a number"), ("nan", "NaN"), ("inf", "infinite"),
-                                             ("1e30", "too large"), ("", "empty")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [("abc", "not a number"), ("nan", "NaN"), ("inf", "infinite"), ("1e30", "too large"), ("", "empty")],
+)
 def test_bad_edits_keep_the_last_good_state(text: str, words: str) -> None:
     e = PipelineExplorer("001")
     before = {name: _data(e, name).copy() for name in VIEWS}

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -75,13 +75,13 @@ class InputsExplorer(Explorer):
         self.inputs = inputs
         self.token_labels = labels
         self._doc_labels = labels
-        self.controls["example"] = W.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        self.controls["values"] = W.Textarea(
+        self.controls["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        self.controls["values"] = widgets.Textarea(
             value=format_matrix(inputs),
             description="X",
             continuous_update=False,
             rows=6,
-            layout=W.Layout(width="360px"),
+            layout=widgets.Layout(width="360px"),
         )
         self.views["inputs"] = HeatmapView(
             inputs,
@@ -94,13 +94,13 @@ class InputsExplorer(Explorer):
             editable=True,
         )
         self.on_edit("inputs", self._edit_cell)
-        self.shape = W.HTML()
+        self.shape = widgets.HTML()
         self.observe_controls()
         self._show_shape()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["example"]]),
-                W.HBox([self.views["inputs"], W.VBox([self.controls["values"], self.shape])]),
+                widgets.HBox([self.controls["example"]]),
+                widgets.HBox([self.views["inputs"], widgets.VBox([self.controls["values"], self.shape])]),
                 self.message,
             ]
         )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor, nn
 
@@ -50,12 +50,12 @@ class WeightsExplorer(Explorer):
         if source not in {v for _, v in SOURCE_CHOICES}:
             raise ValueError(f"source must be one of {[v for _, v in SOURCE_CHOICES]}, got {source!r}")
         c = self.controls
-        c["source"] = W.ToggleButtons(options=SOURCE_CHOICES, value=source, description="weights")
-        c["d_in"] = W.IntSlider(value=d_in, min=1, max=8, description="d_in")
-        c["d_k"] = W.IntSlider(value=d_k, min=1, max=8, description="d_k")
-        c["d_v"] = W.IntSlider(value=d_v, min=1, max=8, description="d_v")
-        c["seed"] = W.IntText(value=seed, description="seed", layout=W.Layout(width="180px"))
-        self.shapes = W.HTML()
+        c["source"] = widgets.ToggleButtons(options=SOURCE_CHOICES, value=source, description="weights")
+        c["d_in"] = widgets.IntSlider(value=d_in, min=1, max=8, description="d_in")
+        c["d_k"] = widgets.IntSlider(value=d_k, min=1, max=8, description="d_k")
+        c["d_v"] = widgets.IntSlider(value=d_v, min=1, max=8, description="d_v")
+        c["seed"] = widgets.IntText(value=seed, description="seed", layout=widgets.Layout(width="180px"))
+        self.shapes = widgets.HTML()
         self.weights = self._compute()
         for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, self.weights):
             self.views[key] = HeatmapView(
@@ -63,11 +63,11 @@ class WeightsExplorer(Explorer):
             )
         self._sync_controls()
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
                 c["source"],
-                W.HBox([c["d_in"], c["d_k"], c["d_v"], c["seed"]]),
-                W.HBox([v for v in self.views.values()]),
+                widgets.HBox([c["d_in"], c["d_k"], c["d_v"], c["seed"]]),
+                widgets.HBox([v for v in self.views.values()]),
                 self.shapes,
                 self.message,
             ]
@@ -199,10 +199,13 @@ def count_weights(answer: object) -> Feedback:
         ),
     ]
     return compare_tensor(
-        got, torch.tensor(want, dtype=torch.float64),
-        name=f"count_weights on {', '.join(map(str, FRESH_SIZES))}", wrong=wrong, atol=0.5,
+        got,
+        torch.tensor(want, dtype=torch.float64),
+        name=f"count_weights on {', '.join(map(str, FRESH_SIZES))}",
+        wrong=wrong,
+        atol=0.5,
         success="d_in·d_k + d_in·d_k + d_in·d_v = d_in (2 d_k + d_v).",
-    )  # fmt: skip
+    )
 
 
 @exercise("weights.3")
@@ -212,7 +215,7 @@ def linear_shape(answer: object) -> Feedback:
     wrong = [
         (
             torch.tensor([4.0, 3.0]),
-            "That is the shape of W in this series' X W. nn.Linear stores its weight the other way round, "
+            "That is the shape of W in this series' X widgets. nn.Linear stores its weight the other way round, "
             "(d_out, d_in), and computes X Wᵀ — run nn.Linear(4, 3).weight.shape to see it.",
             "transposed",
         ),

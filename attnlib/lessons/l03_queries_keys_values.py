@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -91,21 +91,21 @@ class QKVExplorer(Explorer):
         self.example = example
         ex = _DOCUMENTS[example]
         c = self.controls
-        c["example"] = W.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        c["kind"] = W.ToggleButtons(options=list(KINDS), value=kind, description="make the")
-        c["token"] = W.Dropdown(options=_token_options(ex), value=token, description="token")
-        c["column"] = W.IntSlider(value=column, min=0, max=ex.weights.w_key.shape[1] - 1, description="column d")
-        self.products = W.HTML()
+        c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["kind"] = widgets.ToggleButtons(options=list(KINDS), value=kind, description="make the")
+        c["token"] = widgets.Dropdown(options=_token_options(ex), value=token, description="token")
+        c["column"] = widgets.IntSlider(value=column, min=0, max=ex.weights.w_key.shape[1] - 1, description="column d")
+        self.products = widgets.HTML()
         self.views["inputs"] = HeatmapView(ex.inputs, decimals=0, title="inputs X", ylabel="token")
         self.views["weight"] = HeatmapView(ex.weights.w_key, decimals=0, title="W")
         self.views["result"] = HeatmapView(ex.qkv().keys, decimals=0, title="result")
         self.update()
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["example"], c["token"]]),
-                W.HBox([c["kind"], c["column"]]),
-                W.HBox(list(self.views.values())),
+                widgets.HBox([c["example"], c["token"]]),
+                widgets.HBox([c["kind"], c["column"]]),
+                widgets.HBox(list(self.views.values())),
                 self.products,
                 self.message,
             ]
@@ -202,9 +202,12 @@ def new_key(answer: object) -> Feedback:
         (w.w_key.sum(dim=0), "You added all rows of W_k; x = [2, 0, 0, 1] takes 2 × row 1 + 1 × row 4."),
     ]
     return compare_tensor(
-        answer, x @ w.w_key, name="the key of x = [2, 0, 0, 1]", wrong=wrong,
+        answer,
+        x @ w.w_key,
+        name="the key of x = [2, 0, 0, 1]",
+        wrong=wrong,
         success="2 × row 1 of W_k + 1 × row 4: a row vector times a matrix mixes the matrix's rows.",
-    )  # fmt: skip
+    )
 
 
 def _as_three(result: object) -> list[object] | Feedback:
@@ -247,7 +250,7 @@ def column_convention(answer: object) -> Feedback:
     wrong = [
         (
             xs @ u,
-            "X @ U treats U like this series' W. 003 applies U to a column, q = U x, so for rows it is "
+            "X @ U treats U like this series' widgets. 003 applies U to a column, q = U x, so for rows it is "
             "q = x Uᵀ: X @ U.T.",
             "transposed",
         ),

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -58,10 +58,10 @@ class ScoresExplorer(Explorer):
         ex = _DOCUMENTS[example]
         queries, keys, _ = ex.qkv()
         c = self.controls
-        c["example"] = W.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        c["query"] = W.Dropdown(options=_options(ex, "query"), value=query, description="query")
-        c["key"] = W.Dropdown(options=_options(ex, "key"), value=key, description="key")
-        self.terms = W.HTML()
+        c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["query"] = widgets.Dropdown(options=_options(ex, "query"), value=query, description="query")
+        c["key"] = widgets.Dropdown(options=_options(ex, "key"), value=key, description="key")
+        self.terms = widgets.HTML()
         self.views["scores"] = HeatmapView(
             score(queries, keys), decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query"
         )
@@ -70,10 +70,10 @@ class ScoresExplorer(Explorer):
         self.update()
         self.observe_controls()
         self.views["scores"].on_select(self._choose)
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["example"], c["query"], c["key"]]),
-                W.HBox([self.views[name] for name in ("queries", "keys", "scores")]),
+                widgets.HBox([c["example"], c["query"], c["key"]]),
+                widgets.HBox([self.views[name] for name in ("queries", "keys", "scores")]),
                 self.terms,
                 self.message,
             ]
@@ -181,10 +181,14 @@ def scores_of(answer: object) -> Feedback:
         ),
     ]
     return compare_call(
-        answer, (queries, keys), call="your scores_of(queries, keys)", expected=queries @ keys.T,
-        name="scores_of on 2 new queries and 5 new keys (2×5)", wrong=wrong,
+        answer,
+        (queries, keys),
+        call="your scores_of(queries, keys)",
+        expected=queries @ keys.T,
+        name="scores_of on 2 new queries and 5 new keys (2×5)",
+        wrong=wrong,
         success="With n_q ≠ n_k you can see it: rows are queries, columns keys.",
-    )  # fmt: skip
+    )
 
 
 @exercise("scores.3")
@@ -200,6 +204,9 @@ def same_weights(answer: object) -> Feedback:
         (keys.T @ keys, "Kᵀ K is (d_k, d_k): it pairs features, not tokens. The scores are K Kᵀ, (n, n)."),
     ]
     return compare_tensor(
-        answer, keys @ keys.T, name="001's scores with W_q = W_k", wrong=wrong,
+        answer,
+        keys @ keys.T,
+        name="001's scores with W_q = W_k",
+        wrong=wrong,
         success="K Kᵀ is symmetric for ANY inputs: s_ij = k_i·k_j = s_ji. Q Kᵀ is symmetric only by coincidence.",
-    )  # fmt: skip
+    )

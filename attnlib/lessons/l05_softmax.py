@@ -16,7 +16,7 @@ import html
 import math
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -73,15 +73,15 @@ class SoftmaxExplorer(Explorer):
             raise ValueError(f"example must be one of {EXAMPLES}, got {example!r}")
         scores, labels = example_scores(example)
         self.scores, self.labels = scores, labels
-        self.controls["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
-        self.controls["scores"] = W.Textarea(
-            value=format_matrix(scores, 6), description="scores", layout=W.Layout(width="320px", height="90px")
+        self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
+        self.controls["scores"] = widgets.Textarea(
+            value=format_matrix(scores, 6), description="scores", layout=widgets.Layout(width="320px", height="90px")
         )
-        self.controls["temperature"] = W.FloatLogSlider(
+        self.controls["temperature"] = widgets.FloatLogSlider(
             value=temperature, base=10, min=-1, max=1.5, step=0.05, description="temperature T", readout_format=".2f"
         )
-        self.controls["query"] = W.Dropdown(options=self._query_options(), value=query, description="query")
-        self.stats = W.HTML()
+        self.controls["query"] = widgets.Dropdown(options=self._query_options(), value=query, description="query")
+        self.stats = widgets.HTML()
         weights = self.weights()
         # the heatmap comes first: it is the PNG a reader without a kernel sees
         self.views["heatmap"] = HeatmapView(
@@ -103,18 +103,18 @@ class SoftmaxExplorer(Explorer):
             vmax=1.0,
             decimals=2,
         )
-        self.bar_caption = W.HTML(value=self._bar_title())
+        self.bar_caption = widgets.HTML(value=self._bar_title())
         self.views["heatmap"].highlight(rows=[query])
         self._show_stats(weights)
         self.controls["example"].observe(self._on_example, names="value")
         for name in ("scores", "temperature", "query"):
             self.controls[name].observe(self._on_change, names="value")
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
+                widgets.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
                 self.controls["scores"],
                 self.message,
-                W.HBox([W.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
+                widgets.HBox([widgets.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
                 self.stats,
             ]
         )
@@ -292,7 +292,10 @@ def scaled_000(answer: object) -> Feedback:
         ),
     ]
     return compare_tensor(
-        answer, softmax(s / math.sqrt(5)), name="000's weights softmax(S / √5)", wrong=wrong,
+        answer,
+        softmax(s / math.sqrt(5)),
+        name="000's weights softmax(S / √5)",
+        wrong=wrong,
         success="Row 1 now keeps 11 % off key 4, but rows 2–4 still give it over 99.7 %: scaling alone does not "
         "undo 000's saturation, because its inputs and weights make scores up to 54.",
-    )  # fmt: skip
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -56,11 +56,11 @@ class WeightingExplorer(Explorer):
         super().__init__()
         weights, values, labels = example_attention(example, scaled=scaled)
         self.labels = labels
-        self.controls["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
-        self.controls["query"] = W.Dropdown(
+        self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
+        self.controls["query"] = widgets.Dropdown(
             options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
         )
-        self.controls["scaled"] = W.Checkbox(value=scaled, description="scale by 1/√d_k")
+        self.controls["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
         grid = weight_values(weights, values)[query]
         value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
         dims = [str(c + 1) for c in range(values.shape[1])]
@@ -82,11 +82,11 @@ class WeightingExplorer(Explorer):
         )
         self.views["values"] = HeatmapView(values, row_labels=value_labels, col_labels=dims, title="values V")
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["example"], self.controls["query"], self.controls["scaled"]]),
+                widgets.HBox([self.controls["example"], self.controls["query"], self.controls["scaled"]]),
                 self.message,
-                W.HBox([self.views["weights"], self.views["values"], self.views["weighted"]]),
+                widgets.HBox([self.views["weights"], self.views["values"], self.views["weighted"]]),
             ]
         )
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -51,22 +51,22 @@ class SummingExplorer(Explorer):
         terms = n_k if terms is None else terms
         self.labels = labels
         c = self.controls
-        c["example"] = W.Dropdown(options=EXAMPLES, value=example, description="example")
-        c["query"] = W.Dropdown(
+        c["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
+        c["query"] = widgets.Dropdown(
             options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
         )
-        c["terms"] = W.IntSlider(value=terms, min=1, max=n_k, description="terms added")
-        c["scaled"] = W.Checkbox(value=scaled, description="scale by 1/√d_k")
+        c["terms"] = widgets.IntSlider(value=terms, min=1, max=n_k, description="terms added")
+        c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
         self.views["sum"] = HeatmapView(partial_sum_table(weights, values, query, terms), decimals=4)
         self.views["context"] = HeatmapView(sum_weighted_values(weight_values(weights, values)), decimals=4)
         self._redraw(weights, values)
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["example"], c["query"], c["scaled"]]),
+                widgets.HBox([c["example"], c["query"], c["scaled"]]),
                 c["terms"],
                 self.message,
-                W.HBox([self.views["sum"], self.views["context"]]),
+                widgets.HBox([self.views["sum"], self.views["context"]]),
             ]
         )
 

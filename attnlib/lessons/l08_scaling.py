@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -48,22 +48,22 @@ class ScalingExplorer(Explorer):
     def __init__(self, d_k: int = 64, seed: int = 0, n_tokens: int = 6):
         super().__init__()
         self.n_tokens = n_tokens
-        self.controls["d_k"] = W.IntSlider(value=d_k, min=1, max=512, description="d_k")
-        self.controls["seed"] = W.IntSlider(value=seed, min=0, max=20, description="seed")
+        self.controls["d_k"] = widgets.IntSlider(value=d_k, min=1, max=512, description="d_k")
+        self.controls["seed"] = widgets.IntSlider(value=seed, min=0, max=20, description="seed")
         stats = scaling_stats(d_k, n_tokens=n_tokens, seed=seed)
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
         kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
         self.views["unscaled"] = HeatmapView(stats.weights, title="softmax(Q Kᵀ)", **kw)
         self.views["scaled"] = HeatmapView(stats.scaled_weights, title="softmax(Q Kᵀ / √d_k)", **kw)
-        self.stats = W.HTML()
+        self.stats = widgets.HTML()
         self._show(stats)
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["d_k"], self.controls["seed"]]),
+                widgets.HBox([self.controls["d_k"], self.controls["seed"]]),
                 self.message,
-                W.HBox([self.views["unscaled"], self.views["scaled"]]),
+                widgets.HBox([self.views["unscaled"], self.views["scaled"]]),
                 self.stats,
             ]
         )

@@ -11,7 +11,7 @@ Lesson 09 exercises: masking, inside the module's formula (scores → scale → 
 
 from __future__ import annotations
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -60,9 +60,11 @@ class ModuleExplorer(Explorer):
     def __init__(self, source: str = "004", *, scaled: bool = True, causal: bool = False):
         super().__init__()
         self.controls = {
-            "source": W.Dropdown(options=[(v, k) for k, v in SOURCES.items()], value=source, description="tokens"),
-            "scaled": W.ToggleButton(value=scaled, description="scale by √d_k"),
-            "causal": W.ToggleButton(value=causal, description="causal mask"),
+            "source": widgets.Dropdown(
+                options=[(v, k) for k, v in SOURCES.items()], value=source, description="tokens"
+            ),
+            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_k"),
+            "causal": widgets.ToggleButton(value=causal, description="causal mask"),
         }
         result, labels = self._compute()
         self.views = {
@@ -82,11 +84,11 @@ class ModuleExplorer(Explorer):
             ),
         }
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["source"], self.controls["scaled"], self.controls["causal"]]),
+                widgets.HBox([self.controls["source"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
-                W.HBox([self.views["weights"], self.views["context"]]),
+                widgets.HBox([self.views["weights"], self.views["context"]]),
             ]
         )
 

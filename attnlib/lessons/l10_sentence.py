@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -45,14 +45,14 @@ class SentenceExplorer(Explorer):
     def __init__(self, sentence: str = examples.translate.sentence, *, scaled: bool = True, projections: bool = True):
         super().__init__()
         self.controls = {
-            "sentence": W.Text(
+            "sentence": widgets.Text(
                 value=sentence,
                 description="sentence",
                 continuous_update=False,
-                layout=W.Layout(width="36em"),
+                layout=widgets.Layout(width="36em"),
             ),
-            "scaled": W.ToggleButton(value=scaled, description="scale by √d"),
-            "projections": W.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
+            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d"),
+            "projections": widgets.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
         }
         result = self._compute()
         self.tokens = result.tokens
@@ -69,10 +69,10 @@ class SentenceExplorer(Explorer):
             )
         }
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
                 self.controls["sentence"],
-                W.HBox([self.controls["projections"], self.controls["scaled"]]),
+                widgets.HBox([self.controls["projections"], self.controls["scaled"]]),
                 self.message,
                 self.views["weights"],
             ]

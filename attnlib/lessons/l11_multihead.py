@@ -11,7 +11,7 @@ Lesson 11 exercises: heads, their parameters and torch's mask convention.
 
 from __future__ import annotations
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -51,9 +51,9 @@ class MultiHeadExplorer(Explorer):
         self.num_heads = num_heads
         options = [(f"head {h + 1}", h) for h in range(num_heads)] + [("all heads", ALL)]
         self.controls = {
-            "head": W.Dropdown(options=options, value=head, description="head"),
-            "scaled": W.ToggleButton(value=scaled, description="scale by √d_head"),
-            "causal": W.ToggleButton(value=causal, description="causal mask"),
+            "head": widgets.Dropdown(options=options, value=head, description="head"),
+            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_head"),
+            "causal": widgets.ToggleButton(value=causal, description="causal mask"),
         }
         weights = self.weights()
         labels = self.tokens
@@ -80,15 +80,15 @@ class MultiHeadExplorer(Explorer):
                 vmax=1.0,
                 cell_size=22,
             )
-        self.grid = W.GridBox(
+        self.grid = widgets.GridBox(
             [self.views[f"head {h + 1}"] for h in range(num_heads)],
-            layout=W.Layout(grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)"),
+            layout=widgets.Layout(grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)"),
         )
         self.observe_controls()
         self._show_selected()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
+                widgets.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
                 self.views["head"],
                 self.grid,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import html
 import math
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -44,28 +44,29 @@ class PositionsExplorer(Explorer):
     diagonal, since it depends only on ``i − j``).
     """
 
-    def __init__(self, n_tokens: int = 32, d_model: int = 16, *, position: int = 5, frequency: int = 0,
-                 base: float = 10000.0) -> None:  # fmt: skip
+    def __init__(
+        self, n_tokens: int = 32, d_model: int = 16, *, position: int = 5, frequency: int = 0, base: float = 10000.0
+    ) -> None:
         super().__init__()
         c = self.controls
-        c["n_tokens"] = W.IntSlider(value=n_tokens, min=2, max=64, description="n_tokens")
-        c["d_model"] = W.IntSlider(value=d_model, min=2, max=64, step=2, description="d_model")
-        c["position"] = W.IntSlider(value=position, min=0, max=n_tokens - 1, description="position")
-        c["frequency"] = W.IntSlider(value=frequency, min=0, max=d_model // 2 - 1, description="frequency c")
-        c["base"] = W.FloatText(value=base, description="base")
-        self.caption = W.HTML()
+        c["n_tokens"] = widgets.IntSlider(value=n_tokens, min=2, max=64, description="n_tokens")
+        c["d_model"] = widgets.IntSlider(value=d_model, min=2, max=64, step=2, description="d_model")
+        c["position"] = widgets.IntSlider(value=position, min=0, max=n_tokens - 1, description="position")
+        c["frequency"] = widgets.IntSlider(value=frequency, min=0, max=d_model // 2 - 1, description="frequency c")
+        c["base"] = widgets.FloatText(value=base, description="base")
+        self.caption = widgets.HTML()
         self.views["encoding"] = HeatmapView(
             [[0.0]], title="position encodings P", xlabel="feature", ylabel="position", vmin=-1.0, vmax=1.0
         )
         self.views["similarity"] = HeatmapView([[0.0]], title="P Pᵀ", xlabel="position j", ylabel="position i")
         self.update()
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["n_tokens"], c["d_model"], c["base"]]),
-                W.HBox([c["position"], c["frequency"]]),
+                widgets.HBox([c["n_tokens"], c["d_model"], c["base"]]),
+                widgets.HBox([c["position"], c["frequency"]]),
                 self.message,
-                W.HBox([self.views["encoding"], self.views["similarity"]]),
+                widgets.HBox([self.views["encoding"], self.views["similarity"]]),
                 self.caption,
             ]
         )
@@ -141,9 +142,12 @@ def by_hand(answer: object) -> Feedback:
         (torch.tensor([0.0, 1.0]), "That is position 0 (sin 0, cos 0). Position 1 turns by θ_0 = 1 radian."),
     ]
     return compare_tensor(
-        answer, sinusoidal_encoding(2, 2)[1], name="the encoding of position 1 (d_model = 2)", wrong=wrong,
+        answer,
+        sinusoidal_encoding(2, 2)[1],
+        name="the encoding of position 1 (d_model = 2)",
+        wrong=wrong,
         success="With d_model = 2 there is one pair, θ_0 = base⁰ = 1: the point (sin 1, cos 1) on a circle.",
-    )  # fmt: skip
+    )
 
 
 @exercise("positions.2")
@@ -159,9 +163,14 @@ def sinusoid(answer: object) -> Feedback:
         ),
     ]
     return compare_call(
-        answer, (n, d), call="your sinusoid(n_tokens, d_model)", expected=sinusoidal_encoding(n, d),
-        name="sinusoid(7, 6)", wrong=wrong, success="It matches attnlib's sinusoidal_encoding on new sizes.",
-    )  # fmt: skip
+        answer,
+        (n, d),
+        call="your sinusoid(n_tokens, d_model)",
+        expected=sinusoidal_encoding(n, d),
+        name="sinusoid(7, 6)",
+        wrong=wrong,
+        success="It matches attnlib's sinusoidal_encoding on new sizes.",
+    )
 
 
 @exercise("positions.3")
@@ -177,6 +186,9 @@ def bites(answer: object) -> Feedback:
         (z.flip(1), "Reorder the rows (tokens), not the columns (features)."),
     ]
     return compare_tensor(
-        answer, z_reordered, name="the outputs of 'man bites dog'", wrong=wrong,
+        answer,
+        z_reordered,
+        name="the outputs of 'man bites dog'",
+        wrong=wrong,
         success="Z[[2, 1, 0]]: the same three vectors, reordered. 'dog' gets the same output in both sentences.",
-    )  # fmt: skip
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -58,8 +58,16 @@ class TrainingExplorer(Explorer):
     Views: ``during`` (the probe's map at that step) and ``trained`` (the final model on ``sequence``).
     """
 
-    def __init__(self, history: History, model: TinyTransformer, task: Task, *, step: int | None = None,
-                 layer: int = 0, head: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        history: History,
+        model: TinyTransformer,
+        task: Task,
+        *,
+        step: int | None = None,
+        layer: int = 0,
+        head: int = 0,
+    ) -> None:
         super().__init__()
         self.steps = sorted(history.snapshots)
         if not self.steps:
@@ -73,16 +81,23 @@ class TrainingExplorer(Explorer):
         probe = history.probe[0].tolist()
         self.probe_labels = [f"{i}:{t}" for i, t in enumerate(probe)]
         c = self.controls
-        c["step"] = W.SelectionSlider(options=self.steps, value=step, description="training step")
-        c["sequence"] = W.Text(value=" ".join(map(str, probe)), description="your input", continuous_update=False)
+        c["step"] = widgets.SelectionSlider(options=self.steps, value=step, description="training step")
+        c["sequence"] = widgets.Text(value=" ".join(map(str, probe)), description="your input", continuous_update=False)
         kw = {"vmin": 0.0, "vmax": 1.0, "decimals": 2, "xlabel": "key (position:token)", "ylabel": "query"}
         self.views["during"] = HeatmapView(self._map(step), title="", **kw)
         self.views["trained"] = HeatmapView(self._map(step), title="trained model on your input", **kw)
-        self.caption = W.HTML()
+        self.caption = widgets.HTML()
         self.update()
         self.observe_controls()
-        self.widget = W.VBox([c["step"], c["sequence"], self.message,
-                              W.HBox([self.views["during"], self.views["trained"]]), self.caption])  # fmt: skip
+        self.widget = widgets.VBox(
+            [
+                c["step"],
+                c["sequence"],
+                self.message,
+                widgets.HBox([self.views["during"], self.views["trained"]]),
+                self.caption,
+            ]
+        )
 
     def _map(self, step: int) -> torch.Tensor:
         return self.history.snapshots[step][self.layer][self.head]
@@ -93,13 +108,15 @@ class TrainingExplorer(Explorer):
         ids = parse_tokens(c["sequence"].value, vocab_size=self.task.vocab_size, n_tokens=self.task.n_tokens)
         step = c["step"].value
         during = self._map(step)
-        self.views["during"].update(during, row_labels=self.probe_labels, col_labels=self.probe_labels,
-                                    title=f"probe, after {step} steps")  # fmt: skip
+        self.views["during"].update(
+            during, row_labels=self.probe_labels, col_labels=self.probe_labels, title=f"probe, after {step} steps"
+        )
         with torch.no_grad():
             predicted = self.model(ids).argmax(-1)[0].tolist()
         labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
-        self.views["trained"].update(self.model.attention_maps[self.layer][0, self.head], row_labels=labels,
-                                     col_labels=labels)  # fmt: skip
+        self.views["trained"].update(
+            self.model.attention_maps[self.layer][0, self.head], row_labels=labels, col_labels=labels
+        )
         index = self.history.eval_steps.index(step) if step in self.history.eval_steps else None
         loss = self.history.losses[step - 1] if step > 0 else float("nan")
         accuracy = f", held-out accuracy {self.history.accuracies[index]:.2f}" if index is not None else ""
@@ -144,10 +161,14 @@ def mirror_mass(answer: object) -> Feedback:
         (weights.flip(1).sum(0), "Sum within each row, not over the rows: one number per query."),
     ]
     return compare_call(
-        answer, (weights,), call="your mirror_mass(weights)", expected=expected,
-        name="mirror_mass on a new 6×6 attention map", wrong=wrong,
+        answer,
+        (weights,),
+        call="your mirror_mass(weights)",
+        expected=expected,
+        name="mirror_mass on a new 6×6 attention map",
+        wrong=wrong,
         success="weights.flip(1).diagonal() reads the anti-diagonal: the reverse model's must be near 1.",
-    )  # fmt: skip
+    )
 
 
 @exercise("learning.3")

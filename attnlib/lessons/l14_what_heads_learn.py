@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 
 from ..heads import induction_score, induction_targets, previous_token_score
@@ -44,19 +44,27 @@ class HeadsExplorer(Explorer):
         self.model = model
         n_layers, n_heads = len(model.blocks), model.blocks[0].attention.num_heads
         c = self.controls
-        c["layer"] = W.Dropdown(
+        c["layer"] = widgets.Dropdown(
             options=[(f"layer {i + 1}", i) for i in range(n_layers)], value=layer, description="layer"
         )
-        c["head"] = W.Dropdown(options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head")
-        c["sequence"] = W.Text(value=" ".join(map(str, sequence)), description="sequence", continuous_update=False,
-                               layout=W.Layout(width="520px"))  # fmt: skip
-        self.views["weights"] = HeatmapView([[0.0]], xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0,
-                                            annotate=False)  # fmt: skip
-        self.caption = W.HTML()
+        c["head"] = widgets.Dropdown(
+            options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head"
+        )
+        c["sequence"] = widgets.Text(
+            value=" ".join(map(str, sequence)),
+            description="sequence",
+            continuous_update=False,
+            layout=widgets.Layout(width="520px"),
+        )
+        self.views["weights"] = HeatmapView(
+            [[0.0]], xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0, annotate=False
+        )
+        self.caption = widgets.HTML()
         self.update()
         self.observe_controls()
-        self.widget = W.VBox([W.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"],
-                              self.caption])  # fmt: skip
+        self.widget = widgets.VBox(
+            [widgets.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"], self.caption]
+        )
 
     def update(self) -> None:
         """Run the model on the typed sequence; show the chosen head; score it."""
@@ -70,8 +78,12 @@ class HeadsExplorer(Explorer):
             predicted = self.model(ids).argmax(-1)[0].tolist()
         weights = self.model.attention_maps[c["layer"].value][0, c["head"].value]
         labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
-        self.views["weights"].update(weights, row_labels=labels, col_labels=labels,
-                                     title=f"layer {c['layer'].value + 1}, head {c['head'].value + 1}")  # fmt: skip
+        self.views["weights"].update(
+            weights,
+            row_labels=labels,
+            col_labels=labels,
+            title=f"layer {c['layer'].value + 1}, head {c['head'].value + 1}",
+        )
         repeats = bool((induction_targets(ids) >= 0).any())
         induction = f"{induction_score(weights[None], ids):.2f}" if repeats else "— (no token repeats)"
         self.caption.value = html.escape(
@@ -130,9 +142,13 @@ def previous_token(answer: object) -> Feedback:
         ),
     ]
     return compare_call(
-        answer, (weights,), call="your previous_token_score(weights)",
-        expected=torch.tensor(previous_token_score(weights)), name="the score of a new 7×7 causal map", wrong=wrong,
-    )  # fmt: skip
+        answer,
+        (weights,),
+        call="your previous_token_score(weights)",
+        expected=torch.tensor(previous_token_score(weights)),
+        name="the score of a new 7×7 causal map",
+        wrong=wrong,
+    )
 
 
 @exercise("heads.3")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import html
 import math
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -62,23 +62,24 @@ class TiledExplorer(Explorer):
         self.scaled = scale_scores(score(self.queries, self.keys), self.queries.shape[-1])
         self.exact = attention(self.queries, self.keys, self.values)
         c = self.controls
-        c["block_size"] = W.IntSlider(value=block_size, min=1, max=n, description="block size")
-        c["block"] = W.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
+        c["block_size"] = widgets.IntSlider(value=block_size, min=1, max=n, description="block size")
+        c["block"] = widgets.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
         kw = dict(row_labels=self.tokens, ylabel="query")
-        self.views["scores"] = HeatmapView(self.scaled, col_labels=self.tokens, title="S / √d_k (never held whole)",
-                                           xlabel="key", **kw)  # fmt: skip
+        self.views["scores"] = HeatmapView(
+            self.scaled, col_labels=self.tokens, title="S / √d_k (never held whole)", xlabel="key", **kw
+        )
         self.views["tile"] = HeatmapView([[0.0]], title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0, **kw)
         self.views["state"] = HeatmapView([[0.0, 0.0]], col_labels=["m", "ℓ"], title="running m and ℓ", **kw)
         self.views["output"] = HeatmapView([[0.0]], title="acc / ℓ so far", xlabel="feature", annotate=False, **kw)
-        self.caption = W.HTML()
+        self.caption = widgets.HTML()
         self.update()
         self.observe_controls()
-        self.widget = W.VBox(
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["block_size"], c["block"]]),
+                widgets.HBox([c["block_size"], c["block"]]),
                 self.message,
-                W.HBox([self.views["scores"], self.views["tile"], self.views["state"]]),
-                W.HBox([self.views["output"], self.caption]),
+                widgets.HBox([self.views["scores"], self.views["tile"], self.views["state"]]),
+                widgets.HBox([self.views["output"], self.caption]),
             ]
         )
 
@@ -110,10 +111,13 @@ class TiledExplorer(Explorer):
             f"block {self.controls['block'].value} of {n_blocks} (keys {state.start + 1}–{state.stop}). "
             f"Held now: a {n_q}×{b} tile + {n_q}×({d_v} + 2) state = {held} numbers; attention() holds the "
             f"{n_q}×{n_k} = {n_q * n_k} scores, then as many weights. "
-            + (f"All keys seen: acc / ℓ equals attention() (within 1e-6: {same})." if done
-               else f"Keys {state.stop + 1}–{n_k} not seen yet: acc / ℓ is attention over the first {state.stop}.")
+            + (
+                f"All keys seen: acc / ℓ equals attention() (within 1e-6: {same})."
+                if done
+                else f"Keys {state.stop + 1}–{n_k} not seen yet: acc / ℓ is attention over the first {state.stop}."
+            )
             + f" With {n_q} tokens the state outweighs the scores; it grows as n·(b + d_v + 2), the scores as n²."
-        )  # fmt: skip
+        )
 
     def summary(self) -> str:
         c = self.controls
@@ -143,8 +147,15 @@ def _run_blocks(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> 
     ell, acc = torch.zeros(queries.shape[0], 1), torch.zeros(queries.shape[0], values.shape[-1])
     call = "your online_step(m, ell, acc, scores, values)"
     for start in range(0, keys.shape[0], BLOCK):
-        got = run_learner_code(step, m.clone(), ell.clone(), acc.clone(), scores[:, start : start + BLOCK].clone(),
-                               values[start : start + BLOCK].clone(), name=call)  # fmt: skip
+        got = run_learner_code(
+            step,
+            m.clone(),
+            ell.clone(),
+            acc.clone(),
+            scores[:, start : start + BLOCK].clone(),
+            values[start : start + BLOCK].clone(),
+            name=call,
+        )
         if isinstance(got, Feedback):
             return got
         if got is None:
@@ -187,8 +198,13 @@ def _masks() -> dict[str, Tensor]:
     causal = torch.ones(n, n, dtype=torch.bool).tril()  # key j ≤ query i
     valid = torch.arange(n) < torch.tensor(LENGTHS)[:, None]  # (batch, n_k): key j is a real token
     padding = valid[:, None, :].expand(len(LENGTHS), n, n)
-    return {"right": causal & padding, "causal": causal.expand(len(LENGTHS), n, n), "padding": padding,
-            "either": causal | padding, "future": causal.T & padding}  # fmt: skip
+    return {
+        "right": causal & padding,
+        "causal": causal.expand(len(LENGTHS), n, n),
+        "padding": padding,
+        "either": causal | padding,
+        "future": causal.T & padding,
+    }
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
@@ -217,8 +233,9 @@ def gib_on_paper(answer: object) -> Feedback:
         (N_PAPER**2 * 2 / GIB, "That is at 2 bytes per number (float16/bfloat16); the question asks for float32."),
         (N_PAPER**2 * 32 / GIB, "That counts bits: a float32 number takes 4 bytes."),
     ]
-    return compare_number(answer, want, name="the size of one 32 768 × 32 768 float32 score matrix in GiB",
-                          wrong=wrong, tol=1e-3)  # fmt: skip
+    return compare_number(
+        answer, want, name="the size of one 32 768 × 32 768 float32 score matrix in GiB", wrong=wrong, tol=1e-3
+    )
 
 
 @exercise("scale.2")
@@ -235,15 +252,26 @@ def online_step(answer: object) -> Feedback:
             "float32: subtract the new running maximum m' before exp, and rescale by e^(m − m') (≤ 1; 0 while m = −∞).",
         )
     wrong = [
-        (_run_blocks(_no_rescale, queries, keys, values),
-         "When a block raises the maximum from m to m', what you accumulated was measured from the old m: multiply "
-         "ell and acc by e^(m − m') before adding the new block.", "online-no-rescale"),
-        (_run_blocks(_acc_not_rescaled, queries, keys, values),
-         "ell is rescaled but acc is not: both were accumulated under the old maximum, both need e^(m − m').",
-         "online-no-rescale"),
-    ]  # fmt: skip
-    return compare_tensor(got, attention(queries, keys, values), name="acc / ell after the last block", wrong=wrong,
-                          atol=1e-4, success="Block by block, without ever holding all 5 × 11 scores.")  # fmt: skip
+        (
+            _run_blocks(_no_rescale, queries, keys, values),
+            "When a block raises the maximum from m to m', what you accumulated was measured from the old m: multiply "
+            "ell and acc by e^(m − m') before adding the new block.",
+            "online-no-rescale",
+        ),
+        (
+            _run_blocks(_acc_not_rescaled, queries, keys, values),
+            "ell is rescaled but acc is not: both were accumulated under the old maximum, both need e^(m − m').",
+            "online-no-rescale",
+        ),
+    ]
+    return compare_tensor(
+        got,
+        attention(queries, keys, values),
+        name="acc / ell after the last block",
+        wrong=wrong,
+        atol=1e-4,
+        success="Block by block, without ever holding all 5 × 11 scores.",
+    )
 
 
 @exercise("scale.3")
@@ -252,30 +280,52 @@ def padded_causal_mask(answer: object) -> Feedback:
     masks = _masks()
     got = answer
     if isinstance(answer, Tensor) and answer.dtype != torch.bool:
-        return Feedback(False, f"the mask should be boolean (True = may attend), got dtype {answer.dtype}; "
-                               "combine boolean masks with & (and) and | (or).")  # fmt: skip
+        return Feedback(
+            False,
+            f"the mask should be boolean (True = may attend), got dtype {answer.dtype}; "
+            "combine boolean masks with & (and) and | (or).",
+        )
     wrong = [
-        (masks["causal"], "This is the causal mask alone: sequence 2's padding keys 4 and 5 are still visible. "
-                          "Passing the padding mask *and* is_causal=True is the fused-kernel trap: combine them "
-                          "into one mask with &.", "causal-and-mask"),
-        (masks["padding"], "This hides the padding but lets every query see the future: combine it with the causal "
-                           "mask (tril) using &.", "causal-and-mask"),
+        (
+            masks["causal"],
+            "This is the causal mask alone: sequence 2's padding keys 4 and 5 are still visible. "
+            "Passing the padding mask *and* is_causal=True is the fused-kernel trap: combine them "
+            "into one mask with &.",
+            "causal-and-mask",
+        ),
+        (
+            masks["padding"],
+            "This hides the padding but lets every query see the future: combine it with the causal "
+            "mask (tril) using &.",
+            "causal-and-mask",
+        ),
         (masks["future"], "Query i sees keys j ≥ i here: the transposed triangle (triu). Causal is j ≤ i, tril."),
         (masks["either"], "| lets a key through when it is past OR valid; it must be both: use &."),
-    ]  # fmt: skip
-    return compare_tensor(got, masks["right"].double(), name="the causal padding mask (2, 5, 5)", wrong=wrong,
-                          atol=0.5, success="Pass it alone: attention(q, k, v, mask=mask), no is_causal.")  # fmt: skip
+    ]
+    return compare_tensor(
+        got,
+        masks["right"].double(),
+        name="the causal padding mask (2, 5, 5)",
+        wrong=wrong,
+        atol=0.5,
+        success="Pass it alone: attention(q, k, v, mask=mask), no is_causal.",
+    )
 
 
 @exercise("scale.4")
 def dot_products_with_cache(answer: object) -> Feedback:
     """Dot products of one head of one layer: 3 new tokens after a 4-token prompt, with a KV cache."""
     wrong = [
-        (score_dot_products(N_PROMPT, N_NEW, use_cache=False),
-         "That is without a cache: 4², 5², 6². With one, only the newest token's query meets the keys."),
+        (
+            score_dot_products(N_PROMPT, N_NEW, use_cache=False),
+            "That is without a cache: 4², 5², 6². With one, only the newest token's query meets the keys.",
+        ),
         (float(N_PROMPT + N_NEW), "Count dot products, not tokens: one query meets every key so far."),
-        (float(N_PROMPT**2 + N_PROMPT + 1 + N_PROMPT + 2 + N_PROMPT + 3),
-         "The last token needs no forward pass: it is predicted by the step before (3 steps = the prompt + 2 rows)."),
-    ]  # fmt: skip
-    return compare_number(answer, score_dot_products(N_PROMPT, N_NEW, use_cache=True),
-                          name="the dot products with a cache", wrong=wrong)  # fmt: skip
+        (
+            float(N_PROMPT**2 + N_PROMPT + 1 + N_PROMPT + 2 + N_PROMPT + 3),
+            "The last token needs no forward pass: it is predicted by the step before (3 steps = the prompt + 2 rows).",
+        ),
+    ]
+    return compare_number(
+        answer, score_dot_products(N_PROMPT, N_NEW, use_cache=True), name="the dot products with a cache", wrong=wrong
+    )

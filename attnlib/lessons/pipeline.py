@@ -13,7 +13,7 @@ import html
 import math
 from functools import partial
 
-import ipywidgets as W
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -127,13 +127,15 @@ class PipelineExplorer(Explorer):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
                 raise ValueError(f"{name} must be a token index from 0 to {n - 1}, got {value!r}")
         c = self.controls
-        c["example"] = W.Dropdown(options=[(v, k) for k, v in EXAMPLES.items()], value=example, description="example")
-        c["query"] = W.Dropdown(options=self._options("q"), value=query, description="query")
-        c["key"] = W.Dropdown(options=self._options("k"), value=key, description="key")
-        c["scaled"] = W.Checkbox(value=scaled, description="scale by 1/√d_k")
-        c["causal"] = W.Checkbox(value=causal, description="causal mask")
-        self.shapes = W.HTML()
-        self.caption = W.HTML()
+        c["example"] = widgets.Dropdown(
+            options=[(v, k) for k, v in EXAMPLES.items()], value=example, description="example"
+        )
+        c["query"] = widgets.Dropdown(options=self._options("q"), value=query, description="query")
+        c["key"] = widgets.Dropdown(options=self._options("k"), value=key, description="key")
+        c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
+        c["causal"] = widgets.Checkbox(value=causal, description="causal mask")
+        self.shapes = widgets.HTML()
+        self.caption = widgets.HTML()
         empty = [[0.0]]
         weights_like = {"vmin": 0.0, "vmax": 1.0}
         v = self.views
@@ -160,11 +162,11 @@ class PipelineExplorer(Explorer):
             v[name].on_select(lambda i, j: self._choose(query=i, key=j))
         self.update()
         self.observe_controls()
-        row = lambda *names: W.HBox([v[name] for name in names], layout=W.Layout(flex_flow="row wrap"))  # noqa: E731
-        self.widget = W.VBox(
+        row = lambda *names: widgets.HBox([v[name] for name in names], layout=widgets.Layout(flex_flow="row wrap"))  # noqa: E731
+        self.widget = widgets.VBox(
             [
-                W.HBox([c["example"], c["query"], c["key"]]),
-                W.HBox([c["scaled"], c["causal"]]),
+                widgets.HBox([c["example"], c["query"], c["key"]]),
+                widgets.HBox([c["scaled"], c["causal"]]),
                 self.shapes,
                 self.message,
                 row("inputs", "w_query", "w_key", "w_value"),
@@ -230,39 +232,55 @@ class PipelineExplorer(Explorer):
         # explanations are written when the browser asks for one (partial: the arguments of now)
         x, w = self.inputs, self.weights
         v["queries"].update(
-            steps["queries"], row_labels=labels, col_labels=k_cols,
+            steps["queries"],
+            row_labels=labels,
+            col_labels=k_cols,
             explanations=partial(explain_products, x, w.w_query.T, left_name="x_{i}", right_name="W_q[:,{j}]"),
-        ).highlight(rows=[i])  # fmt: skip
+        ).highlight(rows=[i])
         v["keys"].update(
-            steps["keys"], row_labels=labels, col_labels=k_cols,
+            steps["keys"],
+            row_labels=labels,
+            col_labels=k_cols,
             explanations=partial(explain_products, x, w.w_key.T, left_name="x_{i}", right_name="W_k[:,{j}]"),
-        ).highlight(rows=[j])  # fmt: skip
+        ).highlight(rows=[j])
         v["values"].update(
-            steps["values"], row_labels=labels, col_labels=v_cols,
+            steps["values"],
+            row_labels=labels,
+            col_labels=v_cols,
             explanations=partial(explain_products, x, w.w_value.T, left_name="x_{i}", right_name="W_v[:,{j}]"),
-        ).highlight(rows=[j])  # fmt: skip
+        ).highlight(rows=[j])
         v["scores"].update(
-            steps["scores"], row_labels=q_rows, col_labels=k_rows,
+            steps["scores"],
+            row_labels=q_rows,
+            col_labels=k_rows,
             explanations=partial(explain_products, steps["queries"], steps["keys"]),
-        ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
+        ).highlight(rows=[i], cells=[(i, j)])
         v["scaled_scores"].update(
-            self._scaled_view(steps), row_labels=q_rows, col_labels=k_rows,
+            self._scaled_view(steps),
+            row_labels=q_rows,
+            col_labels=k_rows,
             explanations=partial(self._scaled_texts, steps, scaled, causal),
             title=("S / √d_k" if scaled else "S (not scaled)") + (", causal mask" if causal else ""),
-        ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
+        ).highlight(rows=[i], cells=[(i, j)])
         v["weights"].update(
-            steps["weights"], row_labels=q_rows, col_labels=k_rows,
+            steps["weights"],
+            row_labels=q_rows,
+            col_labels=k_rows,
             explanations=partial(self._softmax_texts, steps["scaled_scores"]),
-        ).highlight(rows=[i], cells=[(i, j)])  # fmt: skip
+        ).highlight(rows=[i], cells=[(i, j)])
         v["weighted_values"].update(
-            steps["weighted_values"][i], row_labels=k_rows, col_labels=v_cols,
+            steps["weighted_values"][i],
+            row_labels=k_rows,
+            col_labels=v_cols,
             title=f"α_{i + 1}j v_j (query {i + 1})",
             explanations=partial(self._weighted_texts, steps["weights"][i], steps["values"], i),
-        ).highlight(rows=[j])  # fmt: skip
+        ).highlight(rows=[j])
         v["context"].update(
-            context, row_labels=labels, col_labels=v_cols,
+            context,
+            row_labels=labels,
+            col_labels=v_cols,
             explanations=partial(explain_weighted_sum, steps["weights"], steps["values"]),
-        ).highlight(rows=[i])  # fmt: skip
+        ).highlight(rows=[i])
         self.shapes.value = "<code>" + html.escape(" → ".join(self.shape_strip)) + "</code>"
         z = "[" + ", ".join(format_number(t, 4) for t in context[i].tolist()) + "]"
         self.caption.value = html.escape(f"z_{i + 1} ({labels[i]}) = {z}")
@@ -286,8 +304,10 @@ class PipelineExplorer(Explorer):
                 if causal and j > i:
                     line.append(f"masked: key {j + 1} comes after query {i + 1}, so its score is set to −∞ (weight 0)")
                 elif scaled:
-                    line.append(f"s_{i + 1}{j + 1} / √{d_k} = {format_number(value)} / {format_number(math.sqrt(d_k))}"
-                                f" = {format_number(value / math.sqrt(d_k))}")  # fmt: skip
+                    line.append(
+                        f"s_{i + 1}{j + 1} / √{d_k} = {format_number(value)} / {format_number(math.sqrt(d_k))}"
+                        f" = {format_number(value / math.sqrt(d_k))}"
+                    )
                 else:
                     line.append(f"s_{i + 1}{j + 1} = {format_number(value)} (not scaled)")
             texts.append(line)

@@ -5,11 +5,11 @@ Every explorer has the same shape (read one, you have read them all)::
     class ScoresExplorer(Explorer):
         def __init__(self, example="001", *, query=0):      # keyword arguments = initial state
             super().__init__()
-            self.controls["query"] = W.Dropdown(...)          # name → ipywidget
+            self.controls["query"] = widgets.Dropdown(...)          # name → ipywidget
             self.views["scores"] = HeatmapView(...)           # name → HeatmapView (drawn by the browser)
             self.update()                                     # the one render path
             self.observe_controls()                           # a control change calls update()
-            self.widget = W.VBox([...])                       # the layout (uses self.message)
+            self.widget = widgets.VBox([...])                       # the layout (uses self.message)
 
         def update(self):                                     # recompute with attnlib, send numbers
             ...                                               # raise ValueError → inline message,
@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-import ipywidgets as W
+import ipywidgets as widgets
 import numpy as np
 
 from .plots import heatmap_png
@@ -104,10 +104,10 @@ class Explorer:
     SNAPSHOT_VIEWS = 4
 
     def __init__(self) -> None:
-        self.controls: dict[str, W.Widget] = {}
+        self.controls: dict[str, widgets.Widget] = {}
         self.views: dict[str, HeatmapView] = {}
-        self.message = W.HTML(value="")
-        self.widget: W.Box = W.VBox()
+        self.message = widgets.HTML(value="")
+        self.widget: widgets.Box = widgets.VBox()
         self.relay = Relay(self.outputs)  # carries one change's updates in one message
 
     # wiring -------------------------------------------------------------
@@ -125,10 +125,10 @@ class Explorer:
         finally:
             control.observe(self._on_change, names="value")
 
-    def widgets(self) -> list[W.Widget]:
+    def widgets(self) -> list[widgets.Widget]:
         """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
-        found: dict[int, W.Widget] = {}
-        stack: list[W.Widget] = [self.widget, self.message, *self.controls.values(), *self.views.values()]
+        found: dict[int, widgets.Widget] = {}
+        stack: list[widgets.Widget] = [self.widget, self.message, *self.controls.values(), *self.views.values()]
         while stack:
             widget = stack.pop()
             if id(widget) not in found:
@@ -136,7 +136,7 @@ class Explorer:
                 stack.extend(getattr(widget, "children", ()))
         return list(found.values())
 
-    def outputs(self) -> list[W.Widget]:
+    def outputs(self) -> list[widgets.Widget]:
         """The widgets an update changes: every widget of the explorer but the controls."""
         controls = {id(control) for control in self.controls.values()}
         return [w for w in self.widgets() if id(w) not in controls]

@@ -503,8 +503,15 @@ def cost_curves(
     On log–log axes a cost ``∝ n^p`` is a straight line of slope ``p``: the guide lines show
     slopes 1 and 2 through the first point of the first series.
     """
-    fig = _curves({name: (sizes, values) for name, values in series.items()}, xlabel=xlabel, ylabel=ylabel,
-                  title=title, figsize=figsize, text="cost curves", marker="o")  # fmt: skip
+    fig = _curves(
+        {name: (sizes, values) for name, values in series.items()},
+        xlabel=xlabel,
+        ylabel=ylabel,
+        title=title,
+        figsize=figsize,
+        text="cost curves",
+        marker="o",
+    )
     ax = fig.fig.axes[0]
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
@@ -530,8 +537,9 @@ def _curves(
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     for name, (xs, ys) in series.items():
-        sns.lineplot(x=np.asarray([float(v) for v in xs]), y=np.asarray([float(v) for v in ys]), label=name,
-                     marker=marker, ax=ax)  # fmt: skip
+        sns.lineplot(
+            x=np.asarray([float(v) for v in xs]), y=np.asarray([float(v) for v in ys]), label=name, marker=marker, ax=ax
+        )
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title or "")

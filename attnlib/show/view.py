@@ -49,7 +49,7 @@ from pathlib import Path
 
 import anywidget
 import numpy as np
-import traitlets as T
+import traitlets
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
@@ -117,31 +117,31 @@ class HeatmapView(anywidget.AnyWidget):
     _esm = STATIC / "heatmap.js"
     _css = STATIC / "heatmap.css"
 
-    buffer = T.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
-    shape = T.List(T.Int(), [0, 0]).tag(sync=True)
-    row_labels = T.List(T.Unicode()).tag(sync=True)
-    col_labels = T.List(T.Unicode()).tag(sync=True)
-    title = T.Unicode("").tag(sync=True)
-    xlabel = T.Unicode("").tag(sync=True)
-    ylabel = T.Unicode("").tag(sync=True)
-    annotate = T.Bool(True).tag(sync=True)
-    decimals = T.Int(2).tag(sync=True)
-    precision = T.Int(4).tag(sync=True)  # digits in the table view
-    vmin = T.Float(0.0).tag(sync=True)
-    vmax = T.Float(1.0).tag(sync=True)
-    palette = T.List(T.Unicode()).tag(sync=True)
-    highlight_rows = T.List(T.Int()).tag(sync=True)
-    highlight_cols = T.List(T.Int()).tag(sync=True)
-    highlight_cells = T.List(T.List(T.Int())).tag(sync=True)
-    explained = T.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
-    explain_version = T.Int(0).tag(sync=True)  # changes with them: the browser forgets the ones it has
-    editable = T.Bool(False).tag(sync=True)
-    message = T.Unicode("").tag(sync=True)
-    description = T.Unicode("").tag(sync=True)
-    font_size = T.Float(13.0).tag(sync=True)
-    cell_size = T.Float(40.0).tag(sync=True)
-    highlight_color = T.Unicode("#d62728").tag(sync=True)
-    line_width = T.Float(2.0).tag(sync=True)
+    buffer = traitlets.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
+    shape = traitlets.List(traitlets.Int(), [0, 0]).tag(sync=True)
+    row_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    col_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    title = traitlets.Unicode("").tag(sync=True)
+    xlabel = traitlets.Unicode("").tag(sync=True)
+    ylabel = traitlets.Unicode("").tag(sync=True)
+    annotate = traitlets.Bool(True).tag(sync=True)
+    decimals = traitlets.Int(2).tag(sync=True)
+    precision = traitlets.Int(4).tag(sync=True)  # digits in the table view
+    vmin = traitlets.Float(0.0).tag(sync=True)
+    vmax = traitlets.Float(1.0).tag(sync=True)
+    palette = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    highlight_rows = traitlets.List(traitlets.Int()).tag(sync=True)
+    highlight_cols = traitlets.List(traitlets.Int()).tag(sync=True)
+    highlight_cells = traitlets.List(traitlets.List(traitlets.Int())).tag(sync=True)
+    explained = traitlets.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
+    explain_version = traitlets.Int(0).tag(sync=True)  # changes with them: the browser forgets the ones it has
+    editable = traitlets.Bool(False).tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    description = traitlets.Unicode("").tag(sync=True)
+    font_size = traitlets.Float(13.0).tag(sync=True)
+    cell_size = traitlets.Float(40.0).tag(sync=True)
+    highlight_color = traitlets.Unicode("#d62728").tag(sync=True)
+    line_width = traitlets.Float(2.0).tag(sync=True)
 
     def __init__(
         self,

@@ -66,8 +66,12 @@ class Hub:
         log = open(self.state / "hub.log", "ab")  # the hub writes it until it stops
         self.process = subprocess.Popen(
             [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(CONFIG)],
-            cwd=self.state, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )  # fmt: skip
+            cwd=self.state,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -140,8 +144,10 @@ class Learner:
         return self.http.post(f"{self.hub.url}{path}", data=data, timeout=60)
 
     def sign_up(self) -> requests.Response:
-        return self._form("/hub/signup", {"username": self.name, "signup_password": self.password,
-                                          "signup_password_confirmation": self.password})  # fmt: skip
+        return self._form(
+            "/hub/signup",
+            {"username": self.name, "signup_password": self.password, "signup_password_confirmation": self.password},
+        )
 
     def log_in(self, password: str | None = None) -> bool:
         """Submit the login form; True when the hub set a login cookie."""
@@ -159,8 +165,12 @@ class Learner:
 
     def request_token(self) -> str:
         """An API token for this learner, requested with their login cookie (as JupyterLab does)."""
-        r = self.http.post(f"{self.hub.url}/hub/api/users/{self.name}/tokens", json={"note": "test"},
-                           headers=self._xsrf_headers(), timeout=30)  # fmt: skip
+        r = self.http.post(
+            f"{self.hub.url}/hub/api/users/{self.name}/tokens",
+            json={"note": "test"},
+            headers=self._xsrf_headers(),
+            timeout=30,
+        )
         r.raise_for_status()
         self.token = r.json()["token"]
         return self.token
@@ -221,13 +231,32 @@ def _decode(frame: str | bytes) -> dict:
 def execute(ws: websocket.WebSocket, code: str, timeout: float = 120) -> list[dict]:
     """Send one execute_request (Jupyter messaging over the JSON websocket); collect its outputs."""
     msg_id = uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "username": "test", "session": "hubclient", "msg_type": "execute_request",
-                   "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))  # fmt: skip
+    ws.send(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "username": "test",
+                    "session": "hubclient",
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": True,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
     outputs: list[dict] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

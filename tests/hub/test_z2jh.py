@@ -53,8 +53,10 @@ def one_machine(tmp_path_factory: pytest.TempPathFactory) -> Recorder:
     os.environ["HUB_STATE_DIR"] = str(state)
     try:
         source = (REPO / "deploy" / "jupyterhub_config.py").read_text(encoding="utf-8")
-        exec(compile(source, "jupyterhub_config.py", "exec"),
-             {"get_config": lambda: config, "__file__": str(REPO / "deploy" / "jupyterhub_config.py")})  # fmt: skip
+        exec(
+            compile(source, "jupyterhub_config.py", "exec"),
+            {"get_config": lambda: config, "__file__": str(REPO / "deploy" / "jupyterhub_config.py")},
+        )
     finally:
         if saved is None:
             os.environ.pop("HUB_STATE_DIR")
@@ -96,9 +98,23 @@ def test_repo2docker_plans_the_image_with_the_repository_in_srv(tmp_path: Path) 
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, tmp_path / name)
     r2d = Path(sys.executable).with_name("jupyter-repo2docker")
-    done = subprocess.run([str(r2d), "--no-build", "--debug", "--user-name", "jovyan", "--user-id", "1000",
-                           "--target-repo-dir", "/srv/repo", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [
+            str(r2d),
+            "--no-build",
+            "--debug",
+            "--user-name",
+            "jovyan",
+            "--user-id",
+            "1000",
+            "--target-repo-dir",
+            "/srv/repo",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     plan = done.stdout + done.stderr
     # the folder is a build argument (given to `docker build` with --target-repo-dir), not plan text:
