@@ -78,8 +78,8 @@ slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per
 site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (stored outputs, offline: no CDN)
 	$(BIN)/python site/build.py --out build/site
 
-hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine (deploy/; http://127.0.0.1:8000, sign-ups approved by "teacher")
-	cd deploy && ../$(BIN)/jupyterhub -f jupyterhub_config.py
+hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine, as root: one OS account per learner (deploy/classhub.py; http://127.0.0.1:8000, also 8001-8002)
+	$(BIN)/python deploy/classhub.py
 
 binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements.lock (commit it; a test checks it is current)
 	$(BIN)/python scripts/binder_requirements.py

@@ -1,6 +1,8 @@
 """How many learners one machine holds: JupyterHub (deploy/) with 5, 10 and 20 learners at once.
 
-For each class size, a fresh hub on 127.0.0.1: the learners sign up, the teacher approves them, they
+For each class size, a fresh hub on 127.0.0.1, started as `make hub` starts it (as root: each learner's
+server and kernel run as their own OS account, created by the hub and removed afterwards): the
+learners sign up, the teacher approves them, they
 log in and start their servers at the same moment, then all run lesson 02 at the same moment through
 their server's kernel API (a fresh kernel each: torch and attnlib imported, every cell executed).
 Printed per class size: time until every server was ready, time until every learner's lesson had
@@ -18,7 +20,6 @@ import argparse
 import os
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -76,42 +77,35 @@ class Sampler(threading.Thread):
 
 
 def run_class(size: int, lesson: str) -> dict[str, object]:
-    with tempfile.TemporaryDirectory(prefix="bench-hub-") as tmp:
-        hub = Hub(state=Path(tmp)).start()
-        try:
-            teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
-            teacher.sign_up()
-            teacher.log_in()
-            people = [Learner(hub, f"learner{i:02}", f"learner{i:02}-long-pass") for i in range(size)]
-            for person in people:
-                person.sign_up()
-                teacher.approve(person.name)
-                person.log_in()
-                person.request_token()
-            start = time.perf_counter()
-            with ThreadPoolExecutor(size) as pool:
-                started = list(pool.map(_try, [p.start_server for p in people]))
-            ready = time.perf_counter() - start
-            sampler = Sampler(Path(tmp) / "homes")
-            sampler.start()
-            start = time.perf_counter()
-            with ThreadPoolExecutor(size) as pool:
-                results = list(pool.map(lambda p: _try(lambda: _run_and_compare(p, lesson)), people))
-            finished = time.perf_counter() - start
-            sampler.stop()
-            hub_pss = pss(hub.process.pid) + pss(int((Path(tmp) / "proxy.pid").read_text()))
-            failures = [r for r in started + results if r is not True]
-            return {
-                "size": size,
-                "ready": ready,
-                "finished": finished,
-                "failures": failures,
-                "per_learner": sampler.peak / size,
-                "hub": hub_pss,
-                "processes": sampler.peak_count,
-            }
-        finally:
-            hub.stop()
+    hub = Hub()  # as `make hub` starts it: one OS account per learner, removed afterwards
+    try:
+        hub.start()
+        teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
+        teacher.sign_up()
+        teacher.log_in()
+        people = [Learner(hub, f"learner{i:02}", f"learner{i:02}-long-pass") for i in range(size)]
+        for person in people:
+            person.sign_up()
+            teacher.approve(person.name)
+            person.log_in()
+            person.request_token()
+        start = time.perf_counter()
+        with ThreadPoolExecutor(size) as pool:
+            started = list(pool.map(_try, [p.start_server for p in people]))
+        ready = time.perf_counter() - start
+        sampler = Sampler(hub.state / "homes")
+        sampler.start()
+        start = time.perf_counter()
+        with ThreadPoolExecutor(size) as pool:
+            results = list(pool.map(lambda p: _try(lambda: _run_and_compare(p, lesson)), people))
+        finished = time.perf_counter() - start
+        sampler.stop()
+        hub_pss = pss(hub.process.pid) + pss(int((hub.private / "proxy.pid").read_text()))
+        failures = [r for r in started + results if r is not True]
+        return {"size": size, "ready": ready, "finished": finished, "failures": failures,
+                "per_learner": sampler.peak / size, "hub": hub_pss, "processes": sampler.peak_count}  # fmt: skip
+    finally:
+        hub.remove()
 
 
 def _try(fn) -> object:
@@ -136,28 +130,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
-    print(
-        "| learners | all servers ready (s) | all lessons finished (s) | failures "
-        "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |"
-    )
+    print("| learners | all servers ready (s) | all lessons finished (s) | failures "
+          "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |")  # fmt: skip
     print("|---:|---:|---:|---:|---:|---:|")
     rows = []
     for size in args.sizes:
         row = run_class(size, args.lesson)
         rows.append(row)
-        print(
-            f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
-            f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |",
-            flush=True,
-        )
+        print(f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
+              f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |", flush=True)  # fmt: skip
         for failure in row["failures"]:
             print(f"    failure: {failure}")
     per_learner = statistics.median(r["per_learner"] for r in rows)
-    print(
-        f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
-        f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
-        "on 2 cores"
-    )
+    print(f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
+          f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
+          "on 2 cores")  # fmt: skip
     return 0 if all(not r["failures"] for r in rows) else 1
 
 

@@ -1,101 +1,176 @@
-"""JupyterHub for a class on one machine: `make hub` (see docs/teaching-guide.md, "Run a class").
+"""JupyterHub for a class on one machine, run by deploy/classhub.py (`make hub`; see its docstring for
+the settings and docs/teaching-guide.md, "Run a class").
 
-Every learner signs up, the teacher approves them, and each gets their own JupyterLab that opens on
-their own copy of the learner edition (``<homes>/<name>/lessons/``). Settings come from the
-environment, so tests and a real class share this one file:
-
-=================  ==================================  ===========================================
-variable           default                             meaning
-=================  ==================================  ===========================================
-``HUB_STATE_DIR``  ``deploy/state``                    the hub's database, cookie secret, pid files
-``HUB_HOMES``      ``$HUB_STATE_DIR/homes``            one folder per learner (their lessons, their work)
-``HUB_PORT``       ``8000``                            the address learners open: http://127.0.0.1:PORT
-``HUB_ADMIN``      ``teacher``                         the admin: approves sign-ups at /hub/authorize
-``HUB_MEM_LIMIT``  ``2G``                              memory per learner (see the spawner's note)
-``HUB_CULL_IDLE``  ``3600``                            seconds of inactivity before a server is stopped
-=================  ==================================  ===========================================
+Every learner signs up, the teacher approves them, and each gets their own OS account
+(``learn-<name>``, home ``HUB_STATE_DIR/homes/<name>``, mode 0700) on their first start. Their server
+and kernels run as that account — never as root, never as the hub's user — and open their own copy of
+the learner edition. What they cannot reach: other learners' homes, the hub's database and cookie
+secret (``HUB_STATE_DIR/hub``, root's alone), and the lesson source (read-only). Tested in tests/hub/.
 
 What it binds: 127.0.0.1 only (put a TLS-terminating reverse proxy in front to serve a real network).
 """
 
 from __future__ import annotations
 
-import importlib.util
+import asyncio
 import os
+import pwd
 import sys
+from datetime import datetime
 from pathlib import Path
+
+from jupyterhub.spawner import LocalProcessSpawner
+from nativeauthenticator import NativeAuthenticator
+from tornado import web
+from traitlets import Integer
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import classhub as hub  # the settings and checks `make hub` ran before this file
 
 c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this file
 
-REPO = Path(__file__).resolve().parent.parent
-STATE = Path(os.environ.get("HUB_STATE_DIR", REPO / "deploy" / "state")).resolve()
-HOMES = Path(os.environ.get("HUB_HOMES", STATE / "homes")).resolve()
-PORT = int(os.environ.get("HUB_PORT", "8000"))
-ADMIN = os.environ.get("HUB_ADMIN", "teacher")
-HOMES.mkdir(parents=True, exist_ok=True)
-BIN = Path(sys.executable).parent  # the project's .venv: jupyterhub-singleuser and the kernel live there
+LEARNER_PYTHON = os.environ.get("HUB_LEARNER_PYTHON", str(hub.VENV_BIN / "python"))
 
 # ---------------------------------------------------------------- network: 127.0.0.1 only
-c.JupyterHub.bind_url = f"http://127.0.0.1:{PORT}"
+c.JupyterHub.bind_url = f"http://127.0.0.1:{hub.PORTS[0]}"
 c.JupyterHub.hub_ip = "127.0.0.1"
-c.JupyterHub.hub_port = PORT + 1
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{PORT + 2}"
+c.JupyterHub.hub_port = hub.PORTS[1]
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.PORTS[2]}"
 # the real configurable-http-proxy, installed from npm by the project's package.json (`npm ci`)
-c.ConfigurableHTTPProxy.command = [str(REPO / "node_modules" / ".bin" / "configurable-http-proxy")]
-c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
+c.ConfigurableHTTPProxy.command = [str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy")]
+c.ConfigurableHTTPProxy.pid_file = str(hub.PRIVATE / "proxy.pid")
 
-# ---------------------------------------------------------------- state that survives a restart
-c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = str(STATE / "jupyterhub_cookie_secret")
-c.JupyterHub.pid_file = str(STATE / "jupyterhub.pid")
+# ---------------------------------------------------------------- state that survives a restart (root's alone)
+c.JupyterHub.db_url = f"sqlite:///{hub.PRIVATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(hub.PRIVATE / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(hub.PRIVATE / "jupyterhub.pid")
+# the teacher's approval page is linked from the hub's home page (templates/home.html)
+c.JupyterHub.template_paths = [str(hub.REPO / "deploy" / "templates")]
+
 
 # ---------------------------------------------------------------- who may log in
-c.JupyterHub.authenticator_class = "nativeauthenticator.NativeAuthenticator"
+class ClassAuthenticator(NativeAuthenticator):
+    """NativeAuthenticator whose lock-out tells a blocked learner so, and never locks the admin out.
+
+    Learners: after ``allowed_failed_logins`` wrong passwords the account is blocked for
+    ``seconds_before_next_try``, and the login answers 429 with the time left. The admin is never
+    blocked (anyone could otherwise keep the teacher out by sending wrong passwords); instead the admin's
+    password needs ``admin_minimum_password_length`` characters, which no one guesses over HTTP.
+    """
+
+    admin_minimum_password_length = Integer(16, config=True, help="characters the admin's password needs")
+
+    def create_user(self, username, password, **kwargs):
+        if self.normalize_username(username) in self.admin_users and len(password) < self.admin_minimum_password_length:
+            self.log.warning("sign-up as admin refused: the password needs %d characters",
+                             self.admin_minimum_password_length)  # fmt: skip
+            return None
+        return super().create_user(username, password, **kwargs)
+
+    def _refuse_if_blocked(self, name: str) -> None:
+        if self.allowed_failed_logins and self.is_blocked(name):
+            since = (datetime.now() - self.login_attempts[name]["time"]).total_seconds()
+            left = max(1, round(self.seconds_before_next_try - since))
+            raise web.HTTPError(429, "%s is blocked after %d wrong passwords: try again in %d s (%s)",
+                                name, self.allowed_failed_logins, left, "or ask your teacher")  # fmt: skip
+
+    async def authenticate(self, handler, data):
+        name = self.normalize_username(data.get("username", ""))
+        if name in self.admin_users:
+            self.login_attempts.pop(name, None)  # the admin is never blocked
+            return await super().authenticate(handler, data)
+        self._refuse_if_blocked(name)
+        result = await super().authenticate(handler, data)
+        if result is None:
+            self._refuse_if_blocked(name)  # this failure was the last one allowed: say so now
+        return result
+
+
+c.JupyterHub.authenticator_class = ClassAuthenticator
 c.NativeAuthenticator.open_signup = False  # a sign-up waits until the teacher approves it
 c.NativeAuthenticator.minimum_password_length = 8
 c.NativeAuthenticator.check_common_password = True
-c.NativeAuthenticator.allowed_failed_logins = 3  # then the account is blocked ...
+c.NativeAuthenticator.allowed_failed_logins = 3  # then a learner's account is blocked ...
 c.NativeAuthenticator.seconds_before_next_try = 120  # ... for two minutes
-c.Authenticator.admin_users = {ADMIN}  # the admin signs up too, and is approved automatically
+c.ClassAuthenticator.admin_minimum_password_length = 16
+# The admin is approved automatically when they sign up: whoever signs up first under this name is the
+# admin. Sign up as the teacher before anyone else can reach the hub.
+c.Authenticator.admin_users = {hub.ADMIN}
 # NativeAuthenticator's approval is the allow-list: only approved sign-ups can log in at all
 c.Authenticator.allow_all = True
-
-# ---------------------------------------------------------------- one JupyterLab per learner
-# SimpleLocalProcessSpawner runs every learner's server as the hub's own OS user, each in its own
-# folder: learners cannot reach each other's servers or files through JupyterHub (tested), but code a
-# learner runs in a kernel could read the disk as that user. For learners you do not trust, give each
-# a system account (LocalProcessSpawner + `c.LocalAuthenticator.create_system_users`), or one container
-# each (DockerSpawner, or KubeSpawner via deploy/z2jh-values.yaml), which also enforce memory limits.
-c.JupyterHub.spawner_class = "jupyterhub.spawner.SimpleLocalProcessSpawner"
-c.SimpleLocalProcessSpawner.home_dir_template = str(HOMES / "{username}")
-c.Spawner.notebook_dir = str(HOMES / "{username}")
-c.Spawner.default_url = "/lab/tree/lessons/01_inputs.ipynb"
-c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
-# the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
-c.Spawner.args = [f"--config={REPO / 'etc' / 'jupyter_server_config.py'}"]
-if os.geteuid() == 0:
-    c.Spawner.args.append("--allow-root")  # jupyter-server refuses root otherwise
-c.Spawner.start_timeout = 120  # 20 learners starting at once on 2 cores
-c.Spawner.http_timeout = 120
-# Advisory with this spawner (it exports MEM_LIMIT; jupyter-resource-usage would show it); enforced by
-# SystemdSpawner, DockerSpawner and KubeSpawner. One learner needs about 0.4 GiB (teaching guide).
-c.Spawner.mem_limit = os.environ.get("HUB_MEM_LIMIT", "2G")
+# a learner's name is also part of an OS account name
+c.Authenticator.username_pattern = hub.USERNAME_PATTERN
 
 
-def _fill_workspace(spawner) -> None:
-    """Before each start: copy the learner edition into the learner's folder, never overwriting.
+# ---------------------------------------------------------------- one OS account and one JupyterLab per learner
+class LearnerSpawner(LocalProcessSpawner):
+    """LocalProcessSpawner whose learner ``<name>`` runs as the OS account ``HUB_ACCOUNT_PREFIX<name>``."""
+
+    def make_preexec_fn(self, name):
+        return super().make_preexec_fn(hub.account_name(self.user.name))
+
+    def user_env(self, env):
+        entry = pwd.getpwnam(hub.account_name(self.user.name))
+        env.update(USER=entry.pw_name, HOME=entry.pw_dir, SHELL=entry.pw_shell)
+        return env
+
+
+_accounts = asyncio.Lock()  # useradd locks /etc/passwd: one account at a time
+
+
+async def _run(*cmd: str, **kwargs) -> None:
+    proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT, **kwargs)  # fmt: skip
+    out, _ = await proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {out.decode(errors='replace')[-800:]}")
+
+
+async def learner_account(learner: str) -> pwd.struct_passwd:
+    """The learner's OS account, created on their first start (the hub made it, or no server starts)."""
+    name, home = hub.account_name(learner), hub.HOMES / learner
+    async with _accounts:
+        try:
+            entry = pwd.getpwnam(name)
+        except KeyError:
+            await _run("useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
+                       "--comment", hub.ACCOUNT_MARK, "--user-group", "-K", "UMASK=077", name)  # fmt: skip
+            entry = pwd.getpwnam(name)
+    if not entry.pw_gecos.startswith(hub.ACCOUNT_MARK) or entry.pw_uid < 1000 or entry.pw_dir != str(home):
+        raise web.HTTPError(500, "the OS account %s exists but this hub did not make it: no server starts as it", name)
+    if home.stat().st_uid != entry.pw_uid:
+        raise web.HTTPError(500, "%s belongs to another account: chown -R %s: %s", str(home), name, str(home))
+    os.chmod(home, 0o700)
+    return entry
+
+
+async def _prepare(spawner) -> None:
+    """Before each start: the learner's account, then the learner edition copied into their home (as them).
 
     A learner who broke a lesson deletes (or renames) it and restarts their server (File → Hub Control
     Panel → Stop My Server → Start My Server): the missing lesson comes back fresh; their other files,
     and everyone else's, are untouched.
     """
-    spec = importlib.util.spec_from_file_location("build_editions", REPO / "scripts" / "build_editions.py")
-    editions = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(editions)
-    editions.fill_workspace(HOMES / spawner.user.name)
+    entry = await learner_account(spawner.user.name)
+    await _run(LEARNER_PYTHON, str(hub.REPO / "scripts" / "build_editions.py"), "--workspace", entry.pw_dir,
+               user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
+               env={"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
 
 
-c.Spawner.pre_spawn_hook = _fill_workspace
+c.JupyterHub.spawner_class = LearnerSpawner
+c.Spawner.pre_spawn_hook = _prepare
+c.Spawner.notebook_dir = str(hub.HOMES / "{username}")
+c.Spawner.default_url = "/lab/tree/lessons/01_inputs.ipynb"
+c.Spawner.cmd = [LEARNER_PYTHON, "-m", "jupyterhub.singleuser"]
+# the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
+c.Spawner.args = [f"--config={hub.REPO / 'etc' / 'jupyter_server_config.py'}"]
+# kernels never write .pyc files into the shared source (learners cannot anyway: it is read-only to them)
+c.Spawner.environment = {"PYTHONDONTWRITEBYTECODE": "1"}
+c.Spawner.start_timeout = 120  # 20 learners starting at once on 2 cores
+c.Spawner.http_timeout = 120
+# Advisory with this spawner (it exports MEM_LIMIT; jupyter-resource-usage would show it); enforced by
+# SystemdSpawner, DockerSpawner and KubeSpawner. One learner needs about 0.4 GiB (teaching guide).
+c.Spawner.mem_limit = os.environ.get("HUB_MEM_LIMIT", "2G")
 
 # ---------------------------------------------------------------- idle servers are stopped
 c.JupyterHub.services = [

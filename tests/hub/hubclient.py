@@ -11,12 +11,16 @@ from __future__ import annotations
 import configparser
 import json
 import os
+import pwd
 import re
+import secrets
+import shutil
 import signal
 import socket
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -26,7 +30,10 @@ import requests
 import websocket
 
 REPO = Path(__file__).resolve().parents[2]
-CONFIG = REPO / "deploy" / "jupyterhub_config.py"
+LAUNCHER = REPO / "deploy" / "classhub.py"
+sys.path.insert(0, str(LAUNCHER.parent))
+from classhub import learner_accounts  # noqa: E402 — the accounts a hub created, by prefix and mark
+
 XSRF_INPUT = re.compile(r'name="_xsrf"\s+value="([^"]+)"')
 
 
@@ -48,12 +55,24 @@ def free_port_block(size: int = 3) -> int:
     raise RuntimeError("no block of free ports")
 
 
+def class_folder() -> Path:
+    """A state folder learner accounts can pass through (pytest's own temporary folders are 0700)."""
+    return Path(tempfile.mkdtemp(prefix="hubtest-", dir="/tmp"))
+
+
+def account_prefix() -> str:
+    """A fresh OS-account prefix for one hub under test: its accounts, and only they, are removed after."""
+    return f"hubt{secrets.token_hex(2)}-"
+
+
 @dataclass
 class Hub:
-    """A running hub: ``start()``, ``stop()``; ``url`` is what a learner opens."""
+    """A running hub started as `make hub` starts it (deploy/classhub.py): ``start()``, ``stop()``,
+    ``remove()``; ``url`` is what a learner opens. Its learners run as OS accounts named ``prefix<name>``."""
 
-    state: Path
+    state: Path = field(default_factory=class_folder)
     port: int = field(default_factory=free_port_block)
+    prefix: str = field(default_factory=account_prefix)
     env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen | None = None
 
@@ -61,43 +80,55 @@ class Hub:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 60) -> Hub:
-        env = {**os.environ, "HUB_STATE_DIR": str(self.state), "HUB_PORT": str(self.port), **self.env}
-        log = open(self.state / "hub.log", "ab")  # the hub writes it until it stops
+    @property
+    def private(self) -> Path:
+        return self.state / "hub"
+
+    def account(self, learner: str) -> pwd.struct_passwd:
+        return pwd.getpwnam(f"{self.prefix}{learner}")
+
+    def start(self, timeout: float = 120) -> Hub:
+        env = {**os.environ, "HUB_STATE_DIR": str(self.state), "HUB_PORT": str(self.port),
+               "HUB_ACCOUNT_PREFIX": self.prefix, **self.env}  # fmt: skip
+        self.private.mkdir(mode=0o700, parents=True, exist_ok=True)
+        log = open(self.private / "hub.log", "ab")  # the hub writes it until it stops
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).with_name("jupyterhub")), "-f", str(CONFIG)],
-            cwd=self.state,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
+            [sys.executable, str(LAUNCHER)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
             start_new_session=True,
-        )
+        )  # fmt: skip
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"the hub exited ({self.process.returncode}); see {self.state / 'hub.log'}")
+                raise RuntimeError(f"the hub exited ({self.process.returncode}): {self.log()[-1500:]}")
             try:
                 if requests.get(f"{self.url}/hub/login", timeout=2).status_code == 200:
                     return self
             except requests.ConnectionError:
                 pass
             time.sleep(0.2)
-        raise TimeoutError(f"the hub did not answer within {timeout} s; see {self.state / 'hub.log'}")
+        raise TimeoutError(f"the hub did not answer within {timeout} s; see {self.private / 'hub.log'}")
 
     def stop(self) -> None:
         """Stop the hub (it stops the learners' servers and the proxy), then anything left of ours."""
         if self.process is not None and self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
+            os.killpg(self.process.pid, signal.SIGTERM)  # the launcher passes it on to the hub
             try:
-                self.process.wait(timeout=30)
+                self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
         self.process = None
         kill_processes_under(self.state)
+        kill_processes_of(self.prefix)
+
+    def remove(self) -> None:
+        """Stop, then delete every OS account (with its home) and file this hub created."""
+        self.stop()
+        remove_accounts(self.prefix)
+        shutil.rmtree(self.state, ignore_errors=True)
 
     def log(self) -> str:
-        return (self.state / "hub.log").read_text(errors="replace")
+        return (self.private / "hub.log").read_text(errors="replace")
 
 
 def kill_processes_under(folder: Path) -> list[int]:
@@ -127,6 +158,30 @@ def kill_processes_under(folder: Path) -> list[int]:
     return killed
 
 
+def kill_processes_of(prefix: str) -> list[int]:
+    """SIGKILL every process running as an account this hub created (``prefix`` + the hub's mark)."""
+    uids = {e.pw_uid for e in learner_accounts(prefix)}
+    killed = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if proc.stat().st_uid in uids:
+                    os.kill(int(proc.name), signal.SIGKILL)
+                    killed.append(int(proc.name))
+            except OSError:
+                pass
+    return killed
+
+
+def remove_accounts(prefix: str) -> list[str]:
+    """``userdel -r`` every account this hub created; returns their names."""
+    kill_processes_of(prefix)
+    names = [e.pw_name for e in learner_accounts(prefix)]
+    for name in names:
+        subprocess.run(["userdel", "-r", name], capture_output=True, check=False)
+    return names
+
+
 class Learner:
     """One person in a browser: their own cookies, their own token once logged in."""
 
@@ -134,6 +189,7 @@ class Learner:
         self.hub, self.name, self.password = hub, name, password
         self.http = requests.Session()
         self.token: str | None = None
+        self.last: requests.Response | None = None  # the last form's answer
 
     # -- forms, as a browser fills them
     def _form(self, path: str, data: dict[str, str]) -> requests.Response:
@@ -141,13 +197,12 @@ class Learner:
         match = XSRF_INPUT.search(page.text)
         if match:
             data = {**data, "_xsrf": match.group(1)}
-        return self.http.post(f"{self.hub.url}{path}", data=data, timeout=60)
+        self.last = self.http.post(f"{self.hub.url}{path}", data=data, timeout=60)
+        return self.last
 
     def sign_up(self) -> requests.Response:
-        return self._form(
-            "/hub/signup",
-            {"username": self.name, "signup_password": self.password, "signup_password_confirmation": self.password},
-        )
+        return self._form("/hub/signup", {"username": self.name, "signup_password": self.password,
+                                          "signup_password_confirmation": self.password})  # fmt: skip
 
     def log_in(self, password: str | None = None) -> bool:
         """Submit the login form; True when the hub set a login cookie."""
@@ -165,12 +220,8 @@ class Learner:
 
     def request_token(self) -> str:
         """An API token for this learner, requested with their login cookie (as JupyterLab does)."""
-        r = self.http.post(
-            f"{self.hub.url}/hub/api/users/{self.name}/tokens",
-            json={"note": "test"},
-            headers=self._xsrf_headers(),
-            timeout=30,
-        )
+        r = self.http.post(f"{self.hub.url}/hub/api/users/{self.name}/tokens", json={"note": "test"},
+                           headers=self._xsrf_headers(), timeout=30)  # fmt: skip
         r.raise_for_status()
         self.token = r.json()["token"]
         return self.token
@@ -231,32 +282,13 @@ def _decode(frame: str | bytes) -> dict:
 def execute(ws: websocket.WebSocket, code: str, timeout: float = 120) -> list[dict]:
     """Send one execute_request (Jupyter messaging over the JSON websocket); collect its outputs."""
     msg_id = uuid.uuid4().hex
-    ws.send(
-        json.dumps(
-            {
-                "header": {
-                    "msg_id": msg_id,
-                    "username": "test",
-                    "session": "hubclient",
-                    "msg_type": "execute_request",
-                    "version": "5.3",
-                    "date": "",
-                },
-                "parent_header": {},
-                "metadata": {},
-                "channel": "shell",
-                "buffers": [],
-                "content": {
-                    "code": code,
-                    "silent": False,
-                    "store_history": True,
-                    "user_expressions": {},
-                    "allow_stdin": False,
-                    "stop_on_error": True,
-                },
-            }
-        )
-    )
+    ws.send(json.dumps({
+        "header": {"msg_id": msg_id, "username": "test", "session": "hubclient", "msg_type": "execute_request",
+                   "version": "5.3", "date": ""},
+        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
+        "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
+                    "allow_stdin": False, "stop_on_error": True},
+    }))  # fmt: skip
     outputs: list[dict] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

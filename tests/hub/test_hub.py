@@ -1,23 +1,31 @@
-"""JupyterHub for a class (deploy/jupyterhub_config.py), driven over HTTP as a class would use it.
+"""JupyterHub for a class (deploy/), started as `make hub` starts it and driven over HTTP as a class would.
 
 One hub on 127.0.0.1 (a free port) with its state in a temporary folder: the teacher and four
-learners sign up through the form, the teacher approves three, each logs in, starts a server and runs
-lesson 02 through the server's kernel API — getting the stored outputs. Then what must not work does
-not: unapproved or wrong-password logins, another learner's server or files, admin actions with a
-learner's token. Saved work survives a hub restart; a deleted lesson comes back fresh. Every process
-the test started is stopped at the end.
+learners sign up through the form, the teacher approves three, each logs in, starts a server (as their
+own OS account, created by the hub) and runs lesson 02 through the server's kernel API — getting the
+stored outputs. Then what must not work does not: unapproved or wrong-password logins, another
+learner's server or files, admin actions with a learner's token, and — from code run in a learner's
+own kernel — reading another learner's home or the hub's secrets, or writing into the lesson source.
+Saved work survives a hub restart; a deleted lesson comes back fresh. Needs root (the hub switches
+users). Every process and OS account the test created is removed at the end, even after a failure.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import os
 import shutil
+import socket
+import subprocess
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import requests
-from hubclient import REPO, Hub, Learner, comparable, stored_outputs
+import websocket
+from hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
 
 pytestmark = pytest.mark.hub
 
@@ -27,24 +35,28 @@ LEARNERS = ("ada", "bo", "cy")
 
 
 @pytest.fixture(scope="module")
-def hub(tmp_path_factory: pytest.TempPathFactory):
+def hub():
     pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
     pytest.importorskip("nativeauthenticator", reason="NativeAuthenticator is not installed")
     if not PROXY.exists():
         if shutil.which("npm") is None:
             pytest.skip("no configurable-http-proxy in node_modules/ and no npm to install it (package.json)")
-        import subprocess
-
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO, check=True, capture_output=True)
-    running = Hub(state=tmp_path_factory.mktemp("hub")).start()
+    if os.geteuid() != 0:
+        pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
+    running = Hub()
     try:
-        yield running
+        yield running.start()
     finally:
-        running.stop()
+        running.remove()
+        assert not Path(running.state).exists()
 
 
 @pytest.fixture(scope="module")
 def teacher(hub: Hub) -> Learner:
+    short = Learner(hub, "teacher", "Teacher-pass-12")  # 15 characters: enough for a learner, not the admin
+    short.sign_up()
+    assert not short.log_in(), "the admin's account was created with a password shorter than 16 characters"
     person = Learner(hub, "teacher", "a-Teacher-pass-4")
     person.sign_up()
     assert person.log_in(), "the admin is approved automatically on sign-up"
@@ -67,7 +79,7 @@ def learners(hub: Hub, teacher: Learner) -> dict[str, Learner]:
 
 
 def test_the_proxy_is_configurable_http_proxy_from_npm(hub: Hub) -> None:
-    pid = int((hub.state / "proxy.pid").read_text())
+    pid = int((hub.private / "proxy.pid").read_text())
     cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     assert str(PROXY.resolve().parent.parent) in cmdline or "configurable-http-proxy" in cmdline
     assert "--ip 127.0.0.1" in cmdline
@@ -121,15 +133,129 @@ def test_a_learner_token_is_refused_for_admin_actions(teacher: Learner, learners
     assert ada.http.get(f"{teacher.hub.url}/hub/authorize/eve", timeout=30).status_code == 403
 
 
-def test_wrong_password_refused_and_repeated_failures_blocked(hub: Hub, teacher: Learner) -> None:
+def test_a_blocked_learner_is_told_so_and_for_how_long(hub: Hub, teacher: Learner) -> None:
     dan = Learner(hub, "dan", "dan-long-pass-7")
     dan.sign_up()
     teacher.approve("dan")
-    assert not dan.log_in("wrong-password-1")
-    dan.http.cookies.clear()
-    for attempt in range(2, 4):
+    for attempt in (1, 2):
         assert not dan.log_in(f"wrong-password-{attempt}")
+        assert "Invalid username or password" in dan.last.text
+        dan.http.cookies.clear()
+    assert not dan.log_in("wrong-password-3")
+    assert dan.last.status_code == 429 and "dan is blocked after 3 wrong passwords" in dan.last.text
     assert not dan.log_in(), "after 3 failed logins the right password is refused for a while"
+    assert dan.last.status_code == 429
+    seconds = int(dan.last.text.split("try again in ")[1].split(" s")[0])
+    assert 100 <= seconds <= 120
+
+
+def test_wrong_passwords_never_lock_the_teacher_out(hub: Hub, teacher: Learner) -> None:
+    for attempt in range(5):
+        stranger = Learner(hub, "teacher", f"not-the-password-{attempt}")
+        assert not stranger.log_in()
+        assert stranger.last.status_code == 200 and "Invalid username or password" in stranger.last.text
+    again = Learner(hub, "teacher", teacher.password)
+    assert again.log_in(), "the teacher was locked out by wrong passwords"
+
+
+def test_the_teacher_finds_the_approval_page_on_the_home_page(hub: Hub, teacher: Learner,
+                                                              learners: dict[str, Learner]) -> None:  # fmt: skip
+    home = teacher.http.get(f"{hub.url}/hub/home", timeout=30)
+    assert home.status_code == 200 and 'href="/hub/authorize"' in home.text
+    assert 'href="/hub/authorize"' not in learners["ada"].http.get(f"{hub.url}/hub/home", timeout=30).text
+
+
+def _processes_of(uid: int) -> list[str]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and proc.stat().st_uid == uid:
+                found.append((proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace"))
+        except OSError:
+            pass
+    return found
+
+
+def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: dict[str, Learner]) -> None:
+    for name in learners:
+        entry = hub.account(name)
+        assert entry.pw_uid >= 1000 and entry.pw_dir == str(hub.state / "homes" / name)
+        home = Path(entry.pw_dir).stat()
+        assert home.st_uid == entry.pw_uid and home.st_mode & 0o777 == 0o700
+        assert any("jupyterhub.singleuser" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
+    assert hub.private.stat().st_mode & 0o777 == 0o700 and hub.private.stat().st_uid == 0
+    for proc in Path("/proc").iterdir():  # no learner's server runs as root
+        try:
+            cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
+            if proc.name.isdigit() and "jupyterhub.singleuser" in cmd and str(hub.state) in cmd:
+                assert proc.stat().st_uid != 0, cmd
+            assert "--allow-root" not in cmd or "singleuser" not in cmd
+        except OSError:
+            pass
+
+
+PROBE = """
+import json, os, subprocess
+def attempt(action):
+    try:
+        action()
+        return "done"
+    except PermissionError:
+        return "PermissionError"
+def write(path):
+    with open(path, "w") as f:
+        f.write("pwned")
+def read(path):
+    with open(path, "rb") as f:
+        f.read(1)
+print(json.dumps({
+    "uid": os.getuid(), "euid": os.geteuid(),
+    "id -u": subprocess.run(["id", "-u"], capture_output=True, text=True).stdout.strip(),
+    "list other home": attempt(lambda: os.listdir(OTHER_HOME)),
+    "read other lesson": attempt(lambda: read(OTHER_HOME + "/lessons/01_inputs.ipynb")),
+    "read hub database": attempt(lambda: read(PRIVATE + "/jupyterhub.sqlite")),
+    "read cookie secret": attempt(lambda: read(PRIVATE + "/jupyterhub_cookie_secret")),
+    "read proxy token": attempt(lambda: read("/proc/" + PROXY_PID + "/environ")),
+    "write lesson source": attempt(lambda: write(REPO + "/notebooks/01_inputs.ipynb")),
+    "new file in lesson source": attempt(lambda: write(REPO + "/notebooks/pwned.txt")),
+    "write library": attempt(lambda: write(REPO + "/attnlib/pwned.py")),
+    "write own home": attempt(lambda: write(os.path.expanduser("~/mine.txt"))),
+}))
+"""
+
+
+def test_a_learners_kernel_cannot_reach_others_or_the_hub(hub: Hub, learners: dict[str, Learner]) -> None:
+    ada = learners["ada"]
+    kernel = ada.api("POST", "/user/ada/api/kernels", json={"name": "python3"}).json()
+    ws = websocket.create_connection(f"ws://127.0.0.1:{hub.port}/user/ada/api/kernels/{kernel['id']}/channels",
+                                     header=[f"Authorization: token {ada.token}"], timeout=120)  # fmt: skip
+    names = {"OTHER_HOME": str(hub.state / "homes" / "bo"), "PRIVATE": str(hub.private), "REPO": str(REPO),
+             "PROXY_PID": (hub.private / "proxy.pid").read_text().strip()}  # fmt: skip
+    try:
+        outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + PROBE)
+    finally:
+        ws.close()
+        ada.api("DELETE", f"/user/ada/api/kernels/{kernel['id']}")
+    text = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream")
+    assert not [o for o in outputs if o["output_type"] == "error"], outputs
+    seen = json.loads(text)
+    uid = hub.account("ada").pw_uid
+    assert seen["uid"] == seen["euid"] == uid != 0 and seen["id -u"] == str(uid)
+    refused = {key: value for key, value in seen.items() if key not in ("uid", "euid", "id -u", "write own home")}
+    assert set(refused.values()) == {"PermissionError"}, refused
+    assert seen["write own home"] == "done"
+    assert not (REPO / "notebooks" / "pwned.txt").exists()
+
+
+def test_a_taken_port_stops_the_start_before_anything_runs(hub: Hub) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        port = taken.getsockname()[1]
+        env = {**os.environ, "HUB_STATE_DIR": str(hub.state / "unused"), "HUB_PORT": str(port - 1)}
+        done = subprocess.run([sys.executable, str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0
+    assert f"port {port} on 127.0.0.1 is taken" in done.stderr and f"needs {port - 1} (learners)" in done.stderr
+    assert not (hub.state / "unused").exists(), "the failed start created its state folder"
 
 
 def test_the_idle_culler_runs_as_a_service(teacher: Learner) -> None:

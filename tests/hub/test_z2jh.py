@@ -8,6 +8,8 @@ culling, memory and the lessons' start page, and repo2docker accepts ``--target-
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import shutil
 import subprocess
 import sys
@@ -67,7 +69,9 @@ def one_machine(tmp_path_factory: pytest.TempPathFactory) -> Recorder:
 
 def test_both_use_native_authenticator_with_the_same_rules(values: dict, one_machine: Recorder) -> None:
     hub = values["hub"]["config"]
-    assert hub["JupyterHub"]["authenticator_class"] == one_machine.JupyterHub.authenticator_class
+    native = pytest.importorskip("nativeauthenticator").NativeAuthenticator
+    assert hub["JupyterHub"]["authenticator_class"] == "nativeauthenticator.NativeAuthenticator"
+    assert issubclass(one_machine.JupyterHub.authenticator_class, native)  # deploy/'s lock-out rules on top
     assert hub["NativeAuthenticator"] == dict(one_machine.NativeAuthenticator)
     assert hub["Authenticator"]["admin_users"] == sorted(one_machine.Authenticator.admin_users)
     assert hub["Authenticator"]["allow_all"] is one_machine.Authenticator.allow_all is True
@@ -121,3 +125,65 @@ def test_repo2docker_plans_the_image_with_the_repository_in_srv(tmp_path: Path) 
     # the plan must copy the repository and run postBuild relative to it
     assert "ARG REPO_DIR=${HOME}" in plan and "COPY --chown=1000:1000 src/ ${REPO_DIR}/" in plan
     assert "./binder/postBuild" in plan
+
+
+def spawner_settings(values: dict) -> dict[str, object]:
+    """The single-user settings the chart's jupyterhub_config.py derives from these values: the
+    ``singleuser`` keys it maps (defaultUrl, extraEnv, lifecycleHooks), then every ``hub.config``
+    section passed through on top (KubeSpawner is a Spawner, so both sections apply)."""
+    single = values["singleuser"]
+    settings: dict[str, object] = {
+        "default_url": single.get("defaultUrl"),
+        "environment": single.get("extraEnv", {}),
+        "lifecycle_hooks": single.get("lifecycleHooks"),
+        "working_dir": None,  # KubeSpawner's default: the image's WORKDIR, /srv/repo for our image
+        "notebook_dir": None,
+    }
+    for section in ("Spawner", "KubeSpawner"):
+        settings.update(values["hub"]["config"].get(section, {}))
+    return settings
+
+
+def test_learners_start_in_their_home_volume_on_their_first_lesson(values: dict) -> None:
+    settings = spawner_settings(values)
+    assert settings["working_dir"] == settings["notebook_dir"] == "/home/jovyan"
+    assert settings["default_url"] == "/lab/tree/lessons/01_inputs.ipynb"
+    assert settings["environment"]["PYTHONDONTWRITEBYTECODE"] == "1"
+    assert not str(settings["notebook_dir"]).startswith("/srv/repo")
+
+
+def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(values: dict, tmp_path: Path) -> None:
+    """The pod as far as this machine allows: the repository where the image has it (/srv/repo → this
+    checkout), an empty home volume (/home/jovyan → a temporary folder), the postStart command run there;
+    then the default URL is resolved against the server's root folder."""
+    settings = spawner_settings(values)
+    home = tmp_path / "home-jovyan"
+    home.mkdir()
+    pod_paths = {"/srv/repo": str(REPO), "/home/jovyan": str(home)}
+
+    def on_this_machine(path: str) -> str:
+        for pod, here in pod_paths.items():
+            path = path.replace(pod, here)
+        return path
+
+    command = [on_this_machine(part) for part in settings["lifecycle_hooks"]["postStart"]["exec"]["command"]]
+    assert command[0] == "python"
+    done = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=120,
+                          env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    root = Path(on_this_machine(settings["notebook_dir"]))
+    assert Path(on_this_machine(settings["working_dir"])) == root == home
+    opened = root / settings["default_url"].removeprefix("/lab/tree/")
+    assert opened.is_file(), f"the default URL opens a missing file: {opened}"
+    visible = {p.name for p in root.iterdir()}
+    assert "lessons" in visible and not visible & {"notebooks", "attnlib", "deploy", "tests", "scripts"}
+    spec = importlib.util.spec_from_file_location("build_editions", REPO / "scripts" / "build_editions.py")
+    editions = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(editions)
+    teacher_cells = sum(
+        editions.is_teacher_only(cell)
+        for lesson in (root / "lessons").glob("*.ipynb")
+        for cell in json.loads(lesson.read_text())["cells"]
+    )
+    assert teacher_cells == 0 and len(list((root / "lessons").glob("*.ipynb"))) >= 15
+    assert not list(home.rglob("__pycache__"))

@@ -1,0 +1,211 @@
+"""The class hub on one machine: `make hub` runs this file (see docs/teaching-guide.md, "Run a class").
+
+It checks the machine, then runs JupyterHub with deploy/jupyterhub_config.py, then removes anything a
+failed start left behind. Settings come from the environment (tests and a real class share them):
+
+======================  ==========================  ===========================================
+variable                default                     meaning
+======================  ==========================  ===========================================
+``HUB_STATE_DIR``       ``deploy/state``            everything the hub writes (layout below)
+``HUB_PORT``            ``8000``                    learners open http://127.0.0.1:PORT; the hub
+                                                    also takes PORT+1 (its API) and PORT+2 (the
+                                                    proxy's API)
+``HUB_ADMIN``           ``teacher``                 the admin: approves sign-ups at /hub/authorize
+``HUB_ACCOUNT_PREFIX``  ``learn-``                  learner ``ada`` runs as the OS account ``learn-ada``
+``HUB_MEM_LIMIT``       ``2G``                      memory per learner (advisory here, see the guide)
+``HUB_CULL_IDLE``       ``3600``                    seconds of inactivity before a server is stopped
+======================  ==========================  ===========================================
+
+Layout of ``HUB_STATE_DIR`` (owned by root, mode 0711: learners may pass through, not list):
+``hub/`` (0700: database, cookie secret, pid files — the hub's alone), ``homes/<name>/`` (0700, owned
+by the learner's account), ``learner-env/`` (0755: the Python learners' servers run, see
+``learner_python``).
+
+Why root: the hub runs as root only to create each learner's account (``useradd``) and to start each
+learner's server as that account. No learner process runs as root, nor as any account but their own.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+CONFIG = REPO / "deploy" / "jupyterhub_config.py"
+VENV_BIN = Path(sys.executable).parent  # the project's .venv (not resolved: its python is a symlink)
+STATE = Path(os.environ.get("HUB_STATE_DIR", REPO / "deploy" / "state")).resolve()
+PRIVATE = STATE / "hub"
+HOMES = STATE / "homes"
+LEARNER_ENV = STATE / "learner-env"
+PORT = int(os.environ.get("HUB_PORT", "8000"))
+PORTS = (PORT, PORT + 1, PORT + 2)  # the proxy (what learners open), the hub's API, the proxy's API
+ADMIN = os.environ.get("HUB_ADMIN", "teacher")
+ACCOUNT_PREFIX = os.environ.get("HUB_ACCOUNT_PREFIX", "learn-")
+ACCOUNT_MARK = "attention class learner"  # the comment (GECOS) of every account the hub creates
+USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,19}$"  # a learner's name must also make a valid OS account name
+NOBODY = "nobody"  # stands in for a learner account in the checks: it has no group and no home
+
+
+class NotReady(SystemExit):
+    """The machine cannot run the class hub; the message says what to change."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(f"make hub: {message}")
+
+
+def account_name(learner: str) -> str:
+    """The OS account learner ``learner`` runs as."""
+    return f"{ACCOUNT_PREFIX}{learner}"
+
+
+def learner_accounts(prefix: str = ACCOUNT_PREFIX) -> list[pwd.struct_passwd]:
+    """Every OS account this hub created with ``prefix`` (the name prefix and the comment must both match)."""
+    return [e for e in pwd.getpwall() if e.pw_name.startswith(prefix) and e.pw_gecos.startswith(ACCOUNT_MARK)]
+
+
+# ---------------------------------------------------------------- folders
+def make_folders() -> None:
+    """Create the state layout with its modes (idempotent); the hub's own files are root's alone."""
+    for folder, mode in ((STATE, 0o711), (PRIVATE, 0o700), (HOMES, 0o711)):
+        folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(folder, mode)
+
+
+# ---------------------------------------------------------------- the Python learners run
+def _runs_as_nobody(python: Path, code: str) -> subprocess.CompletedProcess:
+    """``python -c code`` as an account with no rights here; an interpreter it cannot execute gives rc 126."""
+    entry = pwd.getpwnam(NOBODY)
+    try:
+        return subprocess.run([str(python), "-c", code], user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
+                              cwd="/", env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+                              capture_output=True, text=True, timeout=300)  # fmt: skip
+    except PermissionError as error:
+        return subprocess.CompletedProcess([str(python)], 126, "", f"PermissionError: {error}")
+
+
+def learner_python() -> Path:
+    """The interpreter learners' servers and kernels run, with the project's packages.
+
+    The project's .venv when another account can run it. When its base interpreter is out of their reach
+    (pyenv under /root, mode 0700), a venv in ``learner-env/`` made from the system's Python of the same
+    version, that reads the .venv's site-packages (one ``.pth`` line) and shares its ``share/`` and
+    ``etc/`` (JupyterLab's assets and server extensions). Nothing is copied or installed.
+    """
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    own = VENV_BIN / "python"
+    if _runs_as_nobody(own, "pass").returncode == 0:
+        return own
+    system = next((p for p in (Path(f"/usr/bin/python{version}"), Path(f"/usr/local/bin/python{version}"))
+                   if p.exists() and _runs_as_nobody(p, "pass").returncode == 0), None)  # fmt: skip
+    if system is None:
+        raise NotReady(
+            f"learner accounts cannot run the project's Python ({own.resolve()}: a folder on its path is closed "
+            f"to other accounts) and there is no system python{version} they can run. Make the interpreter's "
+            "folders readable (chmod o+rx), or create .venv with a system Python: "
+            f"make env PYTHON=/usr/bin/python{version}"
+        )
+    python = LEARNER_ENV / "bin" / "python"
+    if not python.exists():
+        subprocess.run([str(system), "-m", "venv", "--without-pip", str(LEARNER_ENV)], check=True)
+        site = Path(sysconfig.get_paths()["purelib"])  # the .venv's site-packages
+        target = LEARNER_ENV / "lib" / f"python{version}" / "site-packages" / "project_venv.pth"
+        target.write_text(f"import site; site.addsitedir({str(site)!r})\n")
+        for shared in ("share", "etc"):
+            (LEARNER_ENV / shared).symlink_to(Path(sys.prefix) / shared)
+    return python
+
+
+def check_learners_can_run(python: Path) -> None:
+    """As an account that is neither root nor the owner of anything here: run the server's imports, find
+    the lesson source read-only and the homes folder passable. Stops with the reason otherwise."""
+    code = (
+        "import os, jupyterhub.singleuser, ipykernel, attnlib\n"
+        f"assert not os.access({str(REPO / 'notebooks')!r}, os.W_OK), 'notebooks/ is writable by learners'\n"
+        f"assert not os.access({str(REPO / 'attnlib')!r}, os.W_OK), 'attnlib/ is writable by learners'\n"
+        f"assert os.access({str(HOMES)!r}, os.X_OK), 'learners cannot reach their homes in {HOMES}'\n"
+        f"assert not os.access({str(PRIVATE)!r}, os.R_OK), 'the hub state folder is readable by learners'\n"
+    )
+    done = _runs_as_nobody(python, code)
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise NotReady(
+            f"a learner account ({NOBODY}) cannot use the class as set up: {reason}. Every folder from / down to "
+            f"{REPO} and {STATE} must be passable by other accounts (chmod o+x), the repository readable "
+            "(o+r) and not writable by them."
+        )
+
+
+# ---------------------------------------------------------------- before starting anything
+def check_ports_free() -> None:
+    for port in PORTS:
+        with socket.socket() as s:
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind: a just-closed port is free
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                raise NotReady(
+                    f"port {port} on 127.0.0.1 is taken; the hub needs {PORTS[0]} (learners), {PORTS[1]} (hub API) "
+                    f"and {PORTS[2]} (proxy API). Stop what uses it, or choose another: HUB_PORT=9000 make hub"
+                ) from None
+
+
+def preflight() -> Path:
+    """Every check before anything starts; returns the learners' Python."""
+    if os.geteuid() != 0:
+        raise NotReady(
+            "the hub gives each learner their own OS account and starts their server as that account, which "
+            "only root can do: run it as root (sudo make hub). The hub itself does nothing else as root."
+        )
+    if shutil.which("useradd") is None:
+        raise NotReady("useradd is missing (Debian: apt-get install passwd)")
+    try:
+        pwd.getpwnam(NOBODY)
+    except KeyError:
+        raise NotReady(f"there is no '{NOBODY}' account to check what learner accounts can reach") from None
+    check_ports_free()
+    make_folders()
+    python = learner_python()
+    check_learners_can_run(python)
+    return python
+
+
+# ---------------------------------------------------------------- after the hub stops
+def stop_leftover_proxy() -> None:
+    """A proxy whose hub exited (e.g. a failed start) is stopped, so the ports are free again."""
+    pid_file = PRIVATE / "proxy.pid"
+    try:
+        pid = int(pid_file.read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return
+    if b"configurable-http-proxy" in cmdline:
+        os.kill(pid, signal.SIGTERM)
+        print(f"make hub: stopped the proxy left behind (pid {pid})", file=sys.stderr)
+    pid_file.unlink(missing_ok=True)
+
+
+def main() -> int:
+    python = preflight()
+    print(f"make hub: learners' servers run {python}, each as its learner's own account ({ACCOUNT_PREFIX}<name>); "
+          "the hub runs as root only to create those accounts and start their servers", flush=True)  # fmt: skip
+    env = {**os.environ, "HUB_LEARNER_PYTHON": str(python)}
+    # The hub in its own session: Ctrl-C or `kill` reach it once, from here, and this waits for it to stop
+    # the learners' servers and its proxy, then tidies up after it.
+    hub = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(CONFIG)], cwd=PRIVATE, env=env,
+                           start_new_session=True)  # fmt: skip
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda signum, _frame: hub.send_signal(signum))
+    code = hub.wait()
+    stop_leftover_proxy()
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
