@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 import torch
 
 from attnlib import lessons
-from attnlib.lessons import Feedback, check, compare_number, compare_tensor, lesson_module
+from attnlib.lessons import Feedback, check, compare_number, compare_tensor, lesson_module, run_learner_code
 from attnlib.lessons._check import registry
 
 EXPECTED = torch.tensor([[2.0, 4.0, 4.0], [4.0, 16.0, 12.0]])
@@ -15,9 +17,65 @@ EXPECTED = torch.tensor([[2.0, 4.0, 4.0], [4.0, 16.0, 12.0]])
 def test_feedback_truthiness_repr_and_html() -> None:
     ok, no = Feedback(True, "fine"), Feedback(False, "a <hint>")
     assert bool(ok) and not bool(no)
-    assert repr(ok) == "✅ Correct. fine"
-    assert repr(no) == "❌ Not yet. a <hint>"
+    assert repr(ok) == "✓ Correct. fine"
+    assert repr(no) == "✗ Not yet. a <hint>"
     assert "a &lt;hint&gt;" in no._repr_html_() and "<b>Not yet.</b>" in no._repr_html_()
+
+
+@pytest.mark.parametrize("missing", [None, ...])
+def test_an_untried_exercise_is_a_prompt_not_a_failure(missing: object) -> None:
+    for fb in (
+        compare_tensor(missing, EXPECTED, name="the scores"),
+        compare_number(missing, 1.0, name="the divisor"),
+        run_learner_code(missing, name="your softmax"),
+    ):
+        assert not fb and not fb.tried
+        assert repr(fb).startswith("✎ Your turn. Replace the ...") and "Not yet" not in fb._repr_html_()
+
+
+def test_marks_are_text_symbols_not_emoji() -> None:
+    # an emoji needs a colour-emoji font, which many machines and projectors lack
+    for fb in (Feedback(True, "x"), Feedback(False, "x"), Feedback(False, "x", tried=False)):
+        assert all(ord(ch) < 0x1F000 and ch not in "✅❌" for ch in repr(fb) + fb._repr_html_())
+
+
+def test_a_number_given_as_text_is_refused_like_text() -> None:
+    fb = compare_number("8", 8.0, name="the divisor")
+    assert not fb and "not the text '8'" in fb.message
+
+
+def _own_softmax(s):
+    e = (s - s.amax(-1, keepdim=True)).exp()
+    return e / e.sum(-1, keepdim=True)
+
+
+def test_the_library_function_for_the_step_is_not_an_answer() -> None:
+    import functools
+
+    import torch.nn.functional as F
+
+    from attnlib import softmax
+
+    write_it = (softmax, torch.softmax, F.softmax)
+    handed_in = [
+        softmax,
+        torch.softmax,
+        F.softmax,
+        functools.partial(torch.softmax, dim=-1),
+        lambda s: softmax(s),
+        lambda s: torch.softmax(s, -1),
+        lambda s: F.softmax(s, dim=-1),
+        lambda s: s.softmax(-1),
+    ]
+    for answer in handed_in:
+        fb = run_learner_code(answer, EXPECTED, name="your softmax", write_it=write_it)
+        assert isinstance(fb, Feedback) and fb.mistake == "library-function", answer
+        assert "the very thing this exercise asks you to write" in fb.message
+    written = run_learner_code(_own_softmax, EXPECTED, name="your softmax", write_it=write_it)
+    assert torch.allclose(written, torch.softmax(EXPECTED, -1))
+    # the watch is switched off again: the library works as usual afterwards
+    assert torch.allclose(softmax(EXPECTED), torch.softmax(EXPECTED, -1))
+    assert sys.getprofile() is None
 
 
 @pytest.mark.parametrize("missing", [None, ...])
@@ -71,7 +129,7 @@ def test_compare_tensor_points_at_the_worst_entry() -> None:
 
 def test_compare_number() -> None:
     assert compare_number(0.5, 0.5004, name="the weight")
-    assert compare_number("0.5", 0.5, name="the weight")
+    assert not compare_number("0.5", 0.5, name="the weight")  # text is refused, as for tensors
     assert compare_number(None, 0.5, name="the weight").message.startswith("Replace the ...")
     assert compare_number([1], 0.5, name="the weight").message == "the weight should be a number, got list."
     assert compare_number(0.25, 0.5, name="w", wrong=[(0.25, "you halved it")]).message == "you halved it"

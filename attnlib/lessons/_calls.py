@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from torch import Tensor
 
@@ -18,6 +18,7 @@ def compare_call(
     name: str,
     wrong: Sequence[Wrong] = (),
     success: str = "",
+    write_it: Sequence[Callable[..., object]] = (),
 ) -> Feedback:
     """Run ``function(*args)`` (tensors are passed as copies) and compare its result with ``expected``.
 
@@ -25,9 +26,10 @@ def compare_call(
         call: how the lesson names the function and its arguments, e.g. ``"your weigh(weights, values)"``;
             used when the function is missing, not callable, or raises.
         name, wrong, success: as for :func:`~attnlib.lessons.compare_tensor`.
+        write_it: the library functions that do the step asked for (see :func:`run_learner_code`).
     """
     copies = [a.clone() if isinstance(a, Tensor) else a for a in args]
-    got = run_learner_code(function, *copies, name=call)
+    got = run_learner_code(function, *copies, name=call, write_it=write_it)
     if isinstance(got, Feedback):
         return got
     if got is None:

@@ -12,9 +12,11 @@ hint a learner sees is targeted and a test can assert that the right hint fires.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -52,6 +54,7 @@ MISTAKES: dict[str, str] = {
     "weights-not-values": "summing the weights or the keys instead of the weighted values",
     "rounded": "rounding like a document instead of computing exactly",
     "transposed": "a transposed matrix",
+    "library-function": "handing in the library's own function instead of writing the step",
 }
 
 #: Answers with more numbers than this are refused before they are converted (a learner who passes
@@ -65,23 +68,36 @@ CHECKER_FAILED = "This answer could not be checked"
 
 @dataclass(frozen=True)
 class Feedback:
-    """The verdict on an answer: ``correct``, a message, and the misconception it reveals, if known."""
+    """The verdict on an answer: ``correct``, a message, and the misconception it reveals, if known.
+
+    ``tried`` is False while the exercise still holds its ``...``: shown as a prompt, not as a failure.
+    """
 
     correct: bool
     message: str
     mistake: str | None = None
+    tried: bool = True
 
     def __bool__(self) -> bool:
         return self.correct
 
+    def _verdict(self) -> tuple[str, str, str]:
+        """Colour, mark and word; the marks are plain text symbols, which every font has."""
+        if self.correct:
+            return "#1a7f37", "✓", "Correct."
+        if not self.tried:
+            return "#57606a", "✎", "Your turn."
+        return "#b35900", "✗", "Not yet."
+
     def __repr__(self) -> str:
-        return ("✅ Correct. " if self.correct else "❌ Not yet. ") + self.message
+        _, mark, word = self._verdict()
+        return f"{mark} {word} {self.message}"
 
     def _repr_html_(self) -> str:
-        colour, mark, word = ("#1a7f37", "✅", "Correct.") if self.correct else ("#b35900", "❌", "Not yet.")
+        colour, mark, word = self._verdict()
         return (
             f'<div style="border-left:4px solid {colour};padding:4px 8px">'
-            f"{mark} <b>{word}</b> {html.escape(self.message)}</div>"
+            f'<span style="color:{colour}">{mark}</span> <b>{word}</b> {html.escape(self.message)}</div>'
         )
 
 
@@ -128,7 +144,7 @@ def _kind(answer: object) -> str:
 def to_answer_tensor(answer: object, name: str) -> Tensor | Feedback:
     """``answer`` as a float64 tensor (no gradient), or a :class:`Feedback` saying why it is not one."""
     if _missing(answer):
-        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
     if isinstance(answer, str | bytes | dict | set | frozenset) or callable(answer):
         return Feedback(False, f"{name} should be a tensor or a nested list of numbers, not {_kind(answer)}.")
     if isinstance(answer, Tensor):
@@ -228,12 +244,14 @@ def compare_number(
 ) -> Feedback:
     """Like :func:`compare_tensor` for a single number (a one-element tensor counts as a number)."""
     if _missing(answer):
-        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
     if isinstance(answer, Tensor):
         if answer.numel() != 1 or answer.is_complex():
             return Feedback(False, f"{name} should be one number, got a tensor of shape {tuple(answer.shape)}.")
         answer = answer.detach().item()
-    if isinstance(answer, bool) or (not isinstance(answer, int | float | str) and not hasattr(answer, "__float__")):
+    if isinstance(answer, str):
+        return Feedback(False, f"{name} should be a number, not the text {answer[:20]!r}: remove the quotes.")
+    if isinstance(answer, bool) or not hasattr(answer, "__float__"):
         return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")
     try:
         got = float(answer)  # type: ignore[arg-type]
@@ -249,18 +267,88 @@ def compare_number(
     return Feedback(False, f"{name} is not {got:g}; recompute it step by step.")
 
 
-def run_learner_code(function: object, *args: object, name: str) -> object:
+def run_learner_code(
+    function: object, *args: object, name: str, write_it: Sequence[Callable[..., object]] = ()
+) -> object:
     """Call the learner's ``function(*args)``; return its result, or a :class:`Feedback` if it failed.
 
     ``name`` says what the function should be ("your softmax"). A missing answer, something that
-    is not callable, and any exception the learner's code raises become a sentence.
+    is not callable, and any exception the learner's code raises become a sentence. ``write_it``
+    lists the library functions that do what the exercise asks the learner to write (attnlib's
+    ``softmax``, ``torch.softmax`` …): an answer that is one of them, or calls one, is refused kindly.
     """
     if _missing(function):
-        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
     if not callable(function):
         return Feedback(False, f"{name} should be a function (def … or lambda …), not {_kind(function)}.")
+    watch = _LibraryWatch(write_it)
+    handed_in = watch.handed_in(function)
+    if handed_in:
+        return _library_feedback(name, handed_in)
     try:
-        return function(*args)
+        with watch:
+            result = function(*args)
     except Exception as exc:  # the learner's code may fail in any way: report it, do not raise
         message = str(exc).split("\n")[0][:160]
         return Feedback(False, f"{name} raised {type(exc).__name__}: {message}")
+    if watch.used:
+        return _library_feedback(name, watch.used)
+    return result
+
+
+def _library_feedback(name: str, used: str) -> Feedback:
+    return Feedback(
+        False,
+        f"{name} hands the work to {used}, which is the very thing this exercise asks you to write. "
+        "Build it from the lesson's operations instead; the library's version is what your answer is "
+        "checked against.",
+        "library-function",
+    )
+
+
+def _label(function: Callable[..., object]) -> str:
+    module = getattr(function, "__module__", None) or "torch"
+    return f"{module.split('.')[0]}'s {getattr(function, '__name__', 'function')}"
+
+
+class _LibraryWatch:
+    """While active, notes whether any of ``functions`` is called (directly, through a lambda or a
+    ``functools.partial``, or as the tensor method of the same name, e.g. ``x.softmax``)."""
+
+    def __init__(self, functions: Sequence[Callable[..., object]]):
+        self.codes = {f.__code__: f for f in functions if hasattr(f, "__code__")}
+        self.builtins = {f: f for f in functions if not hasattr(f, "__code__")}
+        self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
+        self.used: str | None = None
+        self._previous = None
+
+    def handed_in(self, function: object) -> str | None:
+        """The label of the library function ``function`` is (or wraps with ``functools.partial``)."""
+        while isinstance(function, functools.partial):
+            function = function.func
+        if getattr(function, "__code__", None) in self.codes:
+            return _label(function)
+        if any(function is f for f in self.builtins):
+            return _label(function)
+        return None
+
+    def _profile(self, frame, event, arg):  # sys.setprofile's signature
+        if self.used is not None:
+            return
+        if event == "call" and frame.f_code in self.codes:
+            self.used = _label(self.codes[frame.f_code])
+        elif event == "c_call":
+            if any(arg is f for f in self.builtins):
+                self.used = _label(arg)
+            elif isinstance(getattr(arg, "__self__", None), Tensor) and arg.__name__ in self.method_names:
+                self.used = f"the tensor method .{arg.__name__}()"
+
+    def __enter__(self) -> _LibraryWatch:
+        if self.codes or self.builtins:
+            self._previous = sys.getprofile()
+            sys.setprofile(self._profile)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.codes or self.builtins:
+            sys.setprofile(self._previous)
