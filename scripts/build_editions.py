@@ -6,7 +6,9 @@ Usage: python scripts/build_editions.py [--out build/editions]
 - ``<out>/teacher/``: the lessons as they are in ``notebooks/`` (speaker notes included).
 - ``<out>/learner/``: the same lessons without the teacher's cells: cells whose slide type is
   ``notes`` (speaker notes) and cells tagged ``teacher``. Solutions stay, collapsed in their
-  ``<details>`` blocks, so a learner studying alone can check their work after trying.
+  ``<details>`` blocks, so a learner studying alone can check their work after trying. Markdown cells
+  tagged ``aside`` (detours a learner may skip) become closed ``<details>`` blocks too; the teacher
+  edition keeps them open.
   Code cells and their stored outputs are untouched, so the learner edition re-executes to exactly
   the outputs it holds (``make test`` runs nbval on it).
 - ``<out>/images/`` and ``<out>/README.md``: what the lessons link to as ``../images`` and
@@ -36,10 +38,25 @@ def is_teacher_only(cell: nbformat.NotebookNode) -> bool:
     return slide_type == "notes" or "teacher" in cell.get("metadata", {}).get("tags", [])
 
 
+def is_aside(cell: nbformat.NotebookNode) -> bool:
+    """A markdown cell tagged ``aside``: a detour the learner may skip (e.g. how a document rounds)."""
+    return cell.get("cell_type") == "markdown" and "aside" in cell.get("metadata", {}).get("tags", [])
+
+
+def collapsed(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """An aside as a closed ``<details>`` block whose summary is the cell's first line (a heading)."""
+    first, _, rest = cell.source.strip().partition("\n")
+    summary = first.lstrip("#").strip() if first.startswith("#") else "Aside"
+    body = rest.strip() if first.startswith("#") else cell.source.strip()
+    copy = nbformat.from_dict(cell)
+    copy.source = f'<details class="aside">\n<summary>{summary}</summary>\n\n{body}\n\n</details>'
+    return copy
+
+
 def learner_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` without its teacher-only cells."""
+    """A copy of ``nb`` without its teacher-only cells, its asides collapsed."""
     copy = nbformat.from_dict(nb)
-    copy.cells = [cell for cell in copy.cells if not is_teacher_only(cell)]
+    copy.cells = [collapsed(cell) if is_aside(cell) else cell for cell in copy.cells if not is_teacher_only(cell)]
     return copy
 
 

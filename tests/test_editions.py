@@ -69,3 +69,20 @@ def test_workspace_keeps_a_learners_work_and_restores_a_deleted_lesson(tmp_path:
     assert mine.read_text() == "my own work"
     restored = nbformat.read(broken, as_version=4)
     assert not any(editions.is_teacher_only(c) for c in restored.cells)
+
+
+def test_asides_are_collapsed_for_learners_and_whole_for_teachers() -> None:
+    aside = nbformat.v4.new_markdown_cell(
+        "#### Why document 002 prints 0.9534\nIts author's CPU fused a multiply and an add.",
+        metadata={"tags": ["aside"]},
+    )
+    untitled = nbformat.v4.new_markdown_cell("A detour.", metadata={"tags": ["aside"]})
+    nb = nbformat.v4.new_notebook(cells=[aside, untitled, nbformat.v4.new_markdown_cell("main path")])
+    learner = [c.source for c in editions.learner_edition(nb).cells]
+    assert learner[0] == (
+        '<details class="aside">\n<summary>Why document 002 prints 0.9534</summary>\n\n'
+        "Its author's CPU fused a multiply and an add.\n\n</details>"
+    )
+    assert learner[1].startswith('<details class="aside">\n<summary>Aside</summary>\n\nA detour.')
+    assert learner[2] == "main path"
+    assert nb.cells[0].source.startswith("#### Why document 002")  # the source (teacher edition) is whole
