@@ -9,9 +9,9 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import PROPERTY, attention_inputs, ensure_visible
 from hypothesis import given
 from hypothesis import strategies as st
-from test_properties import PROPERTY, attention_inputs, ensure_visible
 
 import attnlib
 from attnlib import AttentionInputError, examples, tiled_attention

@@ -33,5 +33,7 @@ def compare_call(
     if isinstance(got, Feedback):
         return got
     if got is None:
-        return Feedback(False, f"{call} returned None: replace the ... in its body with the computation and return it.")
+        return Feedback(
+            False, f"{call} returned None: replace the ... in its body with the computation and return it.", tried=False
+        )
     return compare_tensor(got, expected, name=name, wrong=wrong, success=success)
