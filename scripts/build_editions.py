@@ -12,14 +12,18 @@ Usage: python scripts/build_editions.py [--out build/editions]
 - ``<out>/images/`` and ``<out>/README.md``: what the lessons link to as ``../images`` and
   ``../README.md``, so links work inside an edition as they do in the repository.
 
-``--workspace DIR`` gives a learner their own copy of the learner edition in ``DIR/lessons/``:
-lessons already there are never overwritten (a learner's work stays), missing ones are added, so
-deleting a broken lesson and running it again gives a fresh copy of just that lesson.
+``--workspace DIR`` gives a learner their own copy of the learner edition in ``DIR/lessons/``
+(``make learn``, the class hub, Binder, Kubernetes): lessons already there are never overwritten
+(a learner's work stays), missing ones are added, so deleting a broken lesson and running it again
+gives a fresh copy of just that lesson. ``DIR/README.md`` is the learner's index (the lesson table,
+what to do first), generated from the lessons. The one home of that code is attnlib/launch.py (the
+``attnlib-lessons`` command), loaded here by path so that neither attnlib nor torch is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -27,13 +31,11 @@ from pathlib import Path
 import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
-LESSONS = "[0-9][0-9]_*.ipynb"
-
-
-def is_teacher_only(cell: nbformat.NotebookNode) -> bool:
-    """Speaker notes (slide type ``notes``) and cells tagged ``teacher`` are for the teacher only."""
-    slide_type = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
-    return slide_type == "notes" or "teacher" in cell.get("metadata", {}).get("tags", [])
+_SPEC = importlib.util.spec_from_file_location("attnlib_launch", REPO / "attnlib" / "launch.py")
+launch = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(launch)
+LESSONS = launch.LESSONS
+is_teacher_only = launch.is_teacher_only
 
 
 def learner_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
@@ -66,19 +68,8 @@ def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
 
 
 def fill_workspace(workspace: Path, source: Path = REPO / "notebooks") -> list[Path]:
-    """Copy the learner edition into ``workspace/lessons`` without overwriting; return what was added."""
-    lessons = workspace / "lessons"
-    lessons.mkdir(parents=True, exist_ok=True)
-    added = []
-    for path in sorted(source.glob(LESSONS)):
-        target = lessons / path.name
-        if not target.exists():
-            nbformat.write(learner_edition(nbformat.read(path, as_version=4)), target)
-            added.append(target)
-    if (REPO / "images").is_dir():
-        shutil.copytree(REPO / "images", workspace / "images", dirs_exist_ok=True)
-    shutil.copy2(REPO / "README.md", workspace / "README.md")
-    return added
+    """Copy the learner edition into ``workspace`` without overwriting; return the lessons added."""
+    return launch.fill(workspace, source, REPO / "images")
 
 
 def main(argv: list[str]) -> int:
