@@ -12,28 +12,55 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # worker's torch spinning up a thread per core. Measured on 2 cores: make test's pytest 435 s -> 295 s,
 # with every stored output still reproduced (nbval).
 PYTEST := OMP_NUM_THREADS=1 $(BIN)/pytest
+LEARNER_STAMP := $(VENV)/.learner-installed
+# torch comes from PyTorch's CPU wheel index: on Linux, PyPI's torch of the same version pulls gigabytes of
+# CUDA libraries. Only torch is looked up there (one request, before the lock). GPU: TORCH_INDEX=<PyTorch's
+# CUDA index>; no extra index at all: TORCH_INDEX= (a torch already installed at the pinned version is kept).
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
+# nbval again under torch's portable (non-vectorised) CPU kernels, so that a stored number that depends on
+# the CPU's vector unit fails CI: `make test NBVAL_DEFAULT=1` (all lessons, or NBVAL_DEFAULT_LESSONS=...).
+NBVAL_DEFAULT ?=
+NBVAL_DEFAULT_LESSONS ?= $(patsubst notebooks/%,build/editions/learner/%,$(NOTEBOOKS))
 
-.PHONY: help env lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
+# install the lock $(1) into $(VENV) with pip options $(2): torch first (CPU index), then the pins, then
+# attnlib itself (editable)
+define install_lock
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
+		|| { echo "error: $(PYTHON) is older than 3.10; run e.g. make PYTHON=python3.11"; exit 1; }
+	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet $(2) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) "$$(grep -m1 '^torch==' $(1))"
+	$(BIN)/python -m pip install --quiet $(2) -r $(1)
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+endef
+
+.PHONY: help env learner-env lock nbval-default lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
 $(STAMP): requirements.lock pyproject.toml
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-		|| { echo "error: $(PYTHON) is older than 3.10; run e.g. make PYTHON=python3.11"; exit 1; }
-	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.lock
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@echo "installing the whole workshop (requirements.lock: tests, site, hub) into $(VENV); learners need only make learn"
+	$(call install_lock,requirements.lock)
+	@touch $@ $(LEARNER_STAMP)
+
+# --no-compile: Python writes the bytecode of what the lessons import when they first do (the venv is
+# 240 MB smaller than with every module compiled at install)
+$(LEARNER_STAMP): requirements-learner.lock pyproject.toml
+	$(call install_lock,requirements-learner.lock,--no-compile)
 	@touch $@
 
-env: $(STAMP)  ## create .venv with the pinned versions (requirements.lock)
+env: $(STAMP)  ## create .venv with the pinned versions of everything (requirements.lock)
+
+learner-env: $(LEARNER_STAMP)  ## create .venv with only what the lessons need (requirements-learner.lock; VENV=… for another folder)
+
+lock: $(STAMP)  ## regenerate requirements.lock and requirements-learner.lock from pyproject.toml and .venv
+	$(BIN)/python scripts/lock.py
 
 lab: $(STAMP)  ## teachers: open JupyterLab on notebooks/, the teacher edition (127.0.0.1, token auth)
 	@scripts/lab.sh $(BIN) notebooks
 
-learn: $(STAMP)  ## learners: copy the learner edition into my-lessons/ (never overwrites) and open it
-	$(BIN)/python scripts/build_editions.py --workspace my-lessons
-	@scripts/lab.sh $(BIN) my-lessons
+learn: $(LEARNER_STAMP)  ## learners: install only what the lessons need, copy them into my-lessons/ (never overwrites), open JupyterLab
+	$(BIN)/attnlib-lessons --dir my-lessons
 
 editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
 	$(BIN)/python scripts/build_editions.py --out build/editions
@@ -42,6 +69,11 @@ test: $(STAMP) node_modules/.package-lock.json chromium  ## the whole suite: lin
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
 	$(PYTEST) -n $(JOBS) --dist loadscope tests build/editions/learner $(NBVAL)
+	$(if $(NBVAL_DEFAULT),$(MAKE) --no-print-directory nbval-default)
+
+nbval-default: $(STAMP)  ## nbval on the learner edition under torch's portable kernels (ATEN_CPU_CAPABILITY=default)
+	$(BIN)/python scripts/build_editions.py --out build/editions
+	ATEN_CPU_CAPABILITY=default $(PYTEST) -n $(JOBS) --dist loadscope $(NBVAL_DEFAULT_LESSONS) $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"
@@ -75,13 +107,13 @@ bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))
 
-site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (stored outputs, offline: no CDN)
-	$(BIN)/python site/build.py --out build/site
+site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (offline; BINDER_REF=tag pins the launch links)
+	$(BIN)/python site/build.py --out build/site $(if $(BINDER_REF),--binder-ref $(BINDER_REF))
 
 hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine, as root: one OS account per learner (deploy/classhub.py; http://127.0.0.1:8000, also 8001-8002)
 	$(BIN)/python deploy/classhub.py
 
-binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements.lock (commit it; a test checks it is current)
+binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements-learner.lock (commit it; a test checks it is current)
 	$(BIN)/python scripts/binder_requirements.py
 
 node_modules/.package-lock.json: package.json package-lock.json

@@ -14,14 +14,18 @@ Usage: python scripts/build_editions.py [--out build/editions]
 - ``<out>/images/`` and ``<out>/README.md``: what the lessons link to as ``../images`` and
   ``../README.md``, so links work inside an edition as they do in the repository.
 
-``--workspace DIR`` gives a learner their own copy of the learner edition in ``DIR/lessons/``:
-lessons already there are never overwritten (a learner's work stays), missing ones are added, so
-deleting a broken lesson and running it again gives a fresh copy of just that lesson.
+``--workspace DIR`` gives a learner their own copy of the learner edition in ``DIR/lessons/``
+(``make learn``, the class hub, Binder, Kubernetes): lessons already there are never overwritten
+(a learner's work stays), missing ones are added, so deleting a broken lesson and running it again
+gives a fresh copy of just that lesson. ``DIR/README.md`` is the learner's index (the lesson table,
+what to do first), generated from the lessons. The one home of that code is attnlib/launch.py (the
+``attnlib-lessons`` command), loaded here by path so that neither attnlib nor torch is imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import shutil
 import sys
 from pathlib import Path
@@ -29,34 +33,17 @@ from pathlib import Path
 import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
-LESSONS = "[0-9][0-9]_*.ipynb"
-
-
-def is_teacher_only(cell: nbformat.NotebookNode) -> bool:
-    """Speaker notes (slide type ``notes``) and cells tagged ``teacher`` are for the teacher only."""
-    slide_type = cell.get("metadata", {}).get("slideshow", {}).get("slide_type")
-    return slide_type == "notes" or "teacher" in cell.get("metadata", {}).get("tags", [])
-
-
-def is_aside(cell: nbformat.NotebookNode) -> bool:
-    """A markdown cell tagged ``aside``: a detour the learner may skip (e.g. how a document rounds)."""
-    return cell.get("cell_type") == "markdown" and "aside" in cell.get("metadata", {}).get("tags", [])
-
-
-def collapsed(cell: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """An aside as a closed ``<details>`` block whose summary is the cell's first line (a heading)."""
-    first, _, rest = cell.source.strip().partition("\n")
-    summary = first.lstrip("#").strip() if first.startswith("#") else "Aside"
-    body = rest.strip() if first.startswith("#") else cell.source.strip()
-    copy = nbformat.from_dict(cell)
-    copy.source = f'<details class="aside">\n<summary>{summary}</summary>\n\n{body}\n\n</details>'
-    return copy
+_SPEC = importlib.util.spec_from_file_location("attnlib_launch", REPO / "attnlib" / "launch.py")
+launch = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(launch)
+LESSONS = launch.LESSONS
+is_teacher_only = launch.is_teacher_only
 
 
 def learner_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
-    """A copy of ``nb`` without its teacher-only cells, its asides collapsed."""
+    """A copy of ``nb`` as the learner edition has it: teacher-only cells out, asides collapsed."""
     copy = nbformat.from_dict(nb)
-    copy.cells = [collapsed(cell) if is_aside(cell) else cell for cell in copy.cells if not is_teacher_only(cell)]
+    copy.cells = [nbformat.from_dict(cell) for cell in launch.learner_cells(copy.cells)]
     return copy
 
 
@@ -83,19 +70,8 @@ def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
 
 
 def fill_workspace(workspace: Path, source: Path = REPO / "notebooks") -> list[Path]:
-    """Copy the learner edition into ``workspace/lessons`` without overwriting; return what was added."""
-    lessons = workspace / "lessons"
-    lessons.mkdir(parents=True, exist_ok=True)
-    added = []
-    for path in sorted(source.glob(LESSONS)):
-        target = lessons / path.name
-        if not target.exists():
-            nbformat.write(learner_edition(nbformat.read(path, as_version=4)), target)
-            added.append(target)
-    if (REPO / "images").is_dir():
-        shutil.copytree(REPO / "images", workspace / "images", dirs_exist_ok=True)
-    shutil.copy2(REPO / "README.md", workspace / "README.md")
-    return added
+    """Copy the learner edition into ``workspace`` without overwriting; return the lessons added."""
+    return launch.fill(workspace, source, REPO / "images")
 
 
 def main(argv: list[str]) -> int:

@@ -9,6 +9,7 @@ explorers show their static PNG fallback), and search is Sphinx's own offline in
 from __future__ import annotations
 
 import os
+import re
 from urllib.parse import quote
 
 from docutils import nodes
@@ -65,12 +66,15 @@ def binder_url(lesson: str = "") -> str:
 
 
 def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
-    """Put 'Launch this lesson on Binder' under the title of every lesson page."""
+    """Put 'Launch this lesson on Binder' and 'Download this notebook' under the title of every lesson page
+    (site/build.py puts the learner edition's ``NN_name.ipynb`` beside ``NN_name.html``)."""
     if not docname.startswith("notebooks/"):
         return
     para = nodes.paragraph(classes=["launch-link"])
     lesson = docname.split("/", 1)[1] + ".ipynb"
     para += nodes.reference("", "▶ Launch this lesson on Binder", refuri=binder_url(lesson))
+    para += nodes.Text(" · ")
+    para += nodes.reference("", "⬇ Download this notebook (.ipynb)", refuri=lesson, classes=["download-link"])
     section = next(iter(doctree.findall(nodes.section)), None)
     if section is None:
         doctree.insert(0, para)
@@ -79,7 +83,45 @@ def add_launch_link(app, doctree: nodes.document, docname: str) -> None:
         section.insert(section.index(title) + 1 if title is not None else 0, para)
 
 
+# TeX in a title, as plain text for the browser tab, the search results and the sidebar
+TEX_TEXT = [
+    (re.compile(r"\\sqrt\{([^{}]*)\}"), r"√\1"),
+    (re.compile(r"\\(?:times)\b"), "×"),
+    (re.compile(r"\\(?:cdot)\b"), "·"),
+    (re.compile(r"\\(?:top)\b"), "ᵀ"),
+    (re.compile(r"_\{([^{}]*)\}"), r"_\1"),
+    (re.compile(r"[{}]|\\[,;!]"), ""),
+]
+
+
+def tex_as_text(tex: str) -> str:
+    """``\\sqrt{d_k}`` -> ``√d_k``: a formula of a title as text a browser tab and a search result can show."""
+    for pattern, text in TEX_TEXT:
+        tex = pattern.sub(text, tex)
+    return tex.strip()
+
+
+def plain_titles(app, env) -> None:
+    """Titles with math become text: Sphinx shows a title's TeX source raw in <title> and search results."""
+    for table in (env.titles, env.longtitles):
+        for docname, title in list(table.items()):
+            if not any(isinstance(node, nodes.math) for node in title.findall()):
+                continue
+            parts = [
+                tex_as_text(node.astext()) if isinstance(node, nodes.math) else node.astext() for node in title.children
+            ]
+            table[docname] = nodes.title("", "".join(parts))
+
+
+def search_page_text(app, pagename, templatename, context, doctree) -> None:
+    """The search page loads the pages' text (site/build.py writes it) so that it shows excerpts from disk too."""
+    if pagename == "search":
+        app.add_js_file("page-text.js")
+
+
 def setup(app) -> None:
     app.connect("doctree-resolved", add_launch_link)
+    app.connect("env-updated", plain_titles)
+    app.connect("html-page-context", search_page_text)
     # MathJax on every page: the sidebar's lesson titles carry math (lesson 08) on pages that have none
     app.set_html_assets_policy("always")

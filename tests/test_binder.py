@@ -29,32 +29,41 @@ def _script(path: Path):
     return module
 
 
-def lock_pins() -> dict[str, str]:
-    lines = (REPO / "requirements.lock").read_text(encoding="utf-8").splitlines()
+def lock_pins(name: str = "requirements-learner.lock") -> dict[str, str]:
+    lines = (REPO / name).read_text(encoding="utf-8").splitlines()
     return dict(line.split("==", 1) for line in lines if line.strip() and not line.startswith("#"))
 
 
-def test_binder_requirements_are_the_lock_with_cpu_torch() -> None:
+def test_binder_requirements_are_the_learner_lock_with_cpu_torch() -> None:
     generator = _script(REPO / "scripts" / "binder_requirements.py")
     text = (BINDER / "requirements.txt").read_text(encoding="utf-8")
-    assert text == generator.render((REPO / "requirements.lock").read_text(encoding="utf-8")), (
-        "binder/requirements.txt is stale: run `make binder` and commit it"
+    learner, full = (
+        (REPO / name).read_text(encoding="utf-8") for name in ("requirements-learner.lock", "requirements.lock")
     )
+    assert text == generator.render(learner, full), "binder/requirements.txt is stale: run `make binder` and commit it"
     lines = [line for line in text.splitlines() if line and not line.startswith("#")]
     options = [line for line in lines if line.startswith("-")]
     # no -r, no -e: when repo2docker installs this file, nothing else of the repository is there yet
     assert options == ["--extra-index-url https://download.pytorch.org/whl/cpu"]
     pins = dict(line.split("==", 1) for line in lines if not line.startswith("-"))
     want = lock_pins()
-    assert set(pins) == set(want)
-    assert {k: v for k, v in pins.items() if k != "torch"} == {k: v for k, v in want.items() if k != "torch"}
+    # the learner set, and repo2docker's base-environment `notebook` at a version that fits our JupyterLab
+    assert set(pins) == set(want) | {"notebook"}
+    assert {k: v for k, v in pins.items() if k not in ("torch", "notebook")} == {
+        k: v for k, v in want.items() if k != "torch"
+    }
+    assert pins["notebook"] == lock_pins("requirements.lock")["notebook"]
     assert pins["torch"] == want["torch"].split("+")[0] + "+cpu"
+    # none of the workshop: tests, site, hub, repo2docker
+    assert not {"pytest", "nbval", "Sphinx", "playwright", "jupyterhub", "jupyter-repo2docker", "ruff"} & set(pins)
 
 
 def test_the_generator_refuses_a_lock_line_that_is_not_a_pin() -> None:
     generator = _script(REPO / "scripts" / "binder_requirements.py")
     with pytest.raises(SystemExit, match="not an exact pin"):
         generator.render("numpy>=2\n")
+    with pytest.raises(SystemExit, match="not an exact pin"):
+        generator.render("numpy==2.0\n", "-e .\n")
 
 
 def test_post_build_installs_attnlib_alone_and_the_learner_edition() -> None:
@@ -65,6 +74,7 @@ def test_post_build_installs_attnlib_alone_and_the_learner_edition() -> None:
     assert "pip install --no-cache-dir --no-deps --no-build-isolation -e ." in text
     assert "scripts/build_editions.py --workspace my-lessons" in text
     assert "\npython scripts/install_server_config.py\n" in text  # the image's servers get our settings
+    assert "cp etc/labconfig/default_setting_overrides.json" in text  # and JupyterLab its news-off setting
     assert (BINDER / "runtime.txt").read_text(encoding="utf-8").strip() == "python-3.11"
 
 

@@ -134,3 +134,54 @@ def test_page_offline(site: Path, browser, name: str) -> None:
         assert state["math"] > 0, state
         assert state["outputImages"] >= _png_outputs(lesson), state  # every figure and explorer fallback
         assert state["launch"], state
+
+
+def test_each_lesson_page_offers_its_learner_notebook(site: Path) -> None:
+    for lesson in LESSONS:
+        html = (site / "notebooks" / f"{lesson.stem}.html").read_text("utf-8")
+        assert f'href="{lesson.name}"' in html, lesson.name  # "Download this notebook"
+        nb = nbformat.read(site / "notebooks" / lesson.name, as_version=4)
+        assert not any(
+            c.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
+            or "teacher" in c.get("metadata", {}).get("tags", [])
+            for c in nb.cells
+        ), f"{lesson.name}: the download is not the learner edition"
+        source = nbformat.read(lesson, as_version=4)
+        assert [c.source for c in nb.cells if c.cell_type == "code"] == [
+            c.source for c in source.cells if c.cell_type == "code"
+        ]
+
+
+def test_titles_with_math_are_text_in_the_tab_and_the_search_index(site: Path) -> None:
+    titles = {p.stem: re.search(r"<title>([^<]*)</title>", p.read_text("utf-8"))[1] for p in site.rglob("*.html")}
+    raw = {name: title for name, title in titles.items() if "\\" in title}
+    assert not raw, raw
+    assert "√d_k" in titles["08_scaling"]
+    index = (site / "searchindex.js").read_text("utf-8")
+    assert "\\\\sqrt" not in index and "\\sqrt" not in index.replace("scales-by-sqrt", "")
+
+
+def test_launch_links_can_name_a_tag_a_teacher_pins(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("BINDER_REPO", "owner/name")
+    monkeypatch.setenv("BINDER_REF", "v1.0")
+    conf = load_module(REPO / "site" / "conf.py")
+    assert conf.binder_url("01_inputs.ipynb") == (
+        "https://mybinder.org/v2/gh/owner/name/v1.0?labpath=my-lessons%2Flessons%2F01_inputs.ipynb"
+    )
+
+
+def test_search_opened_from_disk_shows_excerpts(site: Path, browser) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    blocked, errors = offline(page)
+    try:
+        page.goto((site / "search.html").as_uri() + "?q=softmax", wait_until="load")
+        page.wait_for_selector("#search-results li", timeout=30_000)
+        page.wait_for_function("() => document.querySelectorAll('#search-results li p.context').length > 0",
+                               timeout=30_000)  # fmt: skip
+        results = page.locator("#search-results li").count()
+        excerpts = page.locator("#search-results li p.context").all_text_contents()
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    assert len(excerpts) == results, (len(excerpts), results)
+    assert all("softmax" in text.lower() for text in excerpts), excerpts[:3]
