@@ -58,8 +58,13 @@ class Task:
 
 @dataclass(frozen=True)
 class ReverseTask(Task):
-    """Reverse a sequence of ``n_tokens`` random tokens: target ``i`` is input ``n − 1 − i``."""
+    """Reverse a sequence of ``n_tokens`` random tokens: target ``i`` is input ``n − 1 − i``.
 
+    ``causal=True`` (an experiment of lesson 13): the model may only look back, so output ``i`` can see its
+    mirror only when ``n − 1 − i ≤ i``.
+    """
+
+    causal: bool = False
     name = "reverse"
 
     def batch(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
