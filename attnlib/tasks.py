@@ -67,6 +67,11 @@ class ReverseTask(Task):
     causal: bool = False
     name = "reverse"
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.causal, bool):
+            raise AttentionInputError(f"causal must be True or False, got {self.causal!r}")
+
     def batch(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
         check_positive_int("batch_size", batch_size)
         inputs = torch.randint(self.vocab_size, (batch_size, self.n_tokens), generator=generator)

@@ -62,6 +62,13 @@ def test_block_right_and_its_typical_mistakes():
 
 def test_block_library_and_junk_are_refused_kindly():
     assert "write" in check("learning.2", Block).message
+
+    class Borrowed(Block):
+        pass
+
+    assert "write" in check("learning.2", Borrowed).message
+    calls_block = _block(lambda s, x, mask=None: Block.forward(s, x, mask=mask))
+    assert "write" in check("learning.2", calls_block).message
     assert "class itself" in check("learning.2", Right(16, 2)).message
     assert "Replace the ..." in check("learning.2", ...).message
 

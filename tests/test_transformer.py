@@ -120,6 +120,7 @@ def test_checkpoints_round_trip_and_name_the_mismatch(tmp_path):
         (lambda: train(_model(), ReverseTask(30, 6), steps=5), "does not fit the task"),
         (lambda: _model()(torch.zeros(1, 11, dtype=torch.int64)), "ids has 11 tokens .* built with max_len=10"),
         (lambda: _model(num_heads=3), "num_heads=3 must divide d_model=16"),
+        (lambda: ReverseTask(12, 6, causal="yes"), "causal must be True or False, got 'yes'"),
         (lambda: _model(block=3), "block must be a class or function"),
         (lambda: Block(16, 2)(torch.zeros(1, 4, 8)), r"x must be \(batch, n, d_model=16\), got \(1, 4, 8\)"),
         (lambda: Block(16, 5), "d_model=16 is not divisible by num_heads=5"),
