@@ -556,7 +556,12 @@ def causal_reverse(answer: object) -> Feedback:
         answer = answer.item()
     if isinstance(answer, bool) or not isinstance(answer, int | float):
         return Feedback(False, f"Give the accuracy as one number from 0 to 1, got {type(answer).__name__}.")
-    value = float(answer)
+    try:
+        value = float(answer)
+    except OverflowError:
+        value = float("inf")
+    if not 0.0 <= value <= 1.0:
+        return Feedback(False, f"An accuracy is a number from 0 to 1, got {answer!r:.40}.")
     low, high = CAUSAL_REVERSE_RANGE
     if low <= value <= high:
         return Feedback(
