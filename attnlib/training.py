@@ -25,6 +25,7 @@ __all__ = [
     "CHECKPOINTS",
     "History",
     "accuracy",
+    "deterministic",
     "load_checkpoint",
     "pattern_mass",
     "save_checkpoint",
