@@ -16,9 +16,10 @@ import contextlib
 import torch
 from torch import Tensor
 
+from ._validate import AttentionInputError
 from .transformer import TinyTransformer
 
-__all__ = ["ablated", "induction_score", "induction_targets", "previous_token_score"]
+__all__ = ["ABLATIONS", "ablated", "induction_score", "induction_targets", "previous_token_score"]
 
 
 def previous_token_score(weights: Tensor) -> float:
@@ -52,20 +53,40 @@ def induction_score(weights: Tensor, ids: Tensor, counted: Tensor | None = None)
     return float(picked[valid].mean())
 
 
+ABLATIONS = ("zero", "mean")
+
+
 @contextlib.contextmanager
-def ablated(model: TinyTransformer, layer: int, head: int | tuple[int, ...]):
-    """Within the ``with`` block, head ``head`` (or each of several) of block ``layer`` contributes nothing."""
-    if not 0 <= layer < len(model.blocks):
-        raise ValueError(f"layer must be from 0 to {len(model.blocks) - 1}, got {layer}")
+def ablated(model: TinyTransformer, layer: int, head: int | tuple[int, ...], *, how: str = "zero"):
+    """Within the ``with`` block, head ``head`` (or each of several) of block ``layer`` is switched off.
+
+    ``how="zero"``: the head's output ``(batch, n, d_head)`` is replaced by zeros. ``how="mean"``: by its
+    mean over the batch at each position — the head then still adds its *typical* output, but nothing
+    that depends on this sequence. Done with a forward pre-hook on the layer's ``out_proj``, where the
+    heads' outputs arrive side by side ``(batch, n, num_heads · d_head)``.
+    """
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
+        raise AttentionInputError(f"layer must be from 0 to {len(model.blocks) - 1}, got {layer!r}")
     attention = model.blocks[layer].attention
-    chosen = (head,) if isinstance(head, int) else tuple(head)
-    if not chosen or any(not 0 <= h < attention.num_heads for h in chosen):
-        raise ValueError(f"head must be from 0 to {attention.num_heads - 1}, got {head}")
-    before = attention.head_mask
-    mask = torch.ones(attention.num_heads)
-    mask[list(chosen)] = 0.0
-    attention.head_mask = mask
+    chosen = (head,) if isinstance(head, int) and not isinstance(head, bool) else tuple(head)
+    if not chosen or any(
+        isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < attention.num_heads for h in chosen
+    ):
+        raise AttentionInputError(
+            f"head must be from 0 to {attention.num_heads - 1} (or a tuple of them), got {head!r}"
+        )
+    if how not in ABLATIONS:
+        raise AttentionInputError(f"how must be one of {ABLATIONS}, got {how!r}")
+    columns = [slice(h * attention.d_head, (h + 1) * attention.d_head) for h in chosen]
+
+    def replace(_module, args):
+        heads = args[0].clone()
+        for c in columns:
+            heads[..., c] = 0.0 if how == "zero" else heads[..., c].mean(dim=0, keepdim=True)
+        return (heads, *args[1:])
+
+    handle = attention.out_proj.register_forward_pre_hook(replace)
     try:
         yield model
     finally:
-        attention.head_mask = before
+        handle.remove()

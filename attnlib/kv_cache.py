@@ -15,7 +15,7 @@ from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
 
-__all__ = ["KVCache", "count_dot_products", "generate", "score_dot_products"]
+__all__ = ["KVCache", "count_dot_products", "generate", "next_token", "score_dot_products"]
 
 
 class KVCache:
@@ -40,34 +40,72 @@ class KVCache:
         return keys, values
 
 
+def next_token(
+    logits: Tensor, *, temperature: float = 0.0, top_k: int | None = None, generator: torch.Generator | None = None
+) -> Tensor:
+    """Choose the next token from the last position's ``logits (batch, vocab_size)`` → ``(batch, 1)``.
+
+    ``temperature=0``: greedy, the highest logit. ``temperature > 0``: sample from
+    ``softmax(logits / temperature)`` (lesson 05's temperature: below 1 sharper, above 1 flatter);
+    ``top_k``: first keep only the ``k`` highest logits (the rest get probability 0).
+    """
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not temperature >= 0:
+        raise AttentionInputError(f"temperature must be a number >= 0 (0 = greedy), got {temperature!r}")
+    if top_k is not None:
+        check_positive_int("top_k", top_k)
+        if top_k > logits.shape[-1]:
+            raise AttentionInputError(f"top_k={top_k} is larger than the vocabulary ({logits.shape[-1]} tokens)")
+    if temperature == 0:
+        return logits.argmax(dim=-1, keepdim=True)
+    logits = logits / temperature
+    if top_k is not None:
+        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
+        logits = logits.masked_fill(logits < kth, float("-inf"))
+    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
+
+
 @torch.no_grad()
-def generate(model, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> Tensor:
-    """Greedy decoding: append ``max_new_tokens`` tokens to ``prompt`` ``(batch, n_prompt)``.
+def generate(
+    model,
+    prompt: Tensor,
+    max_new_tokens: int,
+    *,
+    use_cache: bool = True,
+    temperature: float = 0.0,
+    top_k: int | None = None,
+    generator: torch.Generator | None = None,
+) -> Tensor:
+    """Append ``max_new_tokens`` tokens to ``prompt`` ``(batch, n_prompt)``, one at a time.
 
     ``model`` is a causal :class:`attnlib.transformer.TinyTransformer` (any model whose
     ``forward(ids, *, cache=None)`` returns ``(batch, n, vocab_size)`` logits and accepts a
     :class:`KVCache` works). With ``use_cache`` each step feeds only the newest token; without it,
-    the whole sequence so far. Both give the same tokens.
+    the whole sequence so far. Both give the same tokens. ``temperature``, ``top_k`` and ``generator``
+    choose each token as :func:`next_token` does (default: greedy).
 
     Returns:
         ``(batch, n_prompt + max_new_tokens)`` token ids.
     """
     check_positive_int("max_new_tokens", max_new_tokens, zero=True)
+    if not isinstance(prompt, Tensor) or prompt.dim() != 2:
+        got = tuple(prompt.shape) if isinstance(prompt, Tensor) else type(prompt).__name__
+        raise AttentionInputError(f"prompt must be token ids (batch, n_prompt), got {got}")
     limit = getattr(model, "max_len", None)
     if limit is not None and prompt.shape[-1] + max_new_tokens > limit:
         raise AttentionInputError(
             f"prompt ({prompt.shape[-1]} tokens) + max_new_tokens ({max_new_tokens}) exceed the model's max_len={limit}"
         )
+    choose = {"temperature": temperature, "top_k": top_k, "generator": generator}
     ids = prompt
     cache = KVCache(len(model.blocks)) if use_cache else None
     logits = model(ids, cache=cache) if use_cache else None
     for step in range(max_new_tokens):
         if not use_cache:
             logits = model(ids)
-        next_token = logits[:, -1].argmax(dim=-1, keepdim=True)
-        ids = torch.cat([ids, next_token], dim=1)
+        chosen = next_token(logits[:, -1], **choose)
+        ids = torch.cat([ids, chosen], dim=1)
         if use_cache and step < max_new_tokens - 1:
-            logits = model(next_token, cache=cache)
+            logits = model(chosen, cache=cache)
     return ids
 
 

@@ -46,14 +46,19 @@ class Recipe:
 
 
 ONE_HEAD = {"d_model": 32, "num_heads": 1, "num_layers": 1}
+REPEAT = RepeatTask(vocab_size=64, n_tokens=23, min_half=4)
 RECIPES: dict[str, Recipe] = {
     "reverse": Recipe("reverse", ReverseTask(vocab_size=32, n_tokens=8), ONE_HEAD),
     "copy": Recipe("copy", CopyTask(vocab_size=32, n_tokens=11), ONE_HEAD),
     # lesson 14: two attention-only layers of two heads each, on sequences that repeat
     "induction": Recipe(
-        "induction",
-        RepeatTask(vocab_size=64, n_tokens=23, min_half=4),
-        {"d_model": 64, "num_heads": 2, "num_layers": 2, "mlp": False},
+        "induction", REPEAT, {"d_model": 64, "num_heads": 2, "num_layers": 2, "mlp": False}, steps=3000, lr=3e-3
+    ),
+    # lesson 14's control: the same training with one layer, so no head can build on another
+    "induction_one_layer": Recipe(
+        "induction_one_layer",
+        REPEAT,
+        {"d_model": 64, "num_heads": 2, "num_layers": 1, "mlp": False},
         steps=3000,
         lr=3e-3,
     ),

@@ -58,9 +58,19 @@ class Task:
 
 @dataclass(frozen=True)
 class ReverseTask(Task):
-    """Reverse a sequence of ``n_tokens`` random tokens: target ``i`` is input ``n − 1 − i``."""
+    """Reverse a sequence of ``n_tokens`` random tokens: target ``i`` is input ``n − 1 − i``.
 
+    ``causal=True`` (an experiment of lesson 13): the model may only look back, so output ``i`` can see its
+    mirror only when ``n − 1 − i ≤ i``.
+    """
+
+    causal: bool = False
     name = "reverse"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not isinstance(self.causal, bool):
+            raise AttentionInputError(f"causal must be True or False, got {self.causal!r}")
 
     def batch(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
         check_positive_int("batch_size", batch_size)

@@ -7,14 +7,15 @@ around each part (``x + f(x)``: the block adds to its input instead of replacing
 norm** before each part (each token vector rescaled to mean 0 and variance 1, so training stays
 stable), and a small two-layer **MLP** applied to every token separately.
 
-:class:`CrossAttentionModel` is the smallest encoder–decoder: output slots (queries) attend over the
-input tokens (keys and values) — cross-attention, used once in lesson 13.
+:class:`CrossAttentionModel` is learned-query pooling (as in DETR or the Perceiver), not an encoder–decoder:
+a fixed set of learned query vectors attends over the input tokens (keys and values) with cross-attention.
 
 Shapes: ``ids (batch, n)`` integer token ids → ``logits (batch, n, vocab_size)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 import torch
@@ -51,12 +52,23 @@ class Block(nn.Module):
         d_mlp: hidden size of the MLP (default ``4 · d_model``).
         layer_norm: normalise before each part (``False``: identity).
         mlp: include the MLP (``False``: an attention-only block, lesson 14).
+        residual: add each part's output to its input (``False``: ``x = attention(norm(x))`` replaces ``x``;
+            for the experiment of lesson 13 only).
     """
 
     def __init__(
-        self, d_model: int, num_heads: int, *, d_mlp: int | None = None, layer_norm: bool = True, mlp: bool = True
+        self,
+        d_model: int,
+        num_heads: int,
+        *,
+        d_mlp: int | None = None,
+        layer_norm: bool = True,
+        mlp: bool = True,
+        residual: bool = True,
     ) -> None:
         super().__init__()
+        check_positive_int("d_model", d_model)
+        self.d_model, self.residual = d_model, residual
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.norm_attention = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
         self.norm_mlp = nn.LayerNorm(d_model) if layer_norm and mlp else nn.Identity()
@@ -67,10 +79,14 @@ class Block(nn.Module):
         self, x: Tensor, *, mask: Tensor | None = None, cache: Cache | None = None, layer: int = 0
     ) -> tuple[Tensor, Tensor]:
         """``x (batch, n, d_model)`` → ``(x', weights (batch, num_heads, n, n_k))``."""
+        if not isinstance(x, Tensor) or x.dim() != 3 or x.shape[-1] != self.d_model:
+            got = shape_str(x) if isinstance(x, Tensor) else type(x).__name__
+            raise AttentionInputError(f"x must be (batch, n, d_model={self.d_model}), got {got}")
         out, weights = self.attention(self.norm_attention(x), mask=mask, return_weights=True, cache=cache, layer=layer)
-        x = x + out
+        x = x + out if self.residual else out
         if self.mlp is not None:
-            x = x + self.mlp(self.norm_mlp(x))
+            out = self.mlp(self.norm_mlp(x))
+            x = x + out if self.residual else out
         return x, weights
 
 
@@ -86,9 +102,12 @@ class TinyTransformer(nn.Module):
         d_mlp: hidden size of each MLP (default ``4 · d_model``).
         causal: every token sees only itself and earlier tokens (next-token prediction, lesson 09's mask).
         positions: ``"learned"``, ``"sinusoidal"`` or ``"none"`` (lesson 12).
-        layer_norm, mlp: as :class:`Block`.
+        layer_norm, mlp, residual: as :class:`Block`.
+        block: build each block with ``block(d_model, num_heads)`` instead of :class:`Block` — e.g. a
+            block you wrote (lesson 13). Its ``forward(x, mask=None)`` returns ``x`` or ``(x, weights)``.
 
-    After a forward, :attr:`attention_maps` holds one ``(batch, num_heads, n_q, n_k)`` tensor per layer.
+    After a forward, :attr:`attention_maps` holds one ``(batch, num_heads, n_q, n_k)`` tensor per layer
+    (only for blocks that return their weights).
     """
 
     def __init__(
@@ -104,6 +123,8 @@ class TinyTransformer(nn.Module):
         positions: str = "learned",
         layer_norm: bool = True,
         mlp: bool = True,
+        residual: bool = True,
+        block: Callable[[int, int], nn.Module] | None = None,
     ) -> None:
         super().__init__()
         for name, value in (
@@ -115,16 +136,28 @@ class TinyTransformer(nn.Module):
             check_positive_int(name, value)
         if positions not in POSITIONS:
             raise AttentionInputError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        check_positive_int("num_heads", num_heads)
+        if d_model % num_heads:
+            raise AttentionInputError(
+                f"num_heads={num_heads} must divide d_model={d_model}: every head gets d_head = d_model / num_heads"
+            )
+        if block is not None and not callable(block):
+            raise AttentionInputError(f"block must be a class or function block(d_model, num_heads), got {block!r}")
         self.vocab_size, self.max_len, self.causal = vocab_size, max_len, causal
+        self.own_blocks = block is None
         self.embedding = nn.Embedding(vocab_size, d_model)
         self.positions = {
             "learned": lambda: LearnedPositions(max_len, d_model),
             "sinusoidal": lambda: SinusoidalPositions(max_len, d_model),
             "none": lambda: None,
         }[positions]()
-        self.blocks = nn.ModuleList(
-            Block(d_model, num_heads, d_mlp=d_mlp, layer_norm=layer_norm, mlp=mlp) for _ in range(num_layers)
-        )
+        if block is None:
+            self.blocks = nn.ModuleList(
+                Block(d_model, num_heads, d_mlp=d_mlp, layer_norm=layer_norm, mlp=mlp, residual=residual)
+                for _ in range(num_layers)
+            )
+        else:
+            self.blocks = nn.ModuleList(block(d_model, num_heads) for _ in range(num_layers))
         self.norm = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
         self.readout = nn.Linear(d_model, vocab_size)
         self.attention_maps: list[Tensor] = []
@@ -139,11 +172,16 @@ class TinyTransformer(nn.Module):
             got = shape_str(ids) + f" {ids.dtype}" if isinstance(ids, Tensor) else type(ids).__name__
             raise AttentionInputError(f"ids must be an integer tensor (batch, n), got {got}")
         offset = len(cache) if cache is not None else 0
+        if cache is not None and not self.own_blocks:
+            raise AttentionInputError("a key/value cache needs attnlib's Block (block=None)")
         if cache is not None and not self.causal:
             raise AttentionInputError("a key/value cache needs causal=True: later tokens must not change earlier ones")
         n = ids.shape[1]
         if offset + n > self.max_len:
-            raise AttentionInputError(f"positions {offset}…{offset + n - 1} do not fit max_len={self.max_len}")
+            raise AttentionInputError(
+                f"ids has {n} tokens (positions {offset}…{offset + n - 1}) but the model was built with "
+                f"max_len={self.max_len}"
+            )
         if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= self.vocab_size):
             low, high = int(ids.min()), int(ids.max())
             raise AttentionInputError(f"token ids must be in 0…{self.vocab_size - 1}, got {low}…{high}")
@@ -153,16 +191,23 @@ class TinyTransformer(nn.Module):
         mask = causal_mask_from(n, offset) if self.causal and n > 1 else None  # one new token sees all
         self.attention_maps = []
         for layer, block in enumerate(self.blocks):
-            x, weights = block(x, mask=mask, cache=cache, layer=layer)
-            self.attention_maps.append(weights.detach())
+            if self.own_blocks:
+                x, weights = block(x, mask=mask, cache=cache, layer=layer)
+            else:
+                x, weights = block(x, mask=mask), None
+                if isinstance(x, tuple):
+                    x, weights = x
+            if weights is not None:
+                self.attention_maps.append(weights.detach())
         return self.readout(self.norm(x))
 
 
 class CrossAttentionModel(nn.Module):
-    """The smallest encoder–decoder: ``n_out`` output slots attend over the input tokens.
+    """Learned-query pooling: ``n_out`` learned query vectors attend over the input tokens.
 
-    Queries come from learned slot vectors (one per output position); keys and values from the
-    embedded input tokens with their positions. One :class:`attnlib.MultiHeadAttention` does the
+    Not an encoder–decoder: the queries are constant learned vectors (one per output slot) that depend
+    on neither the input nor any output sequence; keys and values are the embedded input tokens with
+    their positions. One :class:`attnlib.MultiHeadAttention` does the
     cross-attention (its ``key``/``value`` arguments), a linear layer reads each slot's token out.
 
     Shapes: ``ids (batch, n)`` → ``logits (batch, n_out, vocab_size)``; :attr:`attention_map`

@@ -1,5 +1,8 @@
 """Train every model of lessons 13–14 for its full budget and write its checkpoint (``make models``).
 
+The models: ``reverse`` and ``copy`` (lesson 13), ``induction`` and its one-layer control
+``induction_one_layer`` (lesson 14).
+
 Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
@@ -43,8 +46,9 @@ def main(names: list[str]) -> int:
             path.write_text(json.dumps(induction_history(history, recipe), indent=1) + "\n")
         size = recipe.path.stat().st_size / 1024
         print(
-            f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, "
-            f"held-out accuracy {accuracy(model, recipe.task):.3f}, {recipe.path.name} {size:.0f} KiB"
+            f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, held-out accuracy "
+            f"{accuracy(model, recipe.task):.3f} per sequence, {accuracy(model, recipe.task, per='token'):.3f} "
+            f"per token, {recipe.path.name} {size:.0f} KiB"
         )
     return 0
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from attnlib import AttentionInputError, pretrained
-from attnlib.kv_cache import KVCache, count_dot_products, generate, score_dot_products
+from attnlib.kv_cache import KVCache, count_dot_products, generate, next_token, score_dot_products
 from attnlib.transformer import TinyTransformer
 
 
@@ -61,3 +61,33 @@ def test_dot_products_counted_from_the_attention_maps_equal_the_formula(n_prompt
         measured = count_dot_products(model, prompt, new_tokens, use_cache=use_cache)
         assert measured == score_dot_products(n_prompt, new_tokens, use_cache=use_cache), use_cache
     assert model._forward_hooks == {}  # the counting hook is removed again
+
+
+def test_sampling_follows_temperature_and_top_k():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    assert next_token(logits).tolist() == [[0]]
+    wide = logits.expand(4000, 4)
+    cold = next_token(wide, temperature=0.25, generator=torch.Generator().manual_seed(0))
+    hot = next_token(wide, temperature=4.0, generator=torch.Generator().manual_seed(0))
+    assert (cold == 0).float().mean() > 0.95 > (hot == 0).float().mean()
+    expected = torch.softmax(logits[0] / 4.0, dim=-1)
+    share = torch.bincount(hot.flatten(), minlength=4).float() / 4000
+    assert torch.allclose(share, expected, atol=0.03)
+    top2 = next_token(wide, temperature=4.0, top_k=2, generator=torch.Generator().manual_seed(0))
+    assert set(top2.flatten().tolist()) == {0, 1}
+    assert torch.equal(next_token(wide, temperature=3.0, top_k=1), torch.zeros(4000, 1, dtype=torch.int64))
+
+
+def test_sampled_generation_is_seeded_and_checked():
+    torch.manual_seed(0)
+    model = TinyTransformer(16, 16, 2, 1, max_len=12, causal=True).eval()
+    prompt = torch.randint(16, (2, 4), generator=torch.Generator().manual_seed(1))
+    first = generate(model, prompt, 6, temperature=1.0, generator=torch.Generator().manual_seed(5))
+    again = generate(model, prompt, 6, temperature=1.0, generator=torch.Generator().manual_seed(5), use_cache=False)
+    assert torch.equal(first, again)
+    with pytest.raises(AttentionInputError, match="temperature must be a number >= 0"):
+        generate(model, prompt, 2, temperature=-1.0)
+    with pytest.raises(AttentionInputError, match="top_k=20 is larger than the vocabulary"):
+        generate(model, prompt, 2, temperature=1.0, top_k=20)
+    with pytest.raises(AttentionInputError, match=r"prompt must be token ids \(batch, n_prompt\)"):
+        generate(model, prompt[0], 2)

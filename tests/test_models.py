@@ -67,3 +67,35 @@ def test_induction_model_grew_a_previous_token_head_and_induction_heads():
         assert accuracy(model, recipe.task) <= 0.2
     with ablated(model, 0, 1):  # the other layer-1 head is not essential
         assert accuracy(model, recipe.task) >= full - 0.2
+
+
+def _layer_2_induction(model, ids, counted) -> float:
+    from attnlib.heads import induction_score
+
+    with torch.no_grad():
+        model(ids)
+    return sum(induction_score(model.attention_maps[1][:, h], ids, counted) for h in range(2)) / 2
+
+
+def test_induction_heads_build_on_layer_1_composition():
+    from attnlib.heads import ablated
+
+    recipe = pretrained.RECIPES["induction"]
+    model = pretrained.load("induction")
+    ids, _, counted = recipe.task.batch(256, torch.Generator().manual_seed(123))
+    intact = _layer_2_induction(model, ids, counted)
+    for how in ("zero", "mean"):
+        with ablated(model, 0, (0, 1), how=how):  # without layer 1, layer 2 no longer finds the target
+            assert _layer_2_induction(model, ids, counted) <= intact - 0.4
+            assert accuracy(model, recipe.task) <= 0.05
+    with ablated(model, 0, 0):
+        one_gone = _layer_2_induction(model, ids, counted)
+    assert one_gone < intact
+
+
+def test_one_layer_control_cannot_copy_in_context():
+    control = pretrained.load("induction_one_layer")
+    task = pretrained.RECIPES["induction_one_layer"].task
+    assert len(control.blocks) == 1
+    assert accuracy(control, task) <= 0.1
+    assert accuracy(pretrained.load("induction"), task) >= 0.85

@@ -7,8 +7,8 @@ import torch
 
 from attnlib import AttentionInputError
 from attnlib.tasks import CopyTask, RepeatTask, ReverseTask
-from attnlib.training import load_checkpoint, pattern_mass, save_checkpoint, train
-from attnlib.transformer import CrossAttentionModel, TinyTransformer, causal_mask_from
+from attnlib.training import accuracy, load_checkpoint, pattern_mass, save_checkpoint, train
+from attnlib.transformer import Block, CrossAttentionModel, TinyTransformer, causal_mask_from
 
 
 class ListCache:
@@ -118,7 +118,13 @@ def test_checkpoints_round_trip_and_name_the_mismatch(tmp_path):
         (lambda: ReverseTask(vocab_size=10, n_tokens=500), "n_tokens must be an integer from 2 to 64, got 500"),
         (lambda: train(_model(), ReverseTask(12, 6), steps=0), "steps must be an integer from 1 to 100000, got 0"),
         (lambda: train(_model(), ReverseTask(30, 6), steps=5), "does not fit the task"),
-        (lambda: _model()(torch.zeros(1, 11, dtype=torch.int64)), "do not fit max_len=10"),
+        (lambda: _model()(torch.zeros(1, 11, dtype=torch.int64)), "ids has 11 tokens .* built with max_len=10"),
+        (lambda: _model(num_heads=3), "num_heads=3 must divide d_model=16"),
+        (lambda: ReverseTask(12, 6, causal="yes"), "causal must be True or False, got 'yes'"),
+        (lambda: _model(block=3), "block must be a class or function"),
+        (lambda: Block(16, 2)(torch.zeros(1, 4, 8)), r"x must be \(batch, n, d_model=16\), got \(1, 4, 8\)"),
+        (lambda: Block(16, 5), "d_model=16 is not divisible by num_heads=5"),
+        (lambda: accuracy(_model(), ReverseTask(12, 6), per="word"), "per must be 'sequence' or 'token'"),
         (lambda: _model()(torch.full((1, 3), 12)), r"token ids must be in 0…11"),
         (lambda: _model()(torch.zeros(3)), r"ids must be an integer tensor \(batch, n\)"),
         (lambda: _model()(torch.zeros(1, 2, dtype=torch.int64), cache=ListCache(2)), "needs causal=True"),
@@ -128,3 +134,58 @@ def test_checkpoints_round_trip_and_name_the_mismatch(tmp_path):
 def test_bad_input_is_named(call, message):
     with pytest.raises(AttentionInputError, match=message):
         call()
+
+
+def test_block_switches_change_only_what_they_name():
+    torch.manual_seed(0)
+    block = Block(16, 2)
+    x = torch.randn(2, 5, 16)
+    out, _ = block(x)
+    torch.manual_seed(0)
+    plain = Block(16, 2, residual=False)
+    plain.load_state_dict(block.state_dict())
+    h = plain.attention(plain.norm_attention(x))
+    assert torch.allclose(plain(x)[0], plain.mlp(plain.norm_mlp(h)), atol=1e-6)
+    h = x + block.attention(block.norm_attention(x))
+    assert torch.allclose(out, h + block.mlp(block.norm_mlp(h)), atol=1e-6)
+
+
+def test_a_learner_block_plugs_in_and_its_weights_load_into_block():
+    class Mine(torch.nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+            own = Block(d_model, num_heads)
+            self.attention, self.norm_attention, self.mlp, self.norm_mlp = (
+                own.attention,
+                own.norm_attention,
+                own.mlp,
+                own.norm_mlp,
+            )
+
+        def forward(self, x, mask=None):
+            x = x + self.attention(self.norm_attention(x), mask=mask)
+            return x + self.mlp(self.norm_mlp(x))
+
+    mine = _model(block=Mine, causal=True)
+    ids = torch.randint(12, (2, 7))
+    logits = mine(ids)
+    assert mine.attention_maps == []  # a block that returns no weights leaves no maps
+    twin = _model(causal=True)
+    twin.load_state_dict(mine.state_dict())
+    assert torch.allclose(twin(ids), logits, atol=1e-6)
+    with pytest.raises(AttentionInputError, match="needs attnlib's Block"):
+        mine(ids[:, :1], cache=ListCache(2))
+
+
+def test_per_token_accuracy_counts_tokens():
+    task = CopyTask(10, 7)
+    model = _model(vocab_size=10, causal=True, max_len=7)
+    per_token, per_sequence = accuracy(model, task, per="token"), accuracy(model, task)
+    assert 0.0 <= per_sequence <= per_token <= 1.0
+
+
+def test_a_causal_reverse_task_needs_a_causal_model():
+    task = ReverseTask(12, 6, causal=True)
+    assert task.causal and not ReverseTask(12, 6).causal
+    with pytest.raises(AttentionInputError, match="does not fit the task"):
+        train(_model(max_len=6), task, steps=1, progress=False)

@@ -5,8 +5,9 @@ Lesson 14 explorer: every head of a trained model on a sequence you type, with i
 Lesson 14 exercises: previous-token and induction heads.
 
 - ``heads.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
-- ``heads.2`` code: ``previous_token_score(weights)``, run on a map the lesson never showed.
+- ``heads.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
 - ``heads.3`` transfer: the parameters of one ``MultiHeadAttention(64, num_heads=2)`` — vs one head.
+- ``heads.4`` change an experiment: ablate both layer-2 heads, report the held-out accuracy.
 """
 
 from __future__ import annotations
@@ -16,16 +17,24 @@ import html
 import ipywidgets as widgets
 import torch
 
-from ..heads import induction_score, induction_targets, previous_token_score
+from .. import pretrained
+from ..heads import ablated, induction_score, induction_targets, previous_token_score
 from ..modules import MultiHeadAttention
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import softmax
 from ..transformer import TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, exercise
-from .l13_attention_learns import parse_tokens
+from .l13_attention_learns import parse_tokens, uses_library
 
-__all__ = ["HeadsExplorer", "induction_position", "parameters", "previous_token", "wrong_answers"]
+__all__ = [
+    "HeadsExplorer",
+    "both_layer_2_heads",
+    "induction_position",
+    "parameters",
+    "previous_token",
+    "wrong_answers",
+]
 
 
 class HeadsExplorer(Explorer):
@@ -114,6 +123,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda w: torch.diagonal(w, offset=-1).sum(), None),
         ],
         "heads.3": [(2 * _parameters(), "heads-parameters"), (4 * 64 * 64, None)],
+        "heads.4": [(_ablated_accuracy(()), None), (_ablated_accuracy((0,)), None)],
     }
 
 
@@ -129,9 +139,20 @@ def induction_position(answer: object) -> Feedback:
 
 @exercise("heads.2")
 def previous_token(answer: object) -> Feedback:
-    """A function ``previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
+    """A function ``my_previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
+    if uses_library(answer, {"previous_token_score": previous_token_score}) is not None:
+        return Feedback(
+            False,
+            "That hands in (or calls) attnlib's previous_token_score, the function this exercise asks you to "
+            "write. It would pass, but you would learn nothing from it: write the one line yourself.",
+        )
     weights = _fresh()
     wrong = [
+        (
+            torch.diagonal(weights, offset=1).mean(),
+            "That is the stripe just ABOVE the diagonal (offset=+1): the key after each query, which the causal "
+            "mask hides, so it is 0. The previous token is one BELOW: offset=-1.",
+        ),
         (
             torch.diagonal(weights).mean(),
             "That is the weight on the token itself (the diagonal); the previous token is one below.",
@@ -144,7 +165,7 @@ def previous_token(answer: object) -> Feedback:
     return compare_call(
         answer,
         (weights,),
-        call="your previous_token_score(weights)",
+        call="your my_previous_token_score(weights)",
         expected=torch.tensor(previous_token_score(weights)),
         name="the score of a new 7×7 causal map",
         wrong=wrong,
@@ -165,3 +186,30 @@ def parameters(answer: object) -> Feedback:
         (4 * 64 * 64, "Close: the four projections also have biases, 64 numbers each."),
     ]
     return compare_number(answer, n, name="the parameters of MultiHeadAttention(64, num_heads=2)", wrong=wrong, tol=0.5)
+
+
+def _ablated_accuracy(heads: tuple[int, ...]) -> float:
+    """Held-out accuracy of the committed induction model with ``heads`` of layer 2 zero-ablated."""
+    from ..training import accuracy
+
+    model = pretrained.load("induction")
+    if not heads:
+        return accuracy(model, pretrained.RECIPES["induction"].task)
+    with ablated(model, 1, heads):
+        return accuracy(model, pretrained.RECIPES["induction"].task)
+
+
+@exercise("heads.4")
+def both_layer_2_heads(answer: object) -> Feedback:
+    """Held-out accuracy of the induction model with both layer-2 heads zero-ablated (about 0)."""
+    expected = _ablated_accuracy((0, 1))
+    wrong = [
+        (
+            _ablated_accuracy(()),
+            "That is the accuracy of the intact model: run accuracy(...) INSIDE the with ablated(model, 1, (0, 1)): "
+            "block; outside it the heads are back.",
+        ),
+        (_ablated_accuracy((0,)), "That is with only head 1 of layer 2 switched off: pass both, (0, 1)."),
+        (_ablated_accuracy((1,)), "That is with only head 2 of layer 2 switched off: pass both, (0, 1)."),
+    ]
+    return compare_number(answer, expected, name="the accuracy without both layer-2 heads", wrong=wrong, tol=0.015)
