@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-__all__ = ["learn_merges", "pair_counts", "tokenise"]
+__all__ = ["learn_merges", "pair_counts", "split_after", "tokenise"]
 
 
 def _split(corpus: str) -> Counter[tuple[str, ...]]:
@@ -56,6 +56,17 @@ def learn_merges(corpus: str, n_merges: int) -> list[tuple[str, str]]:
             merged[_merge(symbols, best)] += n
         words = merged
     return merges
+
+
+def split_after(corpus: str, n_merges: int) -> Counter[tuple[str, ...]]:
+    """Each word of ``corpus`` as symbols after the first ``n_merges`` merges, with how often it occurs."""
+    words = _split(corpus)
+    for pair in learn_merges(corpus, n_merges):
+        merged: Counter[tuple[str, ...]] = Counter()
+        for symbols, n in words.items():
+            merged[_merge(symbols, pair)] += n
+        words = merged
+    return words
 
 
 def tokenise(word: str, merges: list[tuple[str, str]]) -> list[str]:

@@ -54,3 +54,21 @@ def test_next_exercises():
 
     assert "returned None" in check("next.1", stub).message
     assert "raised" in check("next.1", lambda counts: counts["x"]).message
+
+
+def test_merges_explorer_counts_pairs_and_outlines_the_next_merge():
+    from attnlib.lessons.l17_where_next import MergesExplorer
+
+    corpus = "hug " * 10 + "pug " * 5 + "pun " * 12 + "bun " * 10 + "hugs " * 5
+    e = MergesExplorer(corpus)
+    labels = e.views["pairs"].row_labels
+    u, n = labels.index("u"), labels.index("n")
+    assert e.views["pairs"].data[u, n] == 22 and e.next_merge == ("u", "n")
+    assert e.views["pairs"].highlight_cells == [[u, n]]
+    e.controls["merges"].value = 1
+    assert "un" in e.views["pairs"].row_labels and e.next_merge == ("u", "g")
+    assert e.summary() == "MergesExplorer(merges=1, next merge=('u', 'g'))"
+    before = e.views["pairs"].data.copy()
+    e.controls["corpus"].value = "   "
+    assert "corpus must be text with at least one word" in e.message.value
+    assert (e.views["pairs"].data == before).all()

@@ -1,4 +1,6 @@
-"""Lesson 17 · Where next: its two exercise checkers (the lesson has no explorer).
+"""Lesson 17 · Where next: its BPE explorer and its two exercise checkers.
+
+Lesson 17 explorer: byte-pair encoding merge by merge — the counts of neighbouring symbol pairs, the next merge.
 
 - ``next.1`` code: ``most_frequent_pair(counts)`` — the pair byte-pair encoding merges first.
 - ``next.2`` transfer: how many times smaller grouped-query attention makes the KV cache of lesson 15.
@@ -6,12 +8,77 @@
 
 from __future__ import annotations
 
+import html
 from collections import Counter
 
-from ..bpe import pair_counts
+import ipywidgets as widgets
+
+from ..bpe import learn_merges, pair_counts, split_after
+from ..show.explorer import Explorer, HeatmapView
 from ._check import Feedback, compare_number, exercise, run_learner_code
 
-__all__ = ["NEW_CORPUS", "first_merge", "kv_cache_ratio", "wrong_answers"]
+__all__ = ["NEW_CORPUS", "MergesExplorer", "first_merge", "kv_cache_ratio", "wrong_answers"]
+
+MAX_SYMBOLS = 24  # rows and columns of the pair-count view
+
+
+class MergesExplorer(Explorer):
+    """Step through BPE's merges on a corpus: how often each pair of neighbouring symbols occurs, and the next merge.
+
+    Args:
+        corpus: words separated by spaces (repeat a word to make it frequent).
+        merges: how many merges are done when the explorer opens.
+
+    Controls: ``merges`` (a slider), ``corpus`` (Enter to apply). View: ``pairs`` ``(symbols, symbols)``:
+    row = left symbol, column = right symbol; the outlined cell is the next merge.
+    """
+
+    def __init__(self, corpus: str, *, merges: int = 0, max_merges: int = 12) -> None:
+        super().__init__()
+        c = self.controls
+        c["merges"] = widgets.IntSlider(value=merges, min=0, max=max_merges, description="merges done")
+        c["corpus"] = widgets.Text(
+            value=corpus, description="corpus", continuous_update=False, layout=widgets.Layout(width="620px")
+        )
+        self.views["pairs"] = HeatmapView([[0.0]], xlabel="right symbol", ylabel="left symbol", decimals=0)
+        self.caption = widgets.HTML()
+        self.next_merge: tuple[str, str] | None = None
+        self.update()
+        self.observe_controls()
+        self.widget = widgets.VBox([c["merges"], c["corpus"], self.message, self.views["pairs"], self.caption])
+
+    def update(self) -> None:
+        """Apply the merges, count the pairs, outline the most frequent one."""
+        c = self.controls
+        corpus, k = c["corpus"].value, c["merges"].value
+        words = split_after(corpus, k)  # ValueError on an empty corpus
+        counts = pair_counts(words)
+        symbols = sorted({s for word in words for s in word}, key=lambda s: (-len(s), s))
+        if len(symbols) > MAX_SYMBOLS:
+            raise ValueError(f"corpus has {len(symbols)} different symbols; use at most {MAX_SYMBOLS} letters")
+        index = {s: i for i, s in enumerate(symbols)}
+        matrix = [[0.0] * len(symbols) for _ in symbols]
+        for (a, b), n in counts.items():
+            matrix[index[a]][index[b]] = float(n)
+        self.next_merge = max(counts, key=counts.__getitem__) if counts else None
+        done = learn_merges(corpus, k)
+        self.views["pairs"].update(
+            matrix,
+            row_labels=symbols,
+            col_labels=symbols,
+            title=f"pair counts after {len(done)} merges",
+        )
+        cells = [(index[self.next_merge[0]], index[self.next_merge[1]])] if self.next_merge else []
+        self.views["pairs"].highlight(cells=cells)
+        shown = " · ".join(" ".join(word) for word in list(words)[:6])
+        following = (
+            f"next merge: {self.next_merge[0]} + {self.next_merge[1]}" if self.next_merge else "nothing to merge"
+        )
+        self.caption.value = html.escape(f"{following}; the words now: {shown}")
+
+    def summary(self) -> str:
+        return f"MergesExplorer(merges={self.controls['merges'].value}, next merge={self.next_merge})"
+
 
 #: the corpus the checker of ``next.1`` runs the learner's function on (weights matter here)
 NEW_CORPUS = {"hug": 10, "pug": 5, "pun": 12, "bun": 10, "hugs": 5}
