@@ -1,4 +1,4 @@
-"""The trained models of lessons 13–14: one recipe each (task, model, training), one checkpoint each.
+"""The trained models of lessons 13, 14 and 16: one recipe each (task, model, training), one checkpoint each.
 
 ``make models`` (``scripts/train_models.py``) trains every recipe for its full budget and writes
 ``attnlib/checkpoints/<name>.pt``; the lessons train briefly live and load these for the rest;
@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from . import pronouns
 from .tasks import CopyTask, RepeatTask, ReverseTask, Task
 from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint, train
 from .transformer import TinyTransformer
@@ -61,6 +62,10 @@ RECIPES: dict[str, Recipe] = {
         {"d_model": 64, "num_heads": 2, "num_layers": 1, "mlp": False},
         steps=3000,
         lr=3e-3,
+    ),
+    # lesson 16: a bidirectional encoder that resolves "it" (attnlib.pronouns)
+    "pronouns": Recipe(
+        "pronouns", pronouns.PronounTask(), pronouns.MODEL, steps=pronouns.STEPS, lr=pronouns.LR, seed=pronouns.SEED
     ),
 }
 
