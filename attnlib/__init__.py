@@ -36,50 +36,48 @@ The vocabulary's size is ``vocab_size`` (|𝒱|), never V. Order of computation:
 mask → softmax → weighted sum (scaling's lesson, 08, comes last, but it runs before the softmax).
 """
 
-from . import examples, text
-from ._validate import AttentionInputError
-from .modules import MultiHeadAttention, SelfAttention, combine_heads, split_heads
-from .steps import (
-    QKV,
-    Weights,
-    attention,
-    attention_weights,
-    derive_qkv,
-    init_weights,
-    mask_scores,
-    prepare_inputs,
-    project,
-    scale_scores,
-    score,
-    softmax,
-    sum_weighted_values,
-    weight_values,
-)
-from .tiled import tiled_attention
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "QKV",
-    "AttentionInputError",
-    "MultiHeadAttention",
-    "SelfAttention",
-    "Weights",
-    "attention",
-    "attention_weights",
-    "combine_heads",
-    "derive_qkv",
-    "examples",
-    "init_weights",
-    "mask_scores",
-    "prepare_inputs",
-    "project",
-    "scale_scores",
-    "score",
-    "softmax",
-    "split_heads",
-    "sum_weighted_values",
-    "text",
-    "tiled_attention",
-    "weight_values",
-]
+#: what ``from attnlib import …`` offers, and the module each name lives in; loaded on first use, so
+#: that ``attnlib.launch`` (the ``attnlib-lessons`` command) starts without importing torch
+_HOME = {
+    "AttentionInputError": "_validate",
+    "MultiHeadAttention": "modules",
+    "SelfAttention": "modules",
+    "combine_heads": "modules",
+    "split_heads": "modules",
+    "QKV": "steps",
+    "Weights": "steps",
+    "attention": "steps",
+    "attention_weights": "steps",
+    "derive_qkv": "steps",
+    "init_weights": "steps",
+    "mask_scores": "steps",
+    "prepare_inputs": "steps",
+    "project": "steps",
+    "scale_scores": "steps",
+    "score": "steps",
+    "softmax": "steps",
+    "sum_weighted_values": "steps",
+    "weight_values": "steps",
+    "tiled_attention": "tiled",
+}
+_MODULES = ("examples", "text")
+
+__all__ = sorted([*_HOME, *_MODULES])
+
+
+def __getattr__(name: str) -> object:
+    if name in _MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    if name in _HOME:
+        return getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
+    raise AttributeError(f"module 'attnlib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -19,8 +19,14 @@ PACKAGE = Path(__file__).resolve().parent.parent / "attnlib"
 STDLIB = set(sys.stdlib_module_names)
 
 
+#: modules inside the package that are tools, not maths: ``attnlib-lessons`` (standard library only)
+TOOLS = {"launch.py"}
+
+
 def room(path: Path) -> str:
     parts = path.relative_to(PACKAGE).parts
+    if len(parts) == 1 and path.name in TOOLS:
+        return "tool"
     return parts[0] if len(parts) > 1 else "core"
 
 
@@ -61,6 +67,12 @@ def test_drawing_never_imports_the_lessons(path: Path) -> None:
 def test_nothing_imports_tests_or_tools(path: Path) -> None:
     tools = {m for m in imports(path) if m.split(".")[0] in {"tests", "scripts", "site", "bench", "conftest"}}
     assert not tools
+
+
+def test_the_lessons_launcher_needs_neither_torch_nor_attnlib() -> None:
+    code = "import sys, attnlib.launch; print(sorted(m for m in ('torch', 'attnlib.steps') if m in sys.modules))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", f"attnlib-lessons loads {loaded.strip()} before it starts"
 
 
 def test_import_attnlib_loads_no_plotting_or_widgets() -> None:

@@ -10,6 +10,7 @@ from attnlib.lessons import MISTAKES, check, exercises, lesson_module
 from attnlib.lessons._check import CHECKER_FAILED
 
 LESSONS = (
+    "pronoun",
     "inputs",
     "weights",
     "qkv",
