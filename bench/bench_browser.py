@@ -181,7 +181,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only the lessons numbered NN")
     parser.add_argument("--changes", type=int, default=20, help="timed changes per explorer")
-    parser.add_argument("--baseline", type=Path, help="also time the attnlib of this checkout, taking turns")
+    parser.add_argument(
+        "--baseline", type=Path, action="append", default=[], help="also time this checkout's attnlib, taking turns"
+    )
     parser.add_argument("--json", type=Path, default=results.RESULTS / "browser.json", help="where to write")
     args = parser.parse_args()
     if find_chromium() is None:
@@ -189,7 +191,7 @@ def main() -> None:
     lessons = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
     if args.lessons:
         lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
-    paths = {"current": None, **({"baseline": args.baseline} if args.baseline else {})}
+    paths = {"current": None, **{f"baseline {path.name}": path for path in args.baseline}}
     got = measure(lessons, args.changes, paths)
     figures = {
         path: {row: {m: results.summary(t) for m, t in timed.items()} for row, timed in rows.items()}
