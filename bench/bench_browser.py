@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from bench import results
@@ -130,10 +131,13 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
     return times
 
 
-def measure(lessons: list[Path], changes: int, paths: dict[str, Path | None]) -> dict[str, dict]:
+def measure(
+    lessons: list[Path], changes: int, paths: dict[str, Path | None], done: Callable[[dict], None] = print
+) -> dict[str, dict]:
     """``{path: {"NN Explorer": {"first": [...], "all": [...]}}}`` for every live view of ``lessons``: one
     JupyterLab per path (its kernels import the attnlib of that checkout, ``None``: this one), taking
-    turns lesson by lesson so that a slow spell of the machine hits them alike."""
+    turns lesson by lesson so that a slow spell of the machine hits them alike; ``done(figures so far)``
+    after each lesson."""
     from playwright.sync_api import sync_playwright
 
     got: dict[str, dict] = {name: {} for name in paths}
@@ -152,6 +156,7 @@ def measure(lessons: list[Path], changes: int, paths: dict[str, Path | None]) ->
             for lesson in lessons:
                 for name, server in servers.items():
                     _measure_lesson(browser, server, lesson, changes, got[name], name)
+                done(got)
             browser.close()
         finally:
             for server in servers.values():
@@ -192,12 +197,15 @@ def main() -> None:
     if args.lessons:
         lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
     paths = {"current": None, **{f"baseline {path.name}": path for path in args.baseline}}
-    got = measure(lessons, args.changes, paths)
-    figures = {
-        path: {row: {m: results.summary(t) for m, t in timed.items()} for row, timed in rows.items()}
-        for path, rows in got.items()
-    }
-    results.write(args.json, {"changes": args.changes, **figures})
+
+    def write(got: dict) -> None:
+        figures = {
+            path: {row: {m: results.summary(t) for m, t in timed.items()} for row, timed in rows.items()}
+            for path, rows in got.items()
+        }
+        results.write(args.json, {"changes": args.changes, **figures})
+
+    measure(lessons, args.changes, paths, write)
 
 
 if __name__ == "__main__":

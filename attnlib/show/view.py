@@ -5,7 +5,8 @@ kernel through anywidget, no CDN, no build step) draws all of it as SVG, vector 
 zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
 rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
 It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
-new matrix rewrites only the cells whose colour or number changed.
+new matrix rewrites only the cells whose colour or number changed. A matrix of more than 1024 cells
+is a canvas of one pixel per cell instead, scaled up without smoothing.
 
 Usage (what every explorer does)::
 

@@ -40,6 +40,8 @@ pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]
 LESSONS = sorted(p.name for p in (REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 ARTIFACTS = REPO / "test-artifacts" / "browser"
+# the most cells a live view draws as SVG rectangles; a larger matrix is a canvas of one pixel per cell
+VECTOR_MAX = 1024  # heatmap.js's VECTOR_MAX
 RUN_TIMEOUT = 300.0  # seconds for one lesson's run-all on a busy 2-core machine
 
 # console messages that are not failures of the lessons: resource 404s of optional lab assets,
@@ -313,13 +315,15 @@ from attnlib.lessons.l12_positions import PositionsExplorer
 _explorer = next(o for o in gc.get_objects() if isinstance(o, PositionsExplorer))
 _explorer.controls["n_tokens"].value, _explorer.controls["d_model"].value = {n}, {d}
 """
-# what a live view's grid shows: the unit square (row, col) of each rectangle and of each number, in
-# document order, and each rectangle's fill
+# what a live view's grid shows: whether its rectangles or its canvas is shown, the unit square
+# (row, col) of each rectangle and of each number, in document order, and each rectangle's fill
 GRID_JS = """(g) => {
   const layer = g.querySelector('.attn-cells');
   const rects = [...layer.querySelectorAll('rect')];
   const size = Number(g.getAttribute('width')) / Number(g.dataset.cols);
-  return {rects: rects.map(r => [Number(r.getAttribute('y')), Number(r.getAttribute('x'))]),
+  return {vector: layer.getAttribute('display') !== 'none',
+          canvas: !g.parentElement.querySelector('canvas.attn-heatmap-pixels').hidden,
+          rects: rects.map(r => [Number(r.getAttribute('y')), Number(r.getAttribute('x'))]),
           fills: rects.map(r => r.getAttribute('fill')),
           numbers: [...g.querySelectorAll('.attn-numbers text')].map(t =>
             [Number(t.getAttribute('y')) / size - 0.5, Number(t.getAttribute('x')) / size - 0.5])};
@@ -328,9 +332,9 @@ GRID_JS = """(g) => {
 
 def _shapes_change_in_place(page, panel_id: str) -> None:
     """Lesson 12's PositionsExplorer through new shapes: more and fewer rows and columns, a new cell
-    size, P Pᵀ past 1024 cells and back, numbers shown and gone. After each, every view has exactly
-    one rectangle per cell, in row-major order, and P Pᵀ is the same colour along each diagonal (it
-    depends only on i − j)."""
+    size, P Pᵀ past VECTOR_MAX cells (its canvas) and back, numbers shown and gone. After each, every
+    vector view has exactly one rectangle per cell, in row-major order, and P Pᵀ is the same colour
+    along each diagonal (it depends only on i − j)."""
     encoding, similarity = live_view(page, panel_id, "position encodings P"), live_view(page, panel_id, "P Pᵀ")
     similarity.scroll_into_view_if_needed()
     for n, d in ((25, 16), (33, 16), (20, 18), (31, 6), (8, 4), (12, 10), (24, 16)):
@@ -343,19 +347,23 @@ def _shapes_change_in_place(page, panel_id: str) -> None:
             )
             got = grid.evaluate(GRID_JS)
             every = [[i, j] for i in range(shape[0]) for j in range(shape[1])]
-            wrong = next(
-                (k for k, (a, b) in enumerate(zip(got["rects"], every)) if a != b),
-                min(len(got["rects"]), len(every)),
-            )
-            assert got["rects"] == every, (
-                f"{(n, d)}: {len(got['rects'])} rectangles for {len(every)} cells; "
-                f"number {wrong} is at {got['rects'][wrong : wrong + 1]}, not {every[wrong : wrong + 1]}"
-            )
-            assert all(got["fills"]), f"{(n, d)}: a cell has no colour"
+            large = shape[0] * shape[1] > VECTOR_MAX
+            assert (got["vector"], got["canvas"]) == (not large, large), (n, d, got["vector"], got["canvas"])
+            if not large:
+                wrong = next(
+                    (k for k, (a, b) in enumerate(zip(got["rects"], every)) if a != b),
+                    min(len(got["rects"]), len(every)),
+                )
+                assert got["rects"] == every, (
+                    f"{(n, d)}: {len(got['rects'])} rectangles for {len(every)} cells; "
+                    f"number {wrong} is at {got['rects'][wrong : wrong + 1]}, not {every[wrong : wrong + 1]}"
+                )
+                assert all(got["fills"]), f"{(n, d)}: a cell has no colour"
             assert got["numbers"] in ([], every), f"{(n, d)}: numbers at {got['numbers'][:8]}…"
-        fill = {tuple(at): f for at, f in zip(got["rects"], got["fills"], strict=True)}  # P Pᵀ's
-        off = [(i, j) for (i, j) in fill if i + 1 < n and j + 1 < n and fill[i, j] != fill[i + 1, j + 1]]
-        assert not off, f"{(n, d)}: P Pᵀ changes colour along a diagonal at {off[:5]}"
+        if got["vector"]:  # P Pᵀ's
+            fill = {tuple(at): f for at, f in zip(got["rects"], got["fills"], strict=True)}
+            off = [(i, j) for (i, j) in fill if i + 1 < n and j + 1 < n and fill[i, j] != fill[i + 1, j + 1]]
+            assert not off, f"{(n, d)}: P Pᵀ changes colour along a diagonal at {off[:5]}"
 
 
 def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
@@ -424,8 +432,9 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         assert with_views, f"{lesson}: no widget shows a live heatmap"
         for out in with_views:
             assert all(view["cells"] > 0 for view in out["views"]), f"{lesson}: a live heatmap has no cells"
-            for view in out["views"]:  # vector (SVG), no bitmap
-                assert view["bitmaps"] == [], f"{lesson}: {view['label']} shows bitmaps {view['bitmaps']}"
+            for view in out["views"]:  # vector (SVG), or a large matrix's one pixel per cell
+                want = [[view["cols"], view["rows"]]] if view["cells"] > VECTOR_MAX else []
+                assert view["bitmaps"] == want, f"{lesson}: {view['label']} shows bitmaps {view['bitmaps']}, not {want}"
         pushed = [img["src"][:60] for out in outputs for img in out["images"]]
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
         if lesson.startswith("07_"):

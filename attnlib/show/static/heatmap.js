@@ -1,7 +1,8 @@
 // @ts-check
 // HeatmapView's front end: a matrix drawn as SVG from the numbers the kernel sends (attnlib/show/view.py).
 // The frame (title, labels, colour bar) is rebuilt when something moves; the grid's cells (a rectangle
-// and, when annotated, a number each) are rebuilt when the shape changes and recoloured otherwise.
+// and, when annotated, a number each) are kept from one change to the next and recoloured; a matrix
+// of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
 // The browser sends {kind: "edit", row, col, text} (a number typed into a cell) and {kind: "select",
 // row, col} (a cell clicked or chosen with Enter / Space); a cell's explanation is asked for with
 // anywidget's invoke("explain_cell", {row, col}). No build step, no CDN: this file is the whole front end.
@@ -47,6 +48,9 @@ const DRAWN = ["buffer", "shape", "row_labels", "col_labels", "title", "xlabel",
   "message", "description", "font_size", "cell_size", "highlight_color", "line_width", "explained"];
 const SVG = "http://www.w3.org/2000/svg";
 const HOVER_COLOUR = "#ff8c00";
+// more cells than this are one pixel each on a canvas, scaled up without smoothing: restyling and
+// painting thousands of rectangles per change costs more (docs/performance.md, lesson 12)
+const VECTOR_MAX = 1024;
 const ANSWER_MS = 2000;
 
 // ---------------------------------------------------------------------------------------- numbers
@@ -126,14 +130,16 @@ function buildParts(model, el) {
   grid.append(cells, numbers, highlights, outline);
   const tooltip = html("div", { class: "attn-heatmap-tooltip", role: "tooltip" });
   tooltip.hidden = true;
-  figure.append(frame, grid, tooltip);
+  const pixels = html("canvas", { class: "attn-heatmap-pixels", "aria-hidden": "true" });
+  pixels.hidden = true;
+  figure.append(frame, pixels, grid, tooltip);
   const tableBox = html("div", { class: "attn-heatmap-table" });
   tableBox.hidden = true;
   const message = html("div", { class: "attn-heatmap-message", role: "status", "aria-live": "polite" });
   const live = html("p", { class: "attn-heatmap-description", "aria-live": "polite" });
   root.append(toolbar, figure, tableBox, message, desc, live);
   el.appendChild(root);
-  return { root, tableToggle, figure, frame, grid, cells, numbers, highlights, outline, tooltip, tableBox, message, desc, live };
+  return { root, tableToggle, figure, frame, pixels, grid, cells, numbers, highlights, outline, tooltip, tableBox, message, desc, live };
 }
 
 /** @param {AnyModel} model @param {HTMLElement} el @param {Experimental} experimental */
@@ -235,25 +241,54 @@ function colourBar(pal, x, y, w, h) {
   return bar;
 }
 
-/** One rectangle (a unit square, scaled by its layer) and, when annotated, one number per cell.
+/** One rectangle (a unit square, scaled by its layer) and, when annotated, one number per cell; kept
+ * while the shape, the cell size and the annotation stay (a new frame alone moves only the grid).
  * @param {View} v @param {number} cell @param {number} gridW @param {number} gridH @param {number} x0 @param {number} y0 */
 function buildGrid(v, cell, gridW, gridH, x0, y0) {
   const { grid, cells, numbers } = v.parts;
   const { nRows, nCols } = v.matrix;
-  for (const [k, val] of Object.entries({ width: gridW, height: gridH, viewBox: `0 0 ${gridW} ${gridH}` })) grid.setAttribute(k, String(val));
-  Object.assign(grid.style, { left: x0 + "px", top: y0 + "px" });
+  for (const [k, val] of Object.entries({ width: gridW, height: gridH, viewBox: `0 0 ${gridW} ${gridH}` })) setAttribute(grid, k, String(val));
+  if (grid.style.left !== x0 + "px") grid.style.left = x0 + "px";
+  if (grid.style.top !== y0 + "px") grid.style.top = y0 + "px";
+  const annotate = Boolean(v.model.get("annotate"));
+  const key = JSON.stringify([nRows, nCols, cell, annotate]);
+  if (grid.getAttribute("data-shows") === key) return;
+  grid.setAttribute("data-shows", key);
   Object.assign(grid.dataset, { rows: nRows, cols: nCols });
-  cells.setAttribute("transform", `scale(${cell})`);
-  v.rects = [];
-  v.texts = [];
-  for (let i = 0; i < nRows; i++) {
-    for (let j = 0; j < nCols; j++) {
-      v.rects.push(svg("rect", { x: j, y: i, width: 1, height: 1 }));
-      if (v.model.get("annotate")) v.texts.push(svg("text", { x: (j + 0.5) * cell, y: (i + 0.5) * cell }));
+  setAttribute(cells, "transform", `scale(${cell})`);
+  const n = nRows * nCols;
+  const large = n > VECTOR_MAX;
+  const pixels = v.parts.pixels;
+  pixels.hidden = !large;
+  Object.assign(pixels, { width: large ? nCols : 0, height: large ? nRows : 0 });
+  Object.assign(pixels.style, { left: x0 + "px", top: y0 + "px", width: gridW + "px", height: gridH + "px" });
+  if (large) {  // the rectangles stay for the next smaller matrix
+    cells.setAttribute("display", "none");
+    return;
+  }
+  cells.removeAttribute("display");
+  fitPool(cells, v.rects, n, () => svg("rect", { width: 1, height: 1 }));
+  fitPool(numbers, v.texts, annotate ? n : 0, () => svg("text"));
+  for (let k = 0; k < n; k++) {  // the k-th element shows cell (i, j), row by row
+    const i = Math.floor(k / nCols);
+    const j = k % nCols;
+    setAttribute(v.rects[k], "x", String(j));
+    setAttribute(v.rects[k], "y", String(i));
+    if (annotate) {
+      setAttribute(v.texts[k], "x", String((j + 0.5) * cell));
+      setAttribute(v.texts[k], "y", String((i + 0.5) * cell));
     }
   }
-  cells.replaceChildren(...v.rects);
-  numbers.replaceChildren(...v.texts);
+}
+
+/** Exactly `n` elements in `pool` and in `layer`: the ones there are kept (a new shape creates only
+ * the cells it adds). @template {Element} E @param {Element} layer @param {E[]} pool @param {number} n @param {() => E} make */
+function fitPool(layer, pool, n, make) {
+  for (const el of pool.splice(n)) el.remove();
+  if (pool.length === n) return;
+  const added = document.createDocumentFragment();
+  while (pool.length < n) added.appendChild(pool[pool.push(make()) - 1]);
+  layer.appendChild(added);
 }
 
 /** @param {AnyModel} model */
@@ -271,6 +306,8 @@ function paintCells(v) {
   const decimals = m.get("decimals");
   const fontSize = m.get("font_size") * 0.9;
   const cell = m.get("cell_size");
+  const { nRows, nCols } = v.matrix;
+  if (nRows * nCols > VECTOR_MAX) return paintPixels(v.parts.pixels, v.matrix, (x) => colourOf(x, lo, hi, pal));
   let k = 0;
   for (const row of v.matrix.rows) {
     for (const value of row) {
@@ -279,15 +316,21 @@ function paintCells(v) {
       const text = v.texts[k];
       if (text) {
         const shown = formatValue(value, decimals);
-        if (text.textContent !== shown) {
-          text.textContent = shown;
-          setAttribute(text, "font-size", String(fitted(shown, fontSize, cell)));
-        }
+        setText(text, shown);
+        setAttribute(text, "font-size", String(fitted(shown, fontSize, cell)));
         setAttribute(text, "fill", 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000");
       }
       k++;
     }
   }
+}
+
+/** A large matrix: one pixel per cell. @param {HTMLCanvasElement} canvas @param {Matrix} matrix
+ * @param {(x: number) => [number, number, number]} colour */
+function paintPixels(canvas, { rows, nRows, nCols }, colour) {
+  const image = new ImageData(nCols, nRows);
+  rows.forEach((row, i) => row.forEach((x, j) => image.data.set([...colour(x), 255], 4 * (i * nCols + j))));
+  /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d")).putImageData(image, 0, 0);
 }
 
 /** The font size at which `text` fits in a cell (wide numbers such as `-3.3e-17` get smaller).
@@ -297,9 +340,23 @@ function fitted(text, fontSize, cell) {
   return width <= cell * 0.92 ? fontSize : Math.floor((fontSize * cell * 0.92) / width * 10) / 10;
 }
 
-/** @param {Element} node @param {string} name @param {string} value */
+/** Write only what changed: an unchanged text or attribute set again would still cost a layout.
+ * @param {Element} node @param {string} name @param {string} value */
 function setAttribute(node, name, value) {
   if (node.getAttribute(name) !== value) node.setAttribute(name, value);
+}
+
+/** @param {Node} node @param {string} text */
+function setText(node, text) {
+  if (node.textContent !== text) node.textContent = text;
+}
+
+/** Replace the children of `layer` with `make()`'s, unless `key` says they are the ones shown.
+ * @param {Element} layer @param {string} key @param {() => Element[]} make */
+function replaceUnlessShown(layer, key, make) {
+  if (layer.getAttribute("data-shows") === key) return;
+  layer.setAttribute("data-shows", key);
+  layer.replaceChildren(...make());
 }
 
 /** Whole rows, whole columns and single cells outlined inside their cells. @param {View} v @param {Geometry} g */
@@ -316,7 +373,7 @@ function paintHighlights(v, g) {
   const layer = v.parts.highlights;
   setAttribute(layer, "stroke", m.get("highlight_color"));
   setAttribute(layer, "stroke-width", String(lw));
-  layer.replaceChildren(...boxes.map(([x, y, w, h]) =>
+  replaceUnlessShown(layer, JSON.stringify([lw, boxes]), () => boxes.map(([x, y, w, h]) =>
     svg("rect", { x: x + lw / 2, y: y + lw / 2, width: Math.max(0, w - lw), height: Math.max(0, h - lw) })));
 }
 
@@ -324,10 +381,11 @@ function paintHighlights(v, g) {
 function paintOutline(v) {
   if (!v.geometry) return;
   const { cell } = v.geometry;
+  /** @type {Cell[]} */
   const outlined = [];
   if (v.hover) outlined.push(v.hover);
   if (document.activeElement === v.parts.grid) outlined.push(v.focused);
-  v.parts.outline.replaceChildren(...outlined.map(([i, j]) =>
+  replaceUnlessShown(v.parts.outline, JSON.stringify([cell, outlined]), () => outlined.map(([i, j]) =>
     svg("rect", { x: j * cell + 1, y: i * cell + 1, width: cell - 2, height: cell - 2 })));
 }
 
@@ -335,15 +393,15 @@ function paintOutline(v) {
 function paintTexts(v, g) {
   const m = v.model;
   const title = m.get("title") || "";
-  g.title.textContent = title;
+  setText(g.title, title);
   setAttribute(v.parts.grid, "aria-label", title || "heatmap");
   setAttribute(v.parts.grid, "data-editable", String(Boolean(m.get("editable"))));
   const lo = m.get("vmin");
   const hi = m.get("vmax");
-  [hi, (lo + hi) / 2, lo].forEach((value, k) => { g.ticks[k].textContent = formatValue(value, 2); });
-  v.parts.desc.textContent = m.get("description");
-  v.parts.message.textContent = m.get("message");
-  v.parts.message.hidden = !m.get("message");
+  [hi, (lo + hi) / 2, lo].forEach((value, k) => setText(g.ticks[k], formatValue(value, 2)));
+  setText(v.parts.desc, m.get("description"));
+  setText(v.parts.message, m.get("message"));
+  if (v.parts.message.hidden !== !m.get("message")) v.parts.message.hidden = !m.get("message");
 }
 
 /** @param {View} v */
@@ -456,7 +514,7 @@ function hideTooltip(v) {
 function announce(v, why = "") {
   if (!inside(v, v.focused)) return;
   const value = formatValue(v.matrix.rows[v.focused[0]][v.focused[1]], v.model.get("precision"));
-  v.parts.live.textContent = `${labelOf(v, v.focused)}: ${value}${why ? "; " + why : ""}`;
+  setText(v.parts.live, `${labelOf(v, v.focused)}: ${value}${why ? "; " + why : ""}`);
 }
 
 /** @param {View} v @param {number} i @param {number} j */
