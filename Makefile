@@ -81,11 +81,12 @@ unit: $(STAMP)  ## unit tests only (fast)
 nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
 
-FORMATTED := attnlib tests scripts bench site deploy etc
+FORMATTED := attnlib tests scripts bench tools site deploy etc
 
-lint: $(STAMP)  ## ruff check (notebooks included) and ruff format --check
+lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks included), ruff format --check, tsc on the live view's JS
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check --quiet $(FORMATTED)
+	node_modules/.bin/tsc --noEmit -p jsconfig.json
 
 format: $(STAMP)  ## ruff format and fix imports
 	$(BIN)/ruff check --fix --select I .
@@ -94,15 +95,14 @@ format: $(STAMP)  ## ruff format and fix imports
 execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
 	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
 
-bench: $(STAMP)  ## benchmarks: attention vs torch SDPA, live views (kernel and browser), nbval wall time
-	$(BIN)/python bench/bench_attention.py
-	$(BIN)/python bench/bench_widgets.py
-	$(BIN)/python bench/bench_websocket.py
-	$(BIN)/python bench/bench_browser.py
-	$(BIN)/python bench/bench_browser.py --lessons
-	$(BIN)/python bench/bench_scale.py
-	$(BIN)/python bench/bench_nbval.py
-	$(BIN)/python bench/bench_hub.py
+bench: $(STAMP) chromium  ## benchmarks → bench/results/*.json → the tables of docs/performance.md
+	$(BIN)/python -m bench.bench_attention
+	$(BIN)/python -m bench.bench_scale
+	$(BIN)/python -m bench.bench_widgets
+	$(BIN)/python -m bench.bench_browser
+	$(BIN)/python -m bench.bench_nbval
+	$(BIN)/python -m bench.bench_hub
+	$(BIN)/python -m bench.report
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))

@@ -6,7 +6,8 @@ alternately (so that load from other processes hits all alike); the table report
 the ratios to torch. The goal ≤ 1.25 at ``n = 1024`` belongs to the fast path,
 :func:`attnlib.tiled_attention`; :func:`attnlib.attention` is the readable formula, step by step.
 
-Run: ``.venv/bin/python bench/bench_attention.py [--repeats R] [--sizes 128 256 ...]``.
+Run: ``.venv/bin/python -m bench.bench_attention [--repeats R] [--sizes 128 256 ...]``; writes
+``bench/results/attention.json``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import torch
 import torch.nn.functional as F
 
 import attnlib
+from bench import results
 
 BATCH, D = 8, 64
 SIZES = (128, 256, 512, 1024, 2048)
@@ -69,9 +71,11 @@ def main() -> None:
     print("| n | attention (ms) | tiled_attention (ms) | torch SDPA (ms) | attention / SDPA | tiled / SDPA |")
     print("|---:|---:|---:|---:|---:|---:|")
     ratios = {}
+    rows = {}
     for n in args.sizes:
         readable, tiled, theirs = measure(n, args.repeats)
         ratios[n] = tiled / theirs
+        rows[n] = {"attention_ms": readable * 1e3, "tiled_ms": tiled * 1e3, "sdpa_ms": theirs * 1e3}
         print(
             f"| {n} | {readable * 1e3:.2f} | {tiled * 1e3:.2f} | {theirs * 1e3:.2f} | {readable / theirs:.2f} | "
             f"{ratios[n]:.2f} |",
@@ -81,6 +85,8 @@ def main() -> None:
         verdict = "meets" if ratios[GOAL_N] <= GOAL_RATIO else "MISSES"
         print()
         print(f"n = {GOAL_N}: tiled_attention / SDPA = {ratios[GOAL_N]:.2f} {verdict} the goal ≤ {GOAL_RATIO}")
+    info = {"batch": BATCH, "d": D, "threads": torch.get_num_threads(), "torch": torch.__version__}
+    results.write(results.RESULTS / "attention.json", {**info, "repeats": args.repeats, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 Runs ``pytest -n 2 --dist loadscope notebooks --nbval ...`` several times and prints each wall
 time and the median (goal: ≤ 90 s for the whole series on a 2-core machine). A failing run is reported as such.
 
-Run: ``.venv/bin/python bench/bench_nbval.py [--repeats 3] [--workers 2]``.
+Run: ``.venv/bin/python -m bench.bench_nbval [--repeats 3] [--workers 2]``; writes ``bench/results/nbval.json``.
 """
 
 from __future__ import annotations
@@ -14,9 +14,10 @@ import statistics
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from bench import results
+
+ROOT = results.REPO
 GOAL_S = 90.0
 
 
@@ -55,6 +56,8 @@ def main() -> int:
     median = statistics.median(times)
     verdict = "meets" if median <= GOAL_S else "misses"
     print(f"median wall time: {median:.1f} s — {verdict} the goal of ≤ {GOAL_S:.0f} s")
+    figures = {"lessons": len(notebooks), "workers": args.workers, "runs_s": [round(t, 1) for t in times]}
+    results.write(results.RESULTS / "nbval.json", {**figures, "median_s": round(median, 1), "goal_s": GOAL_S})
     return 0
 
 

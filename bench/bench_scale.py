@@ -1,7 +1,7 @@
 """Attention at scale: time and peak memory of the readable path, the tiled path and torch's SDPA,
 and the speed-up of a KV cache. Prints figures; it is not a test.
 
-Usage: python bench/bench_scale.py [--quick]
+Usage: .venv/bin/python -m bench.bench_scale [--quick]; writes ``bench/results/scale.json``.
 
 Each (method, n) runs in a fresh Python process, so its peak memory (``ru_maxrss`` after − before the
 call) is its own: float32, batch 1, one head, d = 64. Time is the median of repeated calls.
@@ -14,6 +14,8 @@ import statistics
 import subprocess
 import sys
 import time
+
+from bench import results
 
 CASE = r"""
 import json, resource, statistics, sys, time
@@ -81,6 +83,7 @@ LAYOUTS = {
 
 def main(quick: bool) -> None:
     sizes = (1024, 2048, 4096) if quick else (1024, 2048, 4096, 8192, 16384)
+    figures: dict = {}
     for layout, what in LAYOUTS.items():
         print(f"attention at scale, float32, batch 1, one head, d = 64, {what} (fresh process per case)")
         print(
@@ -90,6 +93,7 @@ def main(quick: bool) -> None:
         for n in sizes:
             r = {m: case(m, n, 5 if n <= 8192 else 3, layout) for m in ("attention", "tiled", "sdpa")}
             a, t, s = r["attention"], r["tiled"], r["sdpa"]
+            figures.setdefault(layout, {})[n] = r
             row = (
                 f"{n:>6} | {a['median_ms']:>12.1f} {a['peak_mib']:>6.0f} | {t['median_ms']:>9.1f} "
                 f"{t['peak_mib']:>6.0f} | {s['median_ms']:>8.1f} {s['peak_mib']:>6.0f} | "
@@ -101,6 +105,8 @@ def main(quick: bool) -> None:
         f"KV cache, 256 new tokens after 16 (4 layers, 8 heads, d_model 512): {cached * 1000:.0f} ms cached vs "
         f"{recomputed * 1000:.0f} ms recomputed: {recomputed / cached:.1f}x faster, identical tokens: {same}"
     )
+    kv = {"cached_ms": cached * 1000, "recomputed_ms": recomputed * 1000, "identical": same}
+    results.write(results.RESULTS / "scale.json", {"layouts": LAYOUTS, "rows": figures, "kv_cache": kv})
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,21 @@ def test_import_attnlib_loads_no_plotting_or_widgets() -> None:
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]", f"import attnlib loaded {loaded.strip()}"
+
+
+# private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only)
+PRIVATE = re.compile(
+    r"\b_holding_sync\b|\b_states_to_send\b|\b_property_lock\b|\b_remove_buffers\b|\b_put_buffers\b"
+    r"|\b_deserialize_state\b|\b_handle_custom_msg\b|\b_send\b|\b_trait_values\b|\b_trait_notifiers\b"
+    r"|\b_cross_validation_lock\b|\b_comm_changed\b|\b_lock_property\b|\b_should_send_property\b"
+    r"|\b_anywidget_\w+|\bipywidgets\.widgets\.widget\b|\bjupyter_\w+\.\w*\._|\btraitlets\.\w*\._"
+    r"|\bstate_change\b|\bset_state\b|\bwidget_manager\b"
+)
+
+
+@pytest.mark.parametrize(
+    "path", sorted([*PACKAGE.rglob("*.py"), *PACKAGE.rglob("*.js")]), ids=lambda p: str(p.relative_to(PACKAGE))
+)
+def test_attnlib_uses_no_private_widget_or_jupyter_internals(path: Path) -> None:
+    found = sorted({m.group(0) for m in PRIVATE.finditer(path.read_text())})
+    assert not found, f"{path.relative_to(PACKAGE.parent)} uses private internals {found}: use the public API"

@@ -15,7 +15,6 @@ from attnlib.formatting import explain_softmax
 from attnlib.show import HeatmapView, parse_cell, style
 from attnlib.show.explorer import Explorer, MatrixParseError, parse_matrix
 from attnlib.show.plots import Heatmap
-from attnlib.show.view import STATIC
 from attnlib.steps import softmax
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -93,7 +92,7 @@ def test_view_update_keeps_labels_of_unchanged_side_and_clears_stale_explanation
     assert (view.row_labels, view.col_labels) == (["1", "2", "3"], ["1"])
 
 
-def test_explanations_given_as_a_function_are_written_once_when_first_asked_for(sent) -> None:
+def test_explanations_given_as_a_function_are_written_once_when_first_asked_for() -> None:
     calls: list[int] = []
 
     def table() -> list[list[str]]:
@@ -103,29 +102,19 @@ def test_explanations_given_as_a_function_are_written_once_when_first_asked_for(
     view = HeatmapView(np.eye(2), explanations=table)
     assert calls == [] and view.explained  # a change sends numbers; no text is written yet
     assert "explanations" not in view.get_state()
-    sent.clear()
-    version = view.explain_version
-    view._handle_message(view, {"kind": "explain", "row": 1, "col": 0, "version": version}, [])
-    view._handle_message(view, {"kind": "explain", "row": 0, "col": 1, "version": version}, [])
-    replies = [msg["content"] for widget, msg in sent if widget is view and msg["method"] == "custom"]
-    assert replies == [
-        {"kind": "explanation", "row": 1, "col": 0, "version": version, "text": "c"},
-        {"kind": "explanation", "row": 0, "col": 1, "version": version, "text": "b"},
-    ]
+    assert view.explain_cell({"row": 1, "col": 0}, []) == ("c", [])  # the page's invoke("explain_cell", …)
+    assert view.explain_cell({"row": 0, "col": 1}, []) == ("b", [])
     assert calls == [1]  # the whole table once, then from memory
-    assert view.explain(5, 5) == ""  # outside: nothing, no error
+    assert view.explain_cell({"row": 5, "col": 5}, []) == ("", [])  # outside: nothing, no error
+    assert view.explain_cell({"row": "x"}, []) == ("", [])
 
 
-def test_an_explanation_asked_for_an_older_matrix_gets_no_answer(sent) -> None:
+def test_an_explanation_asked_for_after_an_update_is_the_new_one() -> None:
     view = HeatmapView(np.eye(2), explanations=[["1", "2"], ["3", "4"]])
-    old = view.explain_version
     view.update(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]])
-    assert view.explain_version != old  # the browser forgets the texts it had
-    sent.clear()
-    view._handle_message(view, {"kind": "explain", "row": 0, "col": 0, "version": old}, [])
-    assert not [msg for widget, msg in sent if widget is view]
-    view._handle_message(view, {"kind": "explain", "row": 0, "col": 0, "version": view.explain_version}, [])
-    assert [msg["content"]["text"] for widget, msg in sent if widget is view] == ["5"]
+    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == "5"
+    view.update(np.eye(2) * 3)  # a new matrix without texts: the old ones are stale
+    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == ""
 
 
 def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
@@ -133,16 +122,6 @@ def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
     assert not view.explained
     view.update(np.eye(2), explanations=lambda: None)  # a function may find the matrix too large
     assert view.explained and view.explanations == [] and view.explain(0, 0) == ""
-
-
-def test_the_browser_draws_again_on_a_change_of_every_synced_trait_but_the_explanations() -> None:
-    """heatmap.js redraws on the traits it lists (DRAWN): each synced trait of the view is there, so no
-    change is left undrawn, except the explanations, which are asked for cell by cell and draw nothing."""
-    js = (STATIC / "heatmap.js").read_text()
-    listed = re.search(r"const DRAWN = \[(.*?)\];", js, re.S).group(1)
-    drawn = set(re.findall(r'"(\w+)"', listed))
-    synced = set(HeatmapView(np.eye(2)).keys) - set(widgets.DOMWidget().keys) - {"_esm", "_css", "_anywidget_id"}
-    assert drawn == synced - {"explained", "explain_version"}
 
 
 def test_view_refuses_non_finite_matrices() -> None:
@@ -247,7 +226,6 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     js = (STATIC / "heatmap.js").read_text()
     urls = set(re.findall(r"https?://[^\s\"'`]+", js))
     assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
-    assert 'kind: "edit"' in js and 'kind: "select"' in js
     assert (STATIC / "heatmap.css").is_file()
 
 
@@ -408,105 +386,6 @@ def test_a_controls_new_range_reaches_the_browser_before_its_new_value(sent) -> 
     first_max = next(k for k, state in enumerate(states) if "max" in state)
     first_value = next(k for k, state in enumerate(states) if "value" in state)
     assert first_max < first_value, states
-
-
-def _route(explorer: Explorer, sent: list) -> list[str]:
-    """Play the page's side of the relay's handshake; the ids the kernel asked to route."""
-    explorer.relay._handle_message(None, {"kind": "hello"}, [])
-    relay_messages = [msg["content"] for widget, msg in sent if widget is explorer.relay and msg["method"] == "custom"]
-    ids = relay_messages[-1]["ids"]
-    explorer.relay._handle_message(None, {"kind": "routed", "ids": ids}, [])
-    return ids
-
-
-def test_the_relay_is_asked_to_route_every_widget_but_the_controls(sent) -> None:
-    from attnlib.lessons.pipeline import PipelineExplorer
-
-    ex = PipelineExplorer("001")
-    ids = _route(ex, sent)
-    assert set(ids) == {w.model_id for w in ex.widgets()} - {c.model_id for c in ex.controls.values()}
-    assert {v.model_id for v in ex.views.values()} <= set(ids) and ex.message.model_id in ids
-
-
-@pytest.mark.parametrize("key", ["query", "scaled", "example"])
-def test_with_a_page_running_the_relay_one_change_is_one_message(sent, key: str) -> None:
-    from attnlib.lessons.pipeline import PipelineExplorer
-
-    ex = PipelineExplorer("001")
-    _route(ex, sent)
-    before = {name: view.get_state() for name, view in ex.views.items()}
-    sent.clear()
-    control = ex.controls[key]
-    control.value = {"query": 1, "scaled": not control.value, "example": "000"}[key]
-    relayed = [msg for widget, msg in sent if widget is ex.relay]
-    others = [widget for widget, msg in sent if widget is not ex.relay]
-    assert len(relayed) == 1, relayed
-    assert all(any(w is c for c in ex.controls.values()) for w in others), others  # only controls alone
-    update = relayed[0]["content"]
-    assert update["kind"] == "update"
-    by_id = {u["id"]: set(u["state"]) for u in update["updates"]}
-    assert len(by_id) == len(update["updates"]), "a widget twice in one message"
-    for path in update["buffer_paths"]:  # binary traits (a view's matrix) travel as buffers
-        by_id[update["updates"][path[1]]["id"]].add(path[-1])
-    for name, view in ex.views.items():  # everything that changed travels (and the kernel's value of it)
-        changed = {k for k, v in view.get_state().items() if v != before[name][k]}
-        assert changed <= by_id.get(view.model_id, set()), name
-        state = next(u["state"] for u in update["updates"] if u["id"] == view.model_id) if changed else {}
-        assert all(state[k] == view.get_state(k)[k] for k in state), name
-
-
-def test_relayed_buffers_are_named_by_their_paths(sent, monkeypatch) -> None:
-    from attnlib.lessons.pipeline import PipelineExplorer
-
-    buffers_sent: list = []
-    monkeypatch.setattr(
-        widgets.Widget,
-        "_send",
-        lambda self, msg, buffers=None: (sent.append((self, msg)), buffers_sent.append(buffers)),
-    )
-    ex = PipelineExplorer("001")
-    _route(ex, sent)
-    sent.clear()
-    buffers_sent.clear()
-    ex.controls["scaled"].value = not ex.controls["scaled"].value
-    k = next(k for k, (widget, _) in enumerate(sent) if widget is ex.relay)
-    content, buffers = sent[k][1]["content"], buffers_sent[k]
-    assert len(content["buffer_paths"]) == len(buffers) >= 2  # scores changed: several matrices
-    for path, buffer in zip(content["buffer_paths"], buffers, strict=True):
-        assert path[0] == "updates" and path[2:] == ["state", "buffer"]
-        view = next(v for v in ex.views.values() if v.model_id == content["updates"][path[1]]["id"])
-        assert bytes(buffer) == view.buffer
-
-
-def test_a_widget_the_page_has_not_confirmed_sends_alone_and_is_routed_next(sent) -> None:
-    ex = TinyExplorer()
-    ex.relay._handle_message(None, {"kind": "routed", "ids": [ex.message.model_id]}, [])
-    sent.clear()
-    ex.controls["row"].value = 1
-    view = ex.views["heatmap"]
-    assert [msg["method"] for widget, msg in sent if widget is view] == ["update"]
-    route = [msg["content"] for widget, msg in sent if widget is ex.relay and msg["method"] == "custom"]
-    assert route == [{"kind": "route", "ids": [view.model_id]}]
-
-
-def test_a_closed_widget_is_left_out_of_the_relayed_message(sent) -> None:
-    ex = TinyExplorer()
-    _route(ex, sent)
-    ex.message.value = "stale"
-    ex.message.close()  # e.g. the learner closed it: no comm, no model in the page
-    sent.clear()
-    ex.controls["row"].value = 1  # update() clears the message: a change of a closed widget
-    (update,) = [msg["content"] for widget, msg in sent if widget is ex.relay]
-    assert [u["id"] for u in update["updates"]] == [ex.views["heatmap"].model_id]
-
-
-def test_no_page_no_relay_message(sent) -> None:
-    """nbval and plain kernels: no page says hello, every widget sends its own message as before."""
-    ex = TinyExplorer()
-    sent.clear()
-    ex.controls["row"].value = 1
-    assert not [msg for widget, msg in sent if widget is ex.relay]
-    assert [msg["method"] for widget, msg in sent if widget is ex.views["heatmap"]] == ["update"]
 
 
 # --------------------------------------------------------------------------- static Heatmap (seaborn)

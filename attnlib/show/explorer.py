@@ -24,8 +24,8 @@ Displayed, an explorer sends three representations: the live widget, a PNG of it
 drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
-One change is one message: :meth:`Explorer.batched` holds what the update changes in the views and
-texts and :class:`~attnlib.show.relay.Relay` sends it to the page together (see there).
+One change, one message per widget that changed: :meth:`Explorer.batched` holds the views' and
+texts' updates with ``hold_sync()`` until the update ends, so the page redraws each view once.
 
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
@@ -38,16 +38,18 @@ import base64
 import html
 import re
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 import ipywidgets as widgets
 import numpy as np
 
 from .plots import heatmap_png
-from .relay import Relay
 from .view import HeatmapView, parse_cell
 
 __all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
+
+#: the characters a control's label shows in ipywidgets' default label width
+LABEL_FITS = 9
 
 
 class MatrixParseError(ValueError):
@@ -108,12 +110,17 @@ class Explorer:
         self.views: dict[str, HeatmapView] = {}
         self.message = widgets.HTML(value="")
         self.widget: widgets.Box = widgets.VBox()
-        self.relay = Relay(self.outputs)  # carries one change's updates in one message
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+
+    def fit_labels(self) -> None:
+        """Give each control whose label is longer than :data:`LABEL_FITS` characters the width it needs."""
+        for control in self.controls.values():
+            if len(getattr(control, "description", "")) > LABEL_FITS and hasattr(control.style, "description_width"):
+                control.style.description_width = "initial"
 
     def set_quietly(self, name: str, **traits: object) -> None:
         """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
@@ -143,27 +150,16 @@ class Explorer:
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold the views' and texts' updates until the block ends, then send them in one message.
+        """Hold the views' and texts' updates until the block ends: one message per widget that changed.
 
-        One change of the explorer is then one message through :attr:`relay` (every widget that
-        changed, all its changes; one message per widget where no page runs the relay), so the
-        browser draws every view in the same frame, and nothing leaves during the update. The
-        controls are left out: their changes must reach the browser in order (a slider's new
-        ``max`` before its ``value``, a menu's ``options`` before its choice), and a merged update
-        does not keep that order — the slider would stay at its old maximum.
+        The controls are left out: their changes must reach the browser in order (a slider's new
+        ``max`` before its ``value``, a menu's ``options`` before its choice), which one merged
+        update of a control does not keep.
         """
-        held = [w for w in self.outputs() if not w._holding_sync]
-        for widget in held:  # what Widget.hold_sync does, for all of them at once
-            widget._holding_sync = True
-        try:
+        with ExitStack() as stack:
+            for widget in self.outputs():
+                stack.enter_context(widget.hold_sync())
             yield
-        finally:
-            pending = []
-            for widget in held:
-                widget._holding_sync = False
-                pending.append((widget, set(widget._states_to_send)))
-                widget._states_to_send.clear()
-            self.relay.send_states(pending)
 
     def _on_change(self, _change=None) -> None:
         with self.batched():
@@ -213,6 +209,7 @@ class Explorer:
         return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        self.fit_labels()
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
         if self.views:

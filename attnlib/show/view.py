@@ -5,10 +5,8 @@ kernel through anywidget, no CDN, no build step) draws all of it as SVG, vector 
 zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
 rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
 It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
-new matrix rewrites only the cells whose colour or number changed. No ``<canvas>``, which Chromium
-would composite as a layer of its own, except under a matrix of more than 1024 cells (``VECTOR_MAX``
-in ``heatmap.js``): one pixel per cell there, scaled up without smoothing (measured in
-``bench/bench_browser.py`` and ``bench/trace_browser.py --layers``).
+new matrix rewrites only the cells whose colour or number changed. A matrix of more than 1024 cells
+is a canvas of one pixel per cell instead, scaled up without smoothing.
 
 Usage (what every explorer does)::
 
@@ -20,10 +18,10 @@ Usage (what every explorer does)::
     view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
 
 Explanations are written when the browser first asks for one after an update (the pointer or the
-keyboard reached a cell): give a function that returns the table, e.g.
+keyboard reached a cell, anywidget's ``invoke("explain", {row, col})`` answered by the command
+:meth:`HeatmapView.explain_cell`): give a function that returns the table, e.g.
 ``partial(explain_softmax, scores)``; it runs at most once per update, in the kernel, and the page
-receives the one cell's text. Writing every cell's text at every change would cost the kernel more
-than the maths (the linked explorer: about 60 % of its update).
+receives the one cell's text. A change sends numbers only.
 
 Edits are validated here, in Python: text that is not a number, NaN, ±inf or a number larger than
 ``edit_limit`` in size gives an inline message naming what is wrong and keeps the last good state;
@@ -50,6 +48,7 @@ from pathlib import Path
 import anywidget
 import numpy as np
 import traitlets
+from anywidget.experimental import command
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
@@ -134,7 +133,6 @@ class HeatmapView(anywidget.AnyWidget):
     highlight_cols = traitlets.List(traitlets.Int()).tag(sync=True)
     highlight_cells = traitlets.List(traitlets.List(traitlets.Int())).tag(sync=True)
     explained = traitlets.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
-    explain_version = traitlets.Int(0).tag(sync=True)  # changes with them: the browser forgets the ones it has
     editable = traitlets.Bool(False).tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
     description = traitlets.Unicode("").tag(sync=True)
@@ -240,7 +238,6 @@ class HeatmapView(anywidget.AnyWidget):
             return  # none before, none now: nothing for the browser to forget
         self._explanations = explanations if callable(explanations) else [[str(t) for t in r] for r in explanations]
         self.explained = bool(explanations)
-        self.explain_version += 1
 
     @property
     def explanations(self) -> list[list[str]]:
@@ -319,18 +316,22 @@ class HeatmapView(anywidget.AnyWidget):
         for callback in self._select_callbacks:
             callback(row, col)
 
+    @command
+    def explain_cell(self, msg: dict, buffers: list) -> tuple[str, list]:
+        """The page's ``invoke("explain_cell", {row, col})``: that cell's explanation (``""`` for none)."""
+        try:
+            row, col = int(msg["row"]), int(msg["col"])
+        except (KeyError, TypeError, ValueError):
+            return "", []
+        return self.explain(row, col), []
+
     def _handle_message(self, _widget, content: dict, _buffers) -> None:
         kind = content.get("kind")
         try:
             row, col = int(content["row"]), int(content["col"])
         except (KeyError, TypeError, ValueError):
             return
-        if kind == "explain":  # the browser shows a cell: its text, for the explanations it has
-            version = content.get("version")
-            if version == self.explain_version:
-                text = self.explain(row, col)
-                self.send({"kind": "explanation", "row": row, "col": col, "version": version, "text": text})
-        elif kind == "edit":
+        if kind == "edit":
             self.edit(row, col, str(content.get("text", "")))
         elif kind == "select":
             self.select(row, col)

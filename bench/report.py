@@ -1,0 +1,115 @@
+"""Render the tables of ``docs/performance.md`` from ``bench/results/*.json`` (what ``make bench`` wrote).
+
+Each table sits between ``<!-- table: NAME -->`` and ``<!-- end -->`` in the page; this rewrites what
+is between them and leaves the prose alone. A result that was never recorded leaves its table as it is.
+
+Run: ``.venv/bin/python -m bench.report``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from bench import results
+
+PAGE = results.REPO / "docs" / "performance.md"
+BROWSER_GOAL = (30, 60)  # ms: median, p90 per change
+KERNEL_GOAL = 10  # ms median per change
+
+
+def _rows(head: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|---|" + "---:|" * (len(head) - 1)]
+    return "\n".join([*lines, *("| " + " | ".join(row) + " |" for row in rows)])
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "**not met**"
+
+
+def browser(data: dict) -> str:
+    paths = [p for p in data if p == "current" or p.startswith("baseline")]
+    head = ["lesson, explorer", "median / p90 ms"]
+    head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60"]
+    rows = []
+    for name, figures in data["current"].items():
+        first = figures["all"]
+        row = [name, f"{first['median']:.0f} / {first['p90']:.0f}"]
+        for path in paths[1:]:
+            other = data[path].get(name, {}).get("all")
+            row.append(f"{other['median']:.0f} / {other['p90']:.0f}" if other else "-")
+        row.append(_met(first["median"] <= BROWSER_GOAL[0] and first["p90"] <= BROWSER_GOAL[1]))
+        rows.append(row)
+    return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
+
+
+def kernel(data: dict) -> str:
+    rows = [
+        [name, f"{f['median']:.1f}", f"{f['p90']:.1f}", f"{f['messages']:.0f}", _met(f["median"] <= KERNEL_GOAL)]
+        for name, f in data["rows"].items()
+    ]
+    head = ["explorer", "median ms", "p90 ms", "messages per change", "goal ≤ 10 ms"]
+    return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
+
+
+def attention(data: dict) -> str:
+    rows = [
+        [n, *(f"{f[k]:.2f}" for k in ("attention_ms", "tiled_ms", "sdpa_ms")), f"{f['tiled_ms'] / f['sdpa_ms']:.2f}"]
+        for n, f in data["rows"].items()
+    ]
+    head = ["n", "attention ms", "tiled_attention ms", "torch SDPA ms", "tiled / SDPA"]
+    return _rows(head, rows) + f"\n\nbatch {data['batch']}, d = {data['d']}, {data['threads']} threads; {data['date']}."
+
+
+def scale(data: dict) -> str:
+    parts = []
+    for layout, rows in data["rows"].items():
+        table = [
+            [n]
+            + [f"{r[m]['median_ms']:.1f} / {r[m]['peak_mib']:.0f}" for m in ("attention", "tiled", "sdpa")]
+            + [f"{r['tiled']['median_ms'] / r['sdpa']['median_ms']:.2f}"]
+            for n, r in rows.items()
+        ]
+        head = ["n", "attention ms / MiB", "tiled ms / MiB", "SDPA ms / MiB", "tiled / SDPA time"]
+        parts.append(f"{data['layouts'][layout]}:\n\n" + _rows(head, table))
+    kv = data["kv_cache"]
+    parts.append(
+        f"KV cache, 256 tokens after 16: {kv['cached_ms']:.0f} ms cached, {kv['recomputed_ms']:.0f} ms recomputed "
+        f"({kv['recomputed_ms'] / kv['cached_ms']:.1f}×), identical tokens: {kv['identical']}; {data['date']}."
+    )
+    return "\n\n".join(parts)
+
+
+def nbval(data: dict) -> str:
+    return (
+        f"{data['lessons']} lessons, `-n {data['workers']}`: median {data['median_s']:.1f} s of "
+        f"{len(data['runs_s'])} runs ({', '.join(f'{t:.1f}' for t in data['runs_s'])} s); goal ≤ "
+        f"{data['goal_s']:.0f} s {_met(data['median_s'] <= data['goal_s'])}; {data['date']}."
+    )
+
+
+TABLES: dict[str, Callable[[dict], str]] = {
+    "browser": browser,
+    "kernel": kernel,
+    "attention": attention,
+    "scale": scale,
+    "nbval": nbval,
+}
+
+
+def main() -> None:
+    page = PAGE.read_text()
+    for name, render in TABLES.items():
+        path = results.RESULTS / f"{name}.json"
+        if not path.exists():
+            continue
+        body = render(json.loads(path.read_text()))
+        start = page.index(f"<!-- table: {name} -->\n") + len(f"<!-- table: {name} -->\n")
+        end = page.index("\n<!-- end -->", start - 1)
+        page = page[:start] + body + page[end:]
+    PAGE.write_text(page)
+    print(f"wrote {PAGE.relative_to(results.REPO)}")
+
+
+if __name__ == "__main__":
+    main()
