@@ -11,7 +11,7 @@ from attnlib.lessons._check import CHECKER_FAILED
 
 LESSONS = (
     "inputs",
-    "weights",
+    "projections",
     "qkv",
     "scores",
     "softmax",
