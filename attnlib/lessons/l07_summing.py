@@ -5,7 +5,7 @@ Lesson 07 explorer: one output row built as the sum of its weighted values, besi
 Lesson 07 exercises: summing the weighted values into the output (step 7).
 
 - ``summing.1`` by hand: α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8] → the output z.
-- ``summing.2`` code: ``outputs(weights, values)`` as a sum over the keys, run on fresh inputs.
+- ``summing.2`` code: ``context_of(weights, values)`` as a sum over the keys, run on fresh inputs.
 - ``summing.3`` transfer: append document 000's Input 4 to document 001's three inputs: Output 4.
 """
 
@@ -25,7 +25,7 @@ from ._calls import compare_call
 from ._check import Feedback, compare_tensor, exercise
 from .l06_weighting import EXAMPLES, HAND_VALUES, HAND_WEIGHTS, example_attention
 
-__all__ = ["SummingExplorer", "by_hand", "new_token", "outputs", "partial_sum_table", "wrong_answers"]
+__all__ = ["SummingExplorer", "by_hand", "context_of", "new_token", "partial_sum_table", "wrong_answers"]
 
 
 def partial_sum_table(weights: Tensor, values: Tensor, query: int, terms: int) -> Tensor:
@@ -154,8 +154,8 @@ def by_hand(answer: object) -> Feedback:
 
 
 @exercise("summing.2")
-def outputs(answer: object) -> Feedback:
-    """A function ``outputs(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
+def context_of(answer: object) -> Feedback:
+    """A function ``context_of(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
     weights, values = _fresh_inputs()
     wrong = [
         (
@@ -172,9 +172,9 @@ def outputs(answer: object) -> Feedback:
     return compare_call(
         answer,
         (weights, values),
-        call="your outputs(weights, values)",
+        call="your context_of(weights, values)",
         expected=sum_weighted_values(weight_values(weights, values)),
-        name="outputs(weights, values) on new weights (2×3) and values (3×4)",
+        name="context_of(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="Each row is a weighted average of the rows of V.",
         write_it=(sum_weighted_values, attention),
