@@ -51,7 +51,7 @@ Rows = tuple[tuple[float, ...], ...]
 
 @dataclass(frozen=True)
 class MatrixExample:
-    """An example given as explicit numbers: inputs and (optionally) the three weight matrices."""
+    """An example given as explicit numbers: inputs and (optionally) the three projections."""
 
     key: str
     document: str
@@ -225,7 +225,7 @@ def document_004_module(d_in: int = 2) -> SelfAttention:
 
 
 def document_004_projections(*, roundings: int) -> Projections:
-    """004's three weight matrices ``(d_in, d_out) = (2, 2)`` rebuilt by arithmetic (lesson 09).
+    """004's three projections ``(d_in, d_out) = (2, 2)`` rebuilt by arithmetic (lesson 09).
 
     ``nn.Linear(2, 2)`` draws each weight as ``w = low + u · (high − low)`` with ``u`` uniform in
     [0, 1) (the numbers ``torch.rand`` gives after ``manual_seed(42)``) and ``high = −low = 1/√2``.

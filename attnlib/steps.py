@@ -4,18 +4,18 @@ Shapes use the lessons' names: ``n_tokens`` inputs of size ``d_in``; queries and
 ``d_k``; values of size ``d_v``; ``n_q`` queries attend over ``n_k`` keys. Leading ``...`` are
 optional batch dimensions (a batch of sentences, several heads).
 
-==========  ==============================  ==========================================
-step        function                        result shape
-==========  ==============================  ==========================================
-1 inputs    :func:`prepare_inputs`          ``(n_tokens, d_in)``
-2 weights   :func:`init_projections`            3 × ``(d_in, d_k)`` / ``(d_in, d_v)``
-3 Q, K, V   :func:`derive_qkv`              ``(n_tokens, d_k)`` ×2, ``(n_tokens, d_v)``
-4 scores    :func:`score`                   ``(..., n_q, n_k)``
-5 softmax   :func:`softmax`                 ``(..., n_q, n_k)``, rows sum to 1
-6 weighting :func:`weight_values`           ``(..., n_q, n_k, d_v)``
-7 summing   :func:`sum_weighted_values`     ``(..., n_q, d_v)``
-8 scaling   :func:`scale_scores`            ``(..., n_q, n_k)``
-==========  ==============================  ==========================================
+==============  ==============================  ==========================================
+step            function                        result shape
+==============  ==============================  ==========================================
+1 inputs        :func:`prepare_inputs`          ``(n_tokens, d_in)``
+2 projections   :func:`init_projections`        3 × ``(d_in, d_k)`` / ``(d_in, d_v)``
+3 Q, K, V       :func:`derive_qkv`              ``(n_tokens, d_k)`` ×2, ``(n_tokens, d_v)``
+4 scores        :func:`score`                   ``(..., n_q, n_k)``
+5 softmax       :func:`softmax`                 ``(..., n_q, n_k)``, rows sum to 1
+6 weighting     :func:`weight_values`           ``(..., n_q, n_k, d_v)``
+7 summing       :func:`sum_weighted_values`     ``(..., n_q, d_v)``
+8 scaling       :func:`scale_scores`            ``(..., n_q, n_k)``
+==============  ==============================  ==========================================
 
 :func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
 sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
@@ -80,7 +80,7 @@ def prepare_inputs(rows: Sequence[Sequence[float]] | Tensor) -> Tensor:
     return x
 
 
-# ---------------------------------------------------------------- step 2: weights
+# ---------------------------------------------------------------- step 2: projections
 class Projections(NamedTuple):
     """The three projection matrices: ``w_query``, ``w_key`` ``(d_in, d_k)``, ``w_value`` ``(d_in, d_v)``."""
 
@@ -90,7 +90,7 @@ class Projections(NamedTuple):
 
 
 def init_projections(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123) -> Projections:
-    """Step 2 — draw the three weight matrices from U[0, 1), reproducibly.
+    """Step 2 — draw the three projections from U[0, 1), reproducibly.
 
     The documents draw with ``torch.rand`` after ``torch.manual_seed``; a private generator does
     the same without touching the global random state.

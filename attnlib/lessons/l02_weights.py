@@ -2,7 +2,7 @@
 
 Lesson 02 explorer: ``W_q``, ``W_k`` ``(d_in, d_k)`` and ``W_v`` ``(d_in, d_v)`` side by side.
 
-Lesson 02 exercises: the shapes and the size of the three weight matrices.
+Lesson 02 exercises: the shapes and the size of the three projections.
 
 - ``projections.1`` by hand: the shapes of W_q, W_k, W_v for d_in = 6, d_k = 2, d_v = 3.
 - ``projections.2`` code: ``count_parameters(d_in, d_k, d_v)``, run on sizes the lesson never used.
@@ -36,7 +36,7 @@ NAMES = ("W_q", "W_k", "W_v")
 
 
 class WeightsExplorer(Explorer):
-    """The three weight matrices as heatmaps: a document's integers or seeded ``init_projections``.
+    """The three projections as heatmaps: a document's integers or seeded ``init_projections``.
 
     Args:
         source: ``"001"``, ``"000"`` (the documents' weights) or ``"random"``.

@@ -4,7 +4,7 @@ Lesson 03 explorer: how one token's row of ``X`` times ``W`` makes its query, ke
 
 Lesson 03 exercises: queries, keys and values as matrix products.
 
-- ``qkv.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key weights.
+- ``qkv.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key projection.
 - ``qkv.2`` code: ``project_all(X, w_query, w_key, w_value)`` → (Q, K, V), run on fresh inputs.
 - ``qkv.3`` transfer: document 003 writes q = U x for a column x; all queries of a row matrix X.
 """
@@ -199,8 +199,8 @@ def new_key(answer: object) -> Feedback:
     x = torch.tensor(NEW_INPUT)
     w = examples.three_inputs.projections
     wrong = [
-        (x @ w.w_query, "That is the query: a key uses the key weights W_k."),
-        (x @ w.w_value, "That is the value: a key uses the key weights W_k."),
+        (x @ w.w_query, "That is the query: a key uses the key projection W_k."),
+        (x @ w.w_value, "That is the value: a key uses the key projection W_k."),
         (w.w_key.sum(dim=0), "You added all rows of W_k; x = [2, 0, 0, 1] takes 2 × row 1 + 1 × row 4."),
     ]
     return compare_tensor(

@@ -2,7 +2,7 @@
 
 ``X → W_q, W_k, W_v → Q, K, V → S → S/√d_k → A → α_i·V → Z``, side by side, each view computed by
 the step function of its lesson (:mod:`attnlib.steps`). Type a number into a cell of ``X`` or of a
-weight matrix and every later matrix is recomputed; hover any number to see how it was computed;
+projection and every later matrix is recomputed; hover any number to see how it was computed;
 choose a query (the dropdown, or click a cell of Q, S, A or Z) and its row lights up everywhere,
 with the key chosen (click a cell of K, S or A) outlined in K, V, S and A.
 """
@@ -184,7 +184,7 @@ class PipelineExplorer(Explorer):
         return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(self.labels)]
 
     def _edit(self, name: str):
-        """A number typed into ``name`` (inputs or a weight matrix) replaces that entry."""
+        """A number typed into ``name`` (inputs or a projection) replaces that entry."""
 
         def apply(i: int, j: int, value: float) -> None:
             if name == "inputs":
