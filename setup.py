@@ -3,7 +3,8 @@ step adds, under ``attnlib/data/``, what ``attnlib-lessons`` copies for a learne
 
 - ``lessons/``: the learner edition of notebooks/ (teacher cells out, by attnlib/launch.py's own rule);
 - ``images/``: the diagrams the lessons show;
-- ``etc/``: the Jupyter server and lab settings.
+- ``etc/``: the Jupyter server and lab settings;
+- ``docs/documents.md``: the page the lessons link for the source documents.
 
 An editable install (``pip install -e .``) skips it: attnlib-lessons then reads the checkout itself.
 """
@@ -33,6 +34,8 @@ class BuildWithLessons(build_py):
             launch.write_notebook(launch.learner_notebook(path), data / "lessons" / path.name)
         shutil.copytree(HERE / "images", data / "images")
         shutil.copytree(HERE / "etc", data / "etc", ignore=shutil.ignore_patterns("__pycache__"))
+        (data / "docs").mkdir()
+        shutil.copy2(HERE / "docs" / "documents.md", data / "docs" / "documents.md")
 
 
 setup(cmdclass={"build_py": BuildWithLessons})

@@ -13,7 +13,7 @@ name              document  what it is
 ================  ========  ==================================================================
 
 and the helpers that build the documents' seeded objects in one place:
-:func:`document_004_module` (004's module, seed 42), :func:`document_004_weights` (004's weights
+:func:`document_004_module` (004's module, seed 42), :func:`document_004_projections` (004's weights
 rebuilt by arithmetic, with one or two roundings, lesson 09) and :func:`random_qk` (unit-variance
 queries and keys, lesson 08).
 """
@@ -28,7 +28,7 @@ from torch import Tensor
 
 from ._validate import check_positive_int
 from .modules import SelfAttention
-from .steps import QKV, Weights, derive_qkv
+from .steps import QKV, Projections, derive_qkv
 from .text import build_vocabulary, encode, project_as_columns, tokenize
 
 __all__ = [
@@ -36,7 +36,7 @@ __all__ = [
     "MatrixExample",
     "SentenceExample",
     "document_004_module",
-    "document_004_weights",
+    "document_004_projections",
     "encodings",
     "four_inputs",
     "get",
@@ -51,7 +51,7 @@ Rows = tuple[tuple[float, ...], ...]
 
 @dataclass(frozen=True)
 class MatrixExample:
-    """An example given as explicit numbers: inputs and (optionally) the three weight matrices."""
+    """An example given as explicit numbers: inputs and (optionally) the three projections."""
 
     key: str
     document: str
@@ -70,16 +70,16 @@ class MatrixExample:
         return torch.tensor(self.rows, dtype=torch.float32)
 
     @property
-    def weights(self) -> Weights:
-        """``Weights(w_query, w_key, w_value)``, each ``(d_in, d_out)``, float32."""
+    def projections(self) -> Projections:
+        """``Projections(w_query, w_key, w_value)``, each ``(d_in, d_out)``, float32."""
         if self.w_query_rows is None or self.w_key_rows is None or self.w_value_rows is None:
             raise AttributeError(f"example {self.key!r} has no explicit weights")
         t = lambda rows: torch.tensor(rows, dtype=torch.float32)  # noqa: E731
-        return Weights(t(self.w_query_rows), t(self.w_key_rows), t(self.w_value_rows))
+        return Projections(t(self.w_query_rows), t(self.w_key_rows), t(self.w_value_rows))
 
     def qkv(self):
         """Step 3 on this example: ``QKV(queries, keys, values)``."""
-        return derive_qkv(self.inputs, *self.weights)
+        return derive_qkv(self.inputs, *self.projections)
 
 
 @dataclass(frozen=True)
@@ -224,8 +224,8 @@ def document_004_module(d_in: int = 2) -> SelfAttention:
         return SelfAttention(d_in)
 
 
-def document_004_weights(*, roundings: int) -> Weights:
-    """004's three weight matrices ``(d_in, d_out) = (2, 2)`` rebuilt by arithmetic (lesson 09).
+def document_004_projections(*, roundings: int) -> Projections:
+    """004's three projections ``(d_in, d_out) = (2, 2)`` rebuilt by arithmetic (lesson 09).
 
     ``nn.Linear(2, 2)`` draws each weight as ``w = low + u · (high − low)`` with ``u`` uniform in
     [0, 1) (the numbers ``torch.rand`` gives after ``manual_seed(42)``) and ``high = −low = 1/√2``.
@@ -244,7 +244,7 @@ def document_004_weights(*, roundings: int) -> Weights:
     else:
         w = (u.double() * width.double() + low.double()).float()
     w_query, w_value, w_key = (m.T.contiguous() for m in w.reshape(3, 2, 2))  # created as q, v, k
-    return Weights(w_query, w_key, w_value)
+    return Projections(w_query, w_key, w_value)
 
 
 def random_qk(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> tuple[Tensor, Tensor]:

@@ -38,7 +38,7 @@ DURATION = re.compile(r"\*\*Duration:\*\*\s*([^.\n]+)")
 
 def data_dir(name: str) -> Path:
     """A folder of the learner's data: inside the installed wheel (``attnlib/NAME``) or, in a
-    checkout, the repository's own (``notebooks/``, ``images/``, ``etc/``)."""
+    checkout, the repository's own (``notebooks/``, ``images/``, ``etc/``, ``docs/``)."""
     packaged = HERE / "data" / name
     if packaged.is_dir():
         return packaged
@@ -143,6 +143,10 @@ def fill(workspace: Path, source: Path | None = None, images: Path | None = None
             if picture.is_file() and not target.exists():
                 target.parent.mkdir(exist_ok=True)
                 shutil.copy2(picture, target)
+    documents = data_dir("docs") / "documents.md"  # the lessons link ../docs/documents.md
+    if documents.is_file() and not (workspace / "docs" / "documents.md").exists():
+        (workspace / "docs").mkdir(exist_ok=True)
+        shutil.copy2(documents, workspace / "docs" / "documents.md")
     readme = workspace / "README.md"
     if not readme.exists() or readme.read_text(encoding="utf-8").startswith(INDEX_MARK):
         readme.write_text(learner_index(lessons), encoding="utf-8")

@@ -4,18 +4,18 @@ Shapes use the lessons' names: ``n_tokens`` inputs of size ``d_in``; queries and
 ``d_k``; values of size ``d_v``; ``n_q`` queries attend over ``n_k`` keys. Leading ``...`` are
 optional batch dimensions (a batch of sentences, several heads).
 
-==========  ==============================  ==========================================
-step        function                        result shape
-==========  ==============================  ==========================================
-1 inputs    :func:`prepare_inputs`          ``(n_tokens, d_in)``
-2 weights   :func:`init_weights`            3 × ``(d_in, d_k)`` / ``(d_in, d_v)``
-3 Q, K, V   :func:`derive_qkv`              ``(n_tokens, d_k)`` ×2, ``(n_tokens, d_v)``
-4 scores    :func:`score`                   ``(..., n_q, n_k)``
-5 softmax   :func:`softmax`                 ``(..., n_q, n_k)``, rows sum to 1
-6 weighting :func:`weight_values`           ``(..., n_q, n_k, d_v)``
-7 summing   :func:`sum_weighted_values`     ``(..., n_q, d_v)``
-8 scaling   :func:`scale_scores`            ``(..., n_q, n_k)``
-==========  ==============================  ==========================================
+==============  ==============================  ==========================================
+step            function                        result shape
+==============  ==============================  ==========================================
+1 inputs        :func:`prepare_inputs`          ``(n_tokens, d_in)``
+2 projections   :func:`init_projections`        3 × ``(d_in, d_k)`` / ``(d_in, d_v)``
+3 Q, K, V       :func:`derive_qkv`              ``(n_tokens, d_k)`` ×2, ``(n_tokens, d_v)``
+4 scores        :func:`score`                   ``(..., n_q, n_k)``
+5 softmax       :func:`softmax`                 ``(..., n_q, n_k)``, rows sum to 1
+6 weighting     :func:`weight_values`           ``(..., n_q, n_k, d_v)``
+7 summing       :func:`sum_weighted_values`     ``(..., n_q, d_v)``
+8 scaling       :func:`scale_scores`            ``(..., n_q, n_k)``
+==============  ==============================  ==========================================
 
 :func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
 sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
@@ -43,11 +43,11 @@ from ._validate import (
 
 __all__ = [
     "QKV",
-    "Weights",
+    "Projections",
     "attention",
     "attention_weights",
     "derive_qkv",
-    "init_weights",
+    "init_projections",
     "mask_scores",
     "prepare_inputs",
     "scale_scores",
@@ -80,8 +80,8 @@ def prepare_inputs(rows: Sequence[Sequence[float]] | Tensor) -> Tensor:
     return x
 
 
-# ---------------------------------------------------------------- step 2: weights
-class Weights(NamedTuple):
+# ---------------------------------------------------------------- step 2: projections
+class Projections(NamedTuple):
     """The three projection matrices: ``w_query``, ``w_key`` ``(d_in, d_k)``, ``w_value`` ``(d_in, d_v)``."""
 
     w_query: Tensor
@@ -89,8 +89,8 @@ class Weights(NamedTuple):
     w_value: Tensor
 
 
-def init_weights(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123) -> Weights:
-    """Step 2 — draw the three weight matrices from U[0, 1), reproducibly.
+def init_projections(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123) -> Projections:
+    """Step 2 — draw the three projections from U[0, 1), reproducibly.
 
     The documents draw with ``torch.rand`` after ``torch.manual_seed``; a private generator does
     the same without touching the global random state.
@@ -102,13 +102,13 @@ def init_weights(d_in: int, d_k: int, d_v: int | None = None, *, seed: int = 123
         seed: seed of the generator; the same seed gives the same weights.
 
     Returns:
-        ``Weights(w_query (d_in, d_k), w_key (d_in, d_k), w_value (d_in, d_v))``.
+        ``Projections(w_query (d_in, d_k), w_key (d_in, d_k), w_value (d_in, d_v))``.
     """
     d_v = d_k if d_v is None else d_v
     for name, value in (("d_in", d_in), ("d_k", d_k), ("d_v", d_v)):
         check_positive_int(name, value)
     gen = torch.Generator().manual_seed(seed)
-    return Weights(
+    return Projections(
         torch.rand(d_in, d_k, generator=gen),
         torch.rand(d_in, d_k, generator=gen),
         torch.rand(d_in, d_v, generator=gen),

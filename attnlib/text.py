@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError
-from .steps import QKV, attention_weights, derive_qkv, init_weights
+from .steps import QKV, attention_weights, derive_qkv, init_projections
 
 __all__ = [
     "MAX_TOKENS",
@@ -100,7 +100,7 @@ def sentence_attention(
     Tokens → ``build_vocabulary(unique=True)`` ids → ``embed(..., d=d, seed=seed)`` → either
     document 003's simplified attention (``projections=False``: queries = keys = values = the
     embeddings, ``ω = X Xᵀ``) or projections by the three ``(d, d)`` matrices ``U`` of
-    ``init_weights(d, d, seed=seed)``, applied as document 003 applies them (``q = U x``, i.e.
+    ``init_projections(d, d, seed=seed)``, applied as document 003 applies them (``q = U x``, i.e.
     ``Q = X Uᵀ``), so that 003's sentence reproduces 003's scaled dot-product weights.
     ``scaled`` divides the scores by ``sqrt(d)``.
 
@@ -118,7 +118,7 @@ def sentence_attention(
     ids = encode(sentence, vocabulary)
     embedded = embed(ids, num_embeddings=len(vocabulary), d=d, seed=seed)
     if projections:
-        u_query, u_key, u_value = init_weights(d, d, seed=seed)
+        u_query, u_key, u_value = init_projections(d, d, seed=seed)
         queries, keys, values = project_as_columns(embedded, u_query, u_key, u_value)
     else:
         queries = keys = values = embedded

@@ -11,8 +11,9 @@ Usage: python scripts/build_editions.py [--out build/editions]
   edition keeps them open.
   Code cells and their stored outputs are untouched, so the learner edition re-executes to exactly
   the outputs it holds (``make test`` runs nbval on it).
-- ``<out>/images/`` and ``<out>/README.md``: what the lessons link to as ``../images`` and
-  ``../README.md``, so links work inside an edition as they do in the repository.
+- ``<out>/images/``, ``<out>/README.md`` and ``<out>/docs/documents.md``: what the lessons link to as
+  ``../images``, ``../README.md`` and ``../docs/documents.md``, so links work inside an edition as they
+  do in the repository.
 
 ``--workspace DIR`` gives a learner their own copy of the learner edition in ``DIR/lessons/``
 (``make learn``, the class hub, Binder, Kubernetes): lessons already there are never overwritten
@@ -66,6 +67,8 @@ def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", out / "images")
     shutil.copy2(REPO / "README.md", out / "README.md")
+    (out / "docs").mkdir(exist_ok=True)
+    shutil.copy2(REPO / "docs" / "documents.md", out / "docs" / "documents.md")
     return written
 
 

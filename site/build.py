@@ -6,7 +6,7 @@ Usage: python site/build.py [--out build/site] [--src build/site-src]
    so every relative link of the lessons and the README works unchanged:
    ``index.md`` (README.md, the lesson index, plus site/index.md's toctree), ``notebooks/NN_*.ipynb``
    (the learner edition of every lesson matching the glob: teacher notes out, widget state out),
-   ``images/``, ``docs/teaching-guide.md``, ``CONTRIBUTING.md``, ``LICENSE``.
+   ``images/``, ``docs/teaching-guide.md``, ``docs/documents.md``, ``CONTRIBUTING.md``, ``LICENSE``.
 2. Copies MathJax 2 (the parts a page needs) from node_modules/ (``npm ci``, package.json) into
    ``_static/mathjax``.
 3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
@@ -82,7 +82,8 @@ def prepare(src: Path) -> list[Path]:
     readme = REMOTE_BADGE.sub(r"[\1](\2)", (REPO / "README.md").read_text(encoding="utf-8"))
     (src / "index.md").write_text(readme + "\n" + (SITE / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
     shutil.copytree(REPO / "images", src / "images")
-    shutil.copy2(REPO / "docs" / "teaching-guide.md", src / "docs" / "teaching-guide.md")
+    for page in ("teaching-guide.md", "documents.md"):
+        shutil.copy2(REPO / "docs" / page, src / "docs" / page)
     for name in ("CONTRIBUTING.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     lessons = sorted((REPO / "notebooks").glob(LESSONS))

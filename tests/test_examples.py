@@ -35,7 +35,7 @@ def test_get_unknown_names_the_choices() -> None:
 def test_matrix_examples_shapes(example: examples.MatrixExample, n_tokens: int, d_in: int, d_k: int, d_v: int) -> None:
     x = example.inputs
     assert x.dtype == torch.float32 and x.shape == (n_tokens, d_in)
-    w = example.weights
+    w = example.projections
     assert (w.w_query.shape, w.w_key.shape, w.w_value.shape) == ((d_in, d_k), (d_in, d_k), (d_in, d_v))
     q, k, v = example.qkv()
     assert (q.shape, k.shape, v.shape) == ((n_tokens, d_k), (n_tokens, d_k), (n_tokens, d_v))
@@ -46,7 +46,7 @@ def test_matrix_examples_shapes(example: examples.MatrixExample, n_tokens: int, 
 def test_example_data_are_the_documents_numbers() -> None:
     # 000 and 001 share their first three inputs; 001's weights are the first 3 columns of 000's
     assert torch.equal(examples.four_inputs.inputs[:3], examples.three_inputs.inputs)
-    for big, small in zip(examples.four_inputs.weights, examples.three_inputs.weights):
+    for big, small in zip(examples.four_inputs.projections, examples.three_inputs.projections):
         assert torch.equal(big[:, :3], small)
     assert examples.four_inputs.inputs[3].tolist() == [3.0, 1.0, 1.0, 1.0]
 
@@ -62,7 +62,7 @@ def test_examples_are_immutable_and_return_fresh_tensors() -> None:
 def test_encodings_has_no_explicit_weights() -> None:
     assert examples.encodings.inputs.shape == (3, 2)
     with pytest.raises(AttributeError, match=r"example '004' has no explicit weights"):
-        examples.encodings.weights  # noqa: B018
+        examples.encodings.projections  # noqa: B018
 
 
 def test_history_run_replays_document_002_draws() -> None:
@@ -120,12 +120,12 @@ def test_document_004_module_is_seed_42_in_order_q_v_k_and_leaves_the_rng_alone(
 
 
 def test_document_004_weights_rounded_once_or_twice() -> None:
-    once, twice = examples.document_004_weights(roundings=1), examples.document_004_weights(roundings=2)
+    once, twice = examples.document_004_projections(roundings=1), examples.document_004_projections(roundings=2)
     for a, b in zip(once, twice):
         assert a.shape == (2, 2) and a.dtype == torch.float32
         assert torch.allclose(a, b, atol=1e-7, rtol=0) and not torch.equal(a, b)
     with pytest.raises(ValueError, match="roundings must be 1 or 2"):
-        examples.document_004_weights(roundings=3)
+        examples.document_004_projections(roundings=3)
 
 
 def test_random_qk_is_seeded_unit_variance_and_checks_its_sizes() -> None:

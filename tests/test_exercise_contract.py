@@ -12,7 +12,7 @@ from attnlib.lessons._check import CHECKER_FAILED
 LESSONS = (
     "pronoun",
     "inputs",
-    "weights",
+    "projections",
     "qkv",
     "scores",
     "softmax",

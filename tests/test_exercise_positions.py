@@ -25,7 +25,7 @@ def test_sinusoid_code():
 
 
 def test_bites():
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
     z = attention(*derive_qkv(examples.three_inputs.inputs, *w), scale=1.0)
     assert check("positions.3", z[[2, 1, 0]]).correct
     assert "own order" in check("positions.3", z).message

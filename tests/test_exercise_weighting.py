@@ -4,7 +4,7 @@ import math
 
 import torch
 
-from attnlib import examples, score, softmax
+from attnlib import examples, score, softmax, weight_values
 from attnlib.lessons import check
 
 
@@ -12,7 +12,8 @@ def test_by_hand():
     alpha, v = torch.tensor([0.25, 0.75]), torch.tensor([[4.0, 2.0], [0.0, 8.0]])
     assert check("weighting.1", [[1.0, 0.5], [0.0, 6.0]]).correct
     assert check("weighting.1", alpha[:, None] * v).correct
-    assert check("weighting.1", [1.0, 6.5]).mistake == "weights-not-values"
+    summed = check("weighting.1", [1.0, 6.5])
+    assert summed.mistake == "weights-not-values" and "[1, 6.5]" in summed.message
 
 
 def test_weigh_runs_on_fresh_inputs():
@@ -22,6 +23,8 @@ def test_weigh_runs_on_fresh_inputs():
     assert check("weighting.2", weigh).correct
     assert check("weighting.2", lambda a, b: b[:, None] * a.T[:, :, None]).mistake == "transposed"
     assert check("weighting.2", lambda a, b: a @ b).mistake == "weights-not-values"
+    assert check("weighting.2", weight_values).mistake == "library-function"
+    assert check("weighting.2", lambda a, b: weight_values(a, b)).mistake == "library-function"
     fb = check("weighting.2", lambda a, b: 1 / 0)
     assert not fb.correct and "ZeroDivisionError" in fb.message
 

@@ -90,7 +90,7 @@ def _004():
 
 def _004_context_64(*, roundings: int) -> Tensor:
     """004's context in float64 from its weights rebuilt with one or two roundings (lesson 09)."""
-    w = examples.document_004_weights(roundings=roundings)
+    w = examples.document_004_projections(roundings=roundings)
     x = examples.encodings.inputs.double()
     return steps.attention(x @ w.w_query.double(), x @ w.w_key.double(), x @ w.w_value.double())
 
@@ -134,9 +134,9 @@ def _002():
 
 COMPUTE: dict[str, Callable[[], object]] = {
     "000.input": lambda: steps.prepare_inputs(examples.four_inputs.rows),
-    "000.w_key": lambda: examples.four_inputs.weights.w_key,
-    "000.w_query": lambda: examples.four_inputs.weights.w_query,
-    "000.w_value": lambda: examples.four_inputs.weights.w_value,
+    "000.w_key": lambda: examples.four_inputs.projections.w_key,
+    "000.w_query": lambda: examples.four_inputs.projections.w_query,
+    "000.w_value": lambda: examples.four_inputs.projections.w_value,
     "000.queries": lambda: _e000()[0],
     "000.values": lambda: _e000()[2],
     "000.keys": lambda: _e000()[1],
@@ -147,12 +147,12 @@ COMPUTE: dict[str, Callable[[], object]] = {
     "001.input_1": lambda: examples.three_inputs.inputs[0],
     "001.input_2": lambda: examples.three_inputs.inputs[1],
     "001.input_3": lambda: examples.three_inputs.inputs[2],
-    "001.w_key": lambda: examples.three_inputs.weights.w_key,
-    "001.w_query": lambda: examples.three_inputs.weights.w_query,
-    "001.w_value": lambda: examples.three_inputs.weights.w_value,
-    "001.key_1": lambda: steps.project(examples.three_inputs.inputs[0:1], examples.three_inputs.weights.w_key),
-    "001.key_2": lambda: steps.project(examples.three_inputs.inputs[1:2], examples.three_inputs.weights.w_key),
-    "001.key_3": lambda: steps.project(examples.three_inputs.inputs[2:3], examples.three_inputs.weights.w_key),
+    "001.w_key": lambda: examples.three_inputs.projections.w_key,
+    "001.w_query": lambda: examples.three_inputs.projections.w_query,
+    "001.w_value": lambda: examples.three_inputs.projections.w_value,
+    "001.key_1": lambda: steps.project(examples.three_inputs.inputs[0:1], examples.three_inputs.projections.w_key),
+    "001.key_2": lambda: steps.project(examples.three_inputs.inputs[1:2], examples.three_inputs.projections.w_key),
+    "001.key_3": lambda: steps.project(examples.three_inputs.inputs[2:3], examples.three_inputs.projections.w_key),
     "001.keys": lambda: _e001()[1],
     "001.values": lambda: _e001()[2],
     "001.queries": lambda: _e001()[0],
@@ -296,7 +296,7 @@ def test_document_figures_that_differ_from_exact() -> None:
 def test_004_weights_differ_in_the_last_bit_only() -> None:
     """Lesson 09's finding: both ways of rounding 004's sampler give every weight digit 004 prints,
     differ in the last bit of 6 of the 12 weights, and this machine's seed-42 module is one of them."""
-    one, two = examples.document_004_weights(roundings=1), examples.document_004_weights(roundings=2)
+    one, two = examples.document_004_projections(roundings=1), examples.document_004_projections(roundings=2)
     ids = ("004.w_query_T", "004.w_key_T", "004.w_value_T")
     for weights in (one, two):
         for w, fact_id in zip(weights, ids):

@@ -104,7 +104,7 @@ def test_check_reports_a_stale_image(tmp_path: Path) -> None:
 def test_example_numbers_are_attnlib_s() -> None:
     # the diagrams are drawn from this computation (document 001: outputs ≈ [2, 7, 1.5] for input 1)
     ex = examples.three_inputs
-    queries, keys, values = steps.derive_qkv(ex.inputs, *ex.weights)
+    queries, keys, values = steps.derive_qkv(ex.inputs, *ex.projections)
     weights = steps.softmax(steps.score(queries, keys))
     context = weights @ values
     torch.testing.assert_close(context[0], torch.tensor([1.9366, 6.6831, 1.5951]), atol=1e-4, rtol=0)

@@ -70,7 +70,7 @@ def test_position_modules_add_their_table_with_offsets():
 
 def test_self_attention_is_permutation_equivariant_until_positions_are_added():
     x = examples.three_inputs.inputs
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
 
     def layer(inputs):
         return attnlib.attention(*attnlib.derive_qkv(inputs, *w))

@@ -41,33 +41,33 @@ def test_prepare_inputs_copies_a_tensor() -> None:
 
 # ---------------------------------------------------------------- step 2
 def test_init_weights_shapes_and_range() -> None:
-    w = steps.init_weights(4, 3, 5)
-    assert isinstance(w, steps.Weights)
+    w = steps.init_projections(4, 3, 5)
+    assert isinstance(w, steps.Projections)
     assert (w.w_query.shape, w.w_key.shape, w.w_value.shape) == ((4, 3), (4, 3), (4, 5))
     for m in w:
         assert bool(((m >= 0) & (m < 1)).all())
 
 
 def test_init_weights_d_v_defaults_to_d_k() -> None:
-    assert steps.init_weights(4, 3).w_value.shape == (4, 3)
+    assert steps.init_projections(4, 3).w_value.shape == (4, 3)
 
 
 def test_init_weights_reproducible_like_the_documents_and_leaves_global_rng_alone() -> None:
     torch.manual_seed(0)
     before = torch.random.get_rng_state()
-    w = steps.init_weights(16, 24, 28, seed=123)
+    w = steps.init_projections(16, 24, 28, seed=123)
     assert torch.equal(torch.random.get_rng_state(), before)
     torch.manual_seed(123)
     expected = (torch.rand(16, 24), torch.rand(16, 24), torch.rand(16, 28))
     for got, want in zip(w, expected):
         assert torch.equal(got, want)
-    assert not torch.equal(steps.init_weights(16, 24, seed=124).w_query, w.w_query)
+    assert not torch.equal(steps.init_projections(16, 24, seed=124).w_query, w.w_query)
 
 
 # ---------------------------------------------------------------- step 3
 def test_derive_qkv_is_three_matrix_products() -> None:
     x = examples.four_inputs.inputs
-    w = examples.four_inputs.weights
+    w = examples.four_inputs.projections
     q, k, v = steps.derive_qkv(x, *w)
     assert torch.equal(q, torch.matmul(x, w.w_query))
     assert torch.equal(k, torch.matmul(x, w.w_key))

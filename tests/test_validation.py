@@ -204,12 +204,12 @@ def test_prepare_inputs_empty() -> None:
 def test_init_weights_sizes(arg: str) -> None:
     sizes = {"d_in": 4, "d_k": 3, "d_v": 2, arg: 0}
     with pytest.raises(AttentionInputError, match=rf"{arg} must be a positive integer, got 0"):
-        steps.init_weights(**sizes)
+        steps.init_projections(**sizes)
 
 
 def test_derive_qkv_d_in_mismatch() -> None:
     x = torch.zeros(3, 4)
-    w = steps.init_weights(5, 2)
+    w = steps.init_projections(5, 2)
     with pytest.raises(AttentionInputError) as info:
         steps.derive_qkv(x, *w)
     assert "inputs have d_in=4 but w_query expects d_in=5" in str(info.value)

@@ -71,7 +71,7 @@ def test_editing_x_changes_every_later_matrix_to_attnlibs_result() -> None:
     assert e.views["inputs"].edit(0, 1, "2.5")
     x = examples.three_inputs.inputs.clone()
     x[0, 1] = 2.5
-    q, k, v = attnlib.derive_qkv(x, *examples.three_inputs.weights)
+    q, k, v = attnlib.derive_qkv(x, *examples.three_inputs.projections)
     assert np.allclose(_data(e, "inputs"), x.numpy())
     assert np.allclose(_data(e, "context"), attnlib.attention(q, k, v).numpy(), atol=1e-5)
     assert not np.allclose(_data(e, "context"), before)
@@ -81,7 +81,7 @@ def test_editing_a_weight_changes_q_but_not_k_or_v() -> None:
     e = PipelineExplorer("001")
     k_before, v_before = _data(e, "keys").copy(), _data(e, "values").copy()
     assert e.views["w_query"].edit(1, 2, "-3")
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
     w_query = w.w_query.clone()
     w_query[1, 2] = -3
     assert np.allclose(_data(e, "queries"), (examples.three_inputs.inputs @ w_query).numpy())

@@ -28,8 +28,8 @@ def test_every_kind_and_token(example, kind):
     e.controls["kind"].value = kind
     ex = examples.get(example)
     index = KINDS[kind][0]
-    result = derive_qkv(ex.inputs, *ex.weights)[index]
-    weight = ex.weights[index]
+    result = derive_qkv(ex.inputs, *ex.projections)[index]
+    weight = ex.projections[index]
     for i in range(len(ex.rows)):
         e.controls["token"].value = i
         assert np.array_equal(e.views["result"].data, result.numpy())

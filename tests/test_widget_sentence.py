@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnlib import examples, init_weights
+from attnlib import examples, init_projections
 from attnlib.lessons.l10_sentence import SentenceExplorer
 from attnlib.text import build_vocabulary, embed, encode, tokenize
 
@@ -14,7 +14,7 @@ def _reference(sentence: str, projections: bool, scaled: bool) -> torch.Tensor:
     vocabulary = build_vocabulary(sentence, unique=True)
     x = embed(encode(sentence, vocabulary), num_embeddings=len(vocabulary), d=16, seed=123)
     if projections:
-        u_q, u_k, _ = init_weights(16, 16, seed=123)
+        u_q, u_k, _ = init_projections(16, 16, seed=123)
         q, k = x @ u_q.T, x @ u_k.T  # document 003's q = U x
     else:
         q = k = x

@@ -1,9 +1,9 @@
-"""WeightsExplorer headless: the three heatmaps show the documents' or init_weights' matrices."""
+"""WeightsExplorer headless: the three heatmaps show the documents' or init_projections' matrices."""
 
 import numpy as np
 import pytest
 
-from attnlib import examples, init_weights
+from attnlib import examples, init_projections
 from attnlib.lessons.l02_weights import WeightsExplorer
 
 VIEWS = ("w_query", "w_key", "w_value")
@@ -16,7 +16,7 @@ def _shown(e):
 @pytest.mark.parametrize("source", ["001", "000"])
 def test_documents_weights(source):
     e = WeightsExplorer(source)
-    want = examples.get(source).weights
+    want = examples.get(source).projections
     for shown, w in zip(_shown(e), want):
         assert np.array_equal(shown, w.numpy())
     texts = e.views["w_value"].annotations
@@ -34,14 +34,14 @@ def test_switching_source_and_random_sizes():
     e.controls["d_k"].value = 5
     e.controls["d_v"].value = 2
     e.controls["seed"].value = 7
-    want = init_weights(4, 5, 2, seed=7)
+    want = init_projections(4, 5, 2, seed=7)
     for shown, w in zip(_shown(e), want):
         assert np.allclose(shown, w.numpy())
     assert "(4, 5)" in e.shapes.value and "(4, 2)" in e.shapes.value
     assert e.summary() == "WeightsExplorer(source='random', d_in=4, d_k=5, d_v=2, seed=7)"
     assert e.views["w_value"].annotations[0] == f"{float(want.w_value[0, 0]):.2f}"
     e.controls["source"].value = "000"
-    for shown, w in zip(_shown(e), examples.four_inputs.weights):
+    for shown, w in zip(_shown(e), examples.four_inputs.projections):
         assert np.array_equal(shown, w.numpy())
     assert e.summary() == "WeightsExplorer(source='000', shapes=[(4, 5), (4, 5), (4, 5)])"
 

@@ -228,6 +228,7 @@ def stack(answer: object) -> Feedback:
         name="stack(vectors) on four new vectors of size 5",
         wrong=wrong,
         success="Four tokens of size 5: (4, 5).",
+        write_it=(prepare_inputs,),
     )
 
 

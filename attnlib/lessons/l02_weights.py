@@ -1,12 +1,12 @@
-"""Lesson 02 · Weights: its explorer and its exercise checkers.
+"""Lesson 02 · Projections: its explorer and its exercise checkers.
 
 Lesson 02 explorer: ``W_q``, ``W_k`` ``(d_in, d_k)`` and ``W_v`` ``(d_in, d_v)`` side by side.
 
-Lesson 02 exercises: the shapes and the size of the three weight matrices.
+Lesson 02 exercises: the shapes and the size of the three projections.
 
-- ``weights.1`` by hand: the shapes of W_q, W_k, W_v for d_in = 6, d_k = 2, d_v = 3.
-- ``weights.2`` code: ``count_weights(d_in, d_k, d_v)``, run on sizes the lesson never used.
-- ``weights.3`` transfer: the shape of ``nn.Linear(4, 3).weight`` (PyTorch stores W transposed).
+- ``projections.1`` by hand: the shapes of W_q, W_k, W_v for d_in = 6, d_k = 2, d_v = 3.
+- ``projections.2`` code: ``count_parameters(d_in, d_k, d_v)``, run on sizes the lesson never used.
+- ``projections.3`` transfer: the shape of ``nn.Linear(4, 3).weight`` (PyTorch stores W transposed).
 """
 
 from __future__ import annotations
@@ -20,27 +20,27 @@ from torch import Tensor, nn
 from ..examples import four_inputs, three_inputs
 from ..formatting import matrix_decimals
 from ..show.explorer import Explorer, HeatmapView
-from ..steps import Weights, init_weights
+from ..steps import Projections, init_projections
 from ._check import Feedback, compare_tensor, exercise, run_learner_code
 
-__all__ = ["SOURCE_CHOICES", "WeightsExplorer", "count_weights", "linear_shape", "shapes", "wrong_answers"]
+__all__ = ["SOURCE_CHOICES", "WeightsExplorer", "count_parameters", "linear_shape", "shapes", "wrong_answers"]
 
 
 SOURCE_CHOICES: tuple[tuple[str, str], ...] = (
     ("document 001 (4×3)", "001"),
     ("document 000 (4×5)", "000"),
-    ("random: init_weights", "random"),
+    ("random: init_projections", "random"),
 )
 _DOCUMENTS = {"000": four_inputs, "001": three_inputs}
 NAMES = ("W_q", "W_k", "W_v")
 
 
 class WeightsExplorer(Explorer):
-    """The three weight matrices as heatmaps: a document's integers or seeded ``init_weights``.
+    """The three projections as heatmaps: a document's integers or seeded ``init_projections``.
 
     Args:
         source: ``"001"``, ``"000"`` (the documents' weights) or ``"random"``.
-        d_in, d_k, d_v, seed: used when ``source="random"`` (``init_weights(d_in, d_k, d_v, seed=seed)``).
+        d_in, d_k, d_v, seed: used when ``source="random"`` (``init_projections(d_in, d_k, d_v, seed=seed)``).
 
     Controls: ``source``, ``d_in``, ``d_k``, ``d_v``, ``seed``. Views: ``w_query``, ``w_key``, ``w_value``.
     """
@@ -56,8 +56,8 @@ class WeightsExplorer(Explorer):
         c["d_v"] = widgets.IntSlider(value=d_v, min=1, max=8, description="d_v")
         c["seed"] = widgets.IntText(value=seed, description="seed", layout=widgets.Layout(width="180px"))
         self.shapes = widgets.HTML()
-        self.weights = self._compute()
-        for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, self.weights):
+        self.projections = self._compute()
+        for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, self.projections):
             self.views[key] = HeatmapView(
                 w, decimals=matrix_decimals(w), title=_title(name, w), row_labels=_rows(w), col_labels=_cols(w)
             )
@@ -73,12 +73,12 @@ class WeightsExplorer(Explorer):
             ]
         )
 
-    def _compute(self) -> Weights:
+    def _compute(self) -> Projections:
         c = self.controls
         source = c["source"].value
         if source == "random":
-            return init_weights(c["d_in"].value, c["d_k"].value, c["d_v"].value, seed=int(c["seed"].value))
-        return _DOCUMENTS[source].weights
+            return init_projections(c["d_in"].value, c["d_k"].value, c["d_v"].value, seed=int(c["seed"].value))
+        return _DOCUMENTS[source].projections
 
     def _sync_controls(self) -> None:
         """Sliders are live for random weights; for a document they show its sizes, disabled."""
@@ -86,19 +86,19 @@ class WeightsExplorer(Explorer):
         for name in ("d_in", "d_k", "d_v", "seed"):
             self.controls[name].disabled = not random
         if not random:
-            w = self.weights
+            w = self.projections
             sizes = {"d_in": w.w_query.shape[0], "d_k": w.w_query.shape[1], "d_v": w.w_value.shape[1]}
             for name, size in sizes.items():
                 self.set_quietly(name, value=int(size))
         self.shapes.value = html.escape(
-            " · ".join(f"{n} {tuple(w.shape)}" for n, w in zip(NAMES, self.weights))
+            " · ".join(f"{n} {tuple(w.shape)}" for n, w in zip(NAMES, self.projections))
             + "   (rows: d_in; columns: d_k, d_k, d_v)"
         )
 
     def update(self) -> None:
         """Recompute the weights for the current controls and redraw the three heatmaps."""
         weights = self._compute()
-        self.weights = weights
+        self.projections = weights
         for view, name, w in zip(self.views.values(), NAMES, weights):
             view.update(w, row_labels=_rows(w), col_labels=_cols(w), title=_title(name, w), decimals=matrix_decimals(w))
         self._sync_controls()
@@ -110,7 +110,7 @@ class WeightsExplorer(Explorer):
                 f"WeightsExplorer(source='random', d_in={c['d_in'].value}, d_k={c['d_k'].value}, "
                 f"d_v={c['d_v'].value}, seed={c['seed'].value})"
             )
-        shapes = ", ".join(str(tuple(w.shape)) for w in self.weights)
+        shapes = ", ".join(str(tuple(w.shape)) for w in self.projections)
         return f"WeightsExplorer(source={c['source'].value!r}, shapes=[{shapes}])"
 
 
@@ -127,29 +127,37 @@ def _cols(w: Tensor) -> list[str]:
 
 
 D_IN, D_K, D_V = 6, 2, 3
-#: ``weights.2`` is run on these ``(d_in, d_k, d_v)``
+#: ``projections.2`` is run on these ``(d_in, d_k, d_v)``
 FRESH_SIZES = ((5, 4, 7), (16, 8, 8), (3, 1, 2))
 
 
 def _shapes() -> Tensor:
-    return torch.tensor([list(w.shape) for w in init_weights(D_IN, D_K, D_V)], dtype=torch.float64)
+    return torch.tensor([list(w.shape) for w in init_projections(D_IN, D_K, D_V)], dtype=torch.float64)
 
 
 def _count(d_in: int, d_k: int, d_v: int) -> int:
-    return sum(w.numel() for w in init_weights(d_in, d_k, d_v))
+    return sum(w.numel() for w in init_projections(d_in, d_k, d_v))
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     s = _shapes()
     return {
-        "weights.1": [(s.flip(1), "transposed"), ([[D_IN, D_K]] * 3, None), ([[D_IN, D_V]] * 3, None)],
-        "weights.2": [(lambda d_in, d_k, d_v: 3 * d_in * d_k, None), (lambda d_in, d_k, d_v: d_in * d_k * d_v, None)],
-        "weights.3": [([4, 3], "transposed"), ([3, 3], None)],
+        "projections.1": [
+            (s.flip(1), "transposed"),
+            ([[D_IN, D_K]] * 3, None),
+            ([[D_IN, D_V]] * 3, None),
+            ([[D_IN, D_K], [D_IN, D_V], [D_IN, D_K]], None),
+        ],
+        "projections.2": [
+            (lambda d_in, d_k, d_v: 3 * d_in * d_k, None),
+            (lambda d_in, d_k, d_v: d_in * d_k * d_v, None),
+        ],
+        "projections.3": [([4, 3], "transposed"), ([3, 3], None)],
     }
 
 
-@exercise("weights.1")
+@exercise("projections.1")
 def shapes(answer: object) -> Feedback:
     """``[shape of W_q, shape of W_k, shape of W_v]`` for d_in = 6, d_k = 2, d_v = 3."""
     s = _shapes()
@@ -172,20 +180,27 @@ def shapes(answer: object) -> Feedback:
             torch.tensor([[D_IN, D_V], [D_IN, D_K], [D_IN, D_K]], dtype=torch.float64),
             "The order is W_q, W_k, W_v: the one with d_v columns comes last.",
         ),
+        (
+            torch.tensor([[D_IN, D_K], [D_IN, D_V], [D_IN, D_K]], dtype=torch.float64),
+            f"W_k and W_v are swapped: keys meet queries in a dot product, so W_k has d_k = {D_K} columns like "
+            f"W_q; W_v (the last one) has d_v = {D_V}.",
+        ),
     ]
     return compare_tensor(answer, s, name="the shapes of W_q, W_k and W_v", wrong=wrong, atol=0.5)
 
 
-@exercise("weights.2")
-def count_weights(answer: object) -> Feedback:
-    """A function ``count_weights(d_in, d_k, d_v)``: how many numbers the three matrices hold."""
+@exercise("projections.2")
+def count_parameters(answer: object) -> Feedback:
+    """A function ``count_parameters(d_in, d_k, d_v)``: how many numbers the three matrices hold."""
     got = []
     for sizes in FRESH_SIZES:
-        result = run_learner_code(answer, *sizes, name="your count_weights(d_in, d_k, d_v)")
+        result = run_learner_code(
+            answer, *sizes, name="your count_parameters(d_in, d_k, d_v)", write_it=(init_projections,)
+        )
         if isinstance(result, Feedback):
             return result
         if result is None:
-            return Feedback(False, "your count_weights returned None: return the number.")
+            return Feedback(False, "your count_parameters returned None: return the number.")
         got.append(result)
     want = [_count(*sizes) for sizes in FRESH_SIZES]
     wrong = [
@@ -201,21 +216,21 @@ def count_weights(answer: object) -> Feedback:
     return compare_tensor(
         got,
         torch.tensor(want, dtype=torch.float64),
-        name=f"count_weights on {', '.join(map(str, FRESH_SIZES))}",
+        name=f"count_parameters on {', '.join(map(str, FRESH_SIZES))}",
         wrong=wrong,
         atol=0.5,
         success="d_in·d_k + d_in·d_k + d_in·d_v = d_in (2 d_k + d_v).",
     )
 
 
-@exercise("weights.3")
+@exercise("projections.3")
 def linear_shape(answer: object) -> Feedback:
     """The shape of ``nn.Linear(4, 3, bias=False).weight``: PyTorch stores ``(d_out, d_in)``."""
     want = torch.tensor(list(nn.Linear(4, 3, bias=False).weight.shape), dtype=torch.float64)
     wrong = [
         (
             torch.tensor([4.0, 3.0]),
-            "That is the shape of W in this series' X widgets. nn.Linear stores its weight the other way round, "
+            "That is the shape of W in this series' X W. nn.Linear stores its weight the other way round, "
             "(d_out, d_in), and computes X Wᵀ — run nn.Linear(4, 3).weight.shape to see it.",
             "transposed",
         ),

@@ -4,7 +4,7 @@ Lesson 03 explorer: how one token's row of ``X`` times ``W`` makes its query, ke
 
 Lesson 03 exercises: queries, keys and values as matrix products.
 
-- ``qkv.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key weights.
+- ``qkv.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key projection.
 - ``qkv.2`` code: ``project_all(X, w_query, w_key, w_value)`` → (Q, K, V), run on fresh inputs.
 - ``qkv.3`` transfer: document 003 writes q = U x for a column x; all queries of a row matrix X.
 """
@@ -23,7 +23,7 @@ from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView
 from ..show.plots import heatmap_png
-from ..steps import derive_qkv, init_weights
+from ..steps import derive_qkv, init_projections, project
 from ._check import Feedback, compare_tensor, exercise, run_learner_code
 
 __all__ = [
@@ -94,10 +94,12 @@ class QKVExplorer(Explorer):
         c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
         c["kind"] = widgets.ToggleButtons(options=list(KINDS), value=kind, description="make the")
         c["token"] = widgets.Dropdown(options=_token_options(ex), value=token, description="token")
-        c["column"] = widgets.IntSlider(value=column, min=0, max=ex.weights.w_key.shape[1] - 1, description="column d")
+        c["column"] = widgets.IntSlider(
+            value=column, min=0, max=ex.projections.w_key.shape[1] - 1, description="column d"
+        )
         self.products = widgets.HTML()
         self.views["inputs"] = HeatmapView(ex.inputs, decimals=0, title="inputs X", ylabel="token")
-        self.views["weight"] = HeatmapView(ex.weights.w_key, decimals=0, title="W")
+        self.views["weight"] = HeatmapView(ex.projections.w_key, decimals=0, title="W")
         self.views["result"] = HeatmapView(ex.qkv().keys, decimals=0, title="result")
         self.update()
         self.observe_controls()
@@ -119,7 +121,7 @@ class QKVExplorer(Explorer):
         if key != self.example:
             self.example = key
             self.set_quietly("token", options=_token_options(ex), value=min(c["token"].value, len(ex.rows) - 1))
-        inputs, weights = ex.inputs, ex.weights
+        inputs, weights = ex.inputs, ex.projections
         index, w_name, r_name = KINDS[c["kind"].value]
         weight = weights[index]
         result = derive_qkv(inputs, *weights)[index]
@@ -173,13 +175,13 @@ U_003 = ((0.0, 1.0), (2.0, 1.0))
 
 def _fresh() -> tuple[Tensor, tuple[Tensor, Tensor, Tensor]]:
     gen = torch.Generator().manual_seed(3)
-    return torch.randn(4, 5, generator=gen), tuple(init_weights(5, 3, 2, seed=33))
+    return torch.randn(4, 5, generator=gen), tuple(init_projections(5, 3, 2, seed=33))
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     x = torch.tensor(NEW_INPUT)
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
     xs, u = torch.tensor(X_003), torch.tensor(U_003)
     return {
         "qkv.1": [(x @ w.w_query, None), (x @ w.w_value, None)],
@@ -195,10 +197,10 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def new_key(answer: object) -> Feedback:
     """``k = x W_k`` for x = [2, 0, 0, 1] and 001's ``W_k`` ``(4, 3)``: a vector of size 3."""
     x = torch.tensor(NEW_INPUT)
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
     wrong = [
-        (x @ w.w_query, "That is the query: a key uses the key weights W_k."),
-        (x @ w.w_value, "That is the value: a key uses the key weights W_k."),
+        (x @ w.w_query, "That is the query: a key uses the key projection W_k."),
+        (x @ w.w_value, "That is the value: a key uses the key projection W_k."),
         (w.w_key.sum(dim=0), "You added all rows of W_k; x = [2, 0, 0, 1] takes 2 × row 1 + 1 × row 4."),
     ]
     return compare_tensor(
@@ -224,7 +226,15 @@ def _as_three(result: object) -> list[object] | Feedback:
 def project_all(answer: object) -> Feedback:
     """A function ``project_all(X, w_query, w_key, w_value)`` → ``(Q, K, V)``, without derive_qkv."""
     x, weights = _fresh()
-    result = _as_three(run_learner_code(answer, x.clone(), *(w.clone() for w in weights), name="your project_all"))
+    result = _as_three(
+        run_learner_code(
+            answer,
+            x.clone(),
+            *(w.clone() for w in weights),
+            name="your project_all",
+            write_it=(derive_qkv, project),
+        )
+    )
     if isinstance(result, Feedback):
         return result
     q, k, v = derive_qkv(x, *weights)
@@ -250,7 +260,7 @@ def column_convention(answer: object) -> Feedback:
     wrong = [
         (
             xs @ u,
-            "X @ U treats U like this series' widgets. 003 applies U to a column, q = U x, so for rows it is "
+            "X @ U treats U like this series' W. 003 applies U to a column, q = U x, so for rows it is "
             "q = x Uᵀ: X @ U.T.",
             "transposed",
         ),

@@ -6,7 +6,7 @@ Lesson 04 exercises: scores as dot products, S = Q Kᵀ.
 
 - ``scores.1`` by hand: one query against three keys.
 - ``scores.2`` code: ``scores_of(queries, keys)`` with n_q ≠ n_k, run on fresh inputs.
-- ``scores.3`` transfer: with W_q = W_k the score matrix K Kᵀ of document 001 (symmetric, always).
+- ``scores.3`` transfer: one matrix W for queries and keys, on new inputs: S = (XW)(XW)ᵀ, symmetric always.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ import ipywidgets as widgets
 import torch
 from torch import Tensor
 
-from .. import examples
 from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView
@@ -132,6 +131,9 @@ def _options(example, kind: str) -> list[tuple[str, int]]:
     return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(example.token_labels)]
 
 
+#: ``scores.3``: four inputs of size 3 and one matrix W used for both queries and keys.
+SHARED_X = ((1.0, 0.0, 1.0), (0.0, 2.0, 1.0), (1.0, 1.0, 0.0), (2.0, 0.0, 0.0))
+SHARED_W = ((1.0, 0.0), (0.0, 1.0), (1.0, 1.0))
 HAND_QUERY = (1.0, 2.0, 0.0)
 HAND_KEYS = ((1.0, 0.0, 1.0), (0.0, 1.0, 3.0), (2.0, 1.0, 0.0))
 
@@ -144,12 +146,12 @@ def _fresh() -> tuple[Tensor, Tensor]:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     q, k = torch.tensor(HAND_QUERY), torch.tensor(HAND_KEYS)
-    _, keys, _ = examples.three_inputs.qkv()
-    queries, _, _ = examples.three_inputs.qkv()
+    xs, ws = torch.tensor(SHARED_X), torch.tensor(SHARED_W)
+    ks = xs @ ws
     return {
         "scores.1": [(q @ k, "k-q-transposed"), (k.sum(dim=1) * q.sum(), None)],
         "scores.2": [(lambda a, b: b @ a.T, "k-q-transposed"), (lambda a, b: a @ b, None)],
-        "scores.3": [(score(queries, keys), None), (keys.T @ keys, None)],
+        "scores.3": [(xs @ xs.T, None), (ks.T @ ks, None)],
     }
 
 
@@ -188,25 +190,23 @@ def scores_of(answer: object) -> Feedback:
         name="scores_of on 2 new queries and 5 new keys (2×5)",
         wrong=wrong,
         success="With n_q ≠ n_k you can see it: rows are queries, columns keys.",
+        write_it=(score,),
     )
 
 
 @exercise("scores.3")
 def same_weights(answer: object) -> Feedback:
-    """001's scores if the queries used the key weights (W_q = W_k): ``K Kᵀ`` ``(3, 3)``."""
-    queries, keys, _ = examples.three_inputs.qkv()
+    """Scores of four new inputs X ``(4, 3)`` when one matrix W ``(3, 2)`` serves as W_q and W_k: ``(XW)(XW)ᵀ``."""
+    x, w = torch.tensor(SHARED_X), torch.tensor(SHARED_W)
+    keys = x @ w
     wrong = [
-        (
-            score(queries, keys),
-            "Those are the lesson's scores Q Kᵀ with 001's own W_q. Here W_q = W_k, so every query equals its "
-            "key: Q = K.",
-        ),
+        (x @ x.T, "X Xᵀ compares the raw inputs: project them first, Q = K = X W, then S = Q Kᵀ."),
         (keys.T @ keys, "Kᵀ K is (d_k, d_k): it pairs features, not tokens. The scores are K Kᵀ, (n, n)."),
     ]
     return compare_tensor(
         answer,
         keys @ keys.T,
-        name="001's scores with W_q = W_k",
+        name="the scores with W_q = W_k = W (4×4)",
         wrong=wrong,
         success="K Kᵀ is symmetric for ANY inputs: s_ij = k_i·k_j = s_ji. Q Kᵀ is symmetric only by coincidence.",
     )

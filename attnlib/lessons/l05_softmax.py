@@ -7,7 +7,7 @@ Lesson 05 exercises: from scores to weights with a softmax you write yourself.
 - ``softmax.1`` by hand: softmax([0, 0, ln 2]) — exponentiate, add up, divide.
 - ``softmax.2`` code: ``my_softmax(scores)`` row by row and stable, run on scores the lesson never
   showed, ±1e4 included.
-- ``softmax.3`` transfer: document 000's weights after dividing its scores by √d_k = √5.
+- ``softmax.3`` transfer: the smallest temperature at which no query of document 000 gives one key over 0.9.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from .. import examples
 from ..formatting import explain_softmax, format_matrix
 from ..show.explorer import Explorer, HeatmapView, parse_matrix
 from ..steps import score, softmax
-from ._check import Feedback, compare_tensor, exercise, run_learner_code
+from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "EXAMPLES",
@@ -34,7 +34,7 @@ __all__ = [
     "example_scores",
     "format_matrix",
     "my_softmax",
-    "scaled_000",
+    "temperature_000",
     "wrong_answers",
 ]
 
@@ -212,18 +212,28 @@ def _naive(s: Tensor) -> Tensor:
     return s.exp() / s.exp().sum(dim=-1, keepdim=True)
 
 
+def _naive_over_queries(s: Tensor) -> Tensor:
+    shifted = (s - s.max(dim=0, keepdim=True).values).exp()
+    return shifted / shifted.sum(dim=0, keepdim=True)
+
+
+#: What ``softmax.2`` asks the learner to write: attnlib's and torch's softmax are not accepted answers.
+WRITE_IT = (softmax, torch.softmax, torch.nn.functional.softmax, torch.Tensor.softmax)
+
+
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     s = torch.tensor(HAND_SCORES)
-    s000 = _scores_000()
+    _, per_row = coolest_temperatures()
     return {
         "softmax.1": [(s / s.sum(), None), (s.exp(), None)],
-        "softmax.2": [(lambda t: softmax(t, dim=0), "softmax-axis"), (_naive, None), (lambda t: t.exp(), None)],
-        "softmax.3": [
-            (softmax(s000 / 5), "scale-by-d"),
-            (softmax(s000), "scale-forgotten"),
-            (softmax(s000 / math.sqrt(5), dim=0), "softmax-axis"),
+        "softmax.2": [
+            (_naive_over_queries, "softmax-axis"),
+            (_naive, None),
+            (lambda t: t.exp(), None),
+            (lambda t: _naive(t - t.max()), None),
         ],
+        "softmax.3": [(math.sqrt(5), None), (5.0, None), (per_row[0], None)],
     }
 
 
@@ -242,7 +252,7 @@ def by_hand(answer: object) -> Feedback:
 def my_softmax(answer: object) -> Feedback:
     """A function ``my_softmax(scores (n_q, n_k))`` → weights, rows summing to 1, finite for ±1e4."""
     ordinary, extreme = _fresh()
-    got = run_learner_code(answer, ordinary.clone(), name="your my_softmax(scores)")
+    got = run_learner_code(answer, ordinary.clone(), name="your my_softmax(scores)", write_it=WRITE_IT)
     if isinstance(got, Feedback):
         return got
     if got is None:
@@ -259,43 +269,80 @@ def my_softmax(answer: object) -> Feedback:
     feedback = compare_tensor(got, softmax(ordinary), name="my_softmax on new 3×4 scores", wrong=wrong)
     if not feedback.correct:
         return feedback
-    got = run_learner_code(answer, extreme.clone(), name="your my_softmax(scores)")
+    got = run_learner_code(answer, extreme.clone(), name="your my_softmax(scores)", write_it=WRITE_IT)
     if isinstance(got, Feedback):
         return got
-    naive = Feedback(
-        False,
-        "Right on ordinary scores, but e^10000 overflows to inf and inf/inf is NaN: subtract each row's "
-        "maximum before exp (it changes nothing mathematically).",
-    )
     try:
-        if not bool(torch.isfinite(torch.as_tensor(got, dtype=torch.float64)).all()):
-            return naive
+        finite = torch.isfinite(torch.as_tensor(got, dtype=torch.float64))
     except (TypeError, ValueError, RuntimeError):
-        pass
+        finite = None
+    if finite is not None and finite.shape == extreme.shape and not bool(finite.all()):
+        if bool(finite[0].all()):  # the 1e4 row survived, the row of 7s did not: one maximum for the matrix
+            return Feedback(
+                False,
+                "Right on ordinary scores, but you subtracted one maximum for the whole matrix. The row of 7s "
+                "then becomes 7 − 10000: e^−9993 underflows to 0 in every entry, and 0/0 is NaN. Subtract each "
+                "row's own maximum (keepdim=True).",
+            )
+        return Feedback(
+            False,
+            "Right on ordinary scores, but e^10000 overflows to inf and inf/inf is NaN: subtract each row's "
+            "maximum before exp (it changes nothing mathematically).",
+        )
     feedback = compare_tensor(got, softmax(extreme), name="my_softmax on scores of ±1e4 and a row of equal scores")
     if not feedback.correct:
         return feedback
     return Feedback(True, "Row by row, summing to 1, and stable: scores of ±1e4 give finite weights.")
 
 
-@exercise("softmax.3")
-def scaled_000(answer: object) -> Feedback:
-    """Document 000's weights with its scores divided by √d_k = √5: ``(4, 4)``."""
+#: ``softmax.3``: the largest weight any query may give one key.
+CAP = 0.9
+
+
+def _cooling(scores: Tensor, cap: float = CAP) -> float:
+    """The smallest temperature T with every weight of ``softmax(scores / T)`` at most ``cap`` (bisection)."""
+    s = scores.to(torch.float64)
+    low, high = 1e-3, 1e3
+    for _ in range(80):
+        mid = (low + high) / 2
+        low, high = (mid, high) if float(softmax(s / mid).max()) > cap else (low, mid)
+    return high
+
+
+def coolest_temperatures() -> tuple[float, list[float]]:
+    """``softmax.3``'s answer for document 000's scores, and the temperature each row alone would need."""
     s = _scores_000()
-    wrong = [
-        (softmax(s / 5), "You divided by d_k = 5; the scale is √d_k = √5 ≈ 2.24.", "scale-by-d"),
-        (softmax(s), "These are the lesson's unscaled weights: divide the scores by √5 first.", "scale-forgotten"),
+    return _cooling(s), [_cooling(row[None]) for row in s]
+
+
+@exercise("softmax.3")
+def temperature_000(answer: object) -> Feedback:
+    """The smallest T (±0.01) at which no query of document 000 gives one key more than 0.9 of its weight."""
+    want, per_row = coolest_temperatures()
+    wrong: list[tuple[float, str] | tuple[float, str, str]] = [
         (
-            softmax(s / math.sqrt(5), dim=0),
-            "Each column sums to 1: the softmax runs over the keys, along each row (dim=-1).",
-            "softmax-axis",
+            math.sqrt(5),
+            "√5 is lesson 08's scale, √d_k: at T = √5 rows 2–4 still give key 4 more than 0.997. Raise T until "
+            "the largest weight of every row is at most 0.9.",
         ),
+        (5.0, "At T = d_k = 5 rows 2–4 still give key 4 more than 0.9: keep raising T."),
     ]
-    return compare_tensor(
-        answer,
-        softmax(s / math.sqrt(5)),
-        name="000's weights softmax(S / √5)",
-        wrong=wrong,
-        success="Row 1 now keeps 11 % off key 4, but rows 2–4 still give it over 99.7 %: scaling alone does not "
-        "undo 000's saturation, because its inputs and weights make scores up to 54.",
-    )
+    for i, t in enumerate(per_row):
+        if not math.isclose(t, want, abs_tol=0.01):
+            wrong.append(
+                (
+                    t,
+                    f"That T is enough for row {i + 1} alone; the rule must hold for every row, and another row "
+                    "needs a higher temperature.",
+                )
+            )
+    feedback = compare_number(answer, want, name="the smallest temperature T", wrong=wrong, tol=0.01)
+    if feedback.correct:
+        row = max(range(len(per_row)), key=per_row.__getitem__) + 1
+        return Feedback(
+            True,
+            f"T ≈ {want:.2f}: row {row} decides it, the query whose best key leads the others by the widest "
+            f"gaps. That is {want / math.sqrt(5):.1f} × √5: scaling by √d_k alone cannot undo 000's large "
+            "scores, which come from its large inputs and projections.",
+        )
+    return feedback

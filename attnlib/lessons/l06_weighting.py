@@ -162,13 +162,14 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
 @exercise("weighting.1")
 def by_hand(answer: object) -> Feedback:
-    """α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8]: the weighted values α_j v_j, one row per key."""
+    """α = [0.25, 0.75], v₁ = [4, 2], v₂ = [0, 8]: the weighted values α_j v_j, one row per key."""
     w, v = HAND_WEIGHTS, HAND_VALUES
+    total = (w[:, None] * v).sum(dim=0)
     wrong = [
         (
-            (w[:, None] * v).sum(dim=0),
-            "That is the sum of the weighted values, [1, 6]: step 7's output. Step 6 keeps them apart: "
-            "one row per key, α_j · v_j.",
+            total,
+            f"That is the sum of the weighted values, [{', '.join(f'{x:g}' for x in total.tolist())}]: step 7's "
+            "output. Step 6 keeps them apart: one row per key, α_j · v_j.",
             "weights-not-values",
         ),
         (w.flip(0)[:, None] * v, "You gave v₁ the weight of key 2: row j is α_j (the weight of key j) times v_j."),
@@ -202,6 +203,7 @@ def weigh(answer: object) -> Feedback:
         name="weigh(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="It works on inputs it has never seen: broadcasting (n_q, n_k, 1) · (1, n_k, d_v).",
+        write_it=(weight_values,),
     )
 
 

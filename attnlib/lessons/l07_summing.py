@@ -5,7 +5,7 @@ Lesson 07 explorer: one output row built as the sum of its weighted values, besi
 Lesson 07 exercises: summing the weighted values into the output (step 7).
 
 - ``summing.1`` by hand: α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8] → the output z.
-- ``summing.2`` code: ``outputs(weights, values)`` as a sum over the keys, run on fresh inputs.
+- ``summing.2`` code: ``context_of(weights, values)`` as a sum over the keys, run on fresh inputs.
 - ``summing.3`` transfer: append document 000's Input 4 to document 001's three inputs: Output 4.
 """
 
@@ -20,12 +20,12 @@ from torch import Tensor
 from .. import examples
 from ..formatting import explain_weighted_sum
 from ..show.explorer import Explorer, HeatmapView
-from ..steps import derive_qkv, score, softmax, sum_weighted_values, weight_values
+from ..steps import attention, derive_qkv, score, softmax, sum_weighted_values, weight_values
 from ._calls import compare_call
 from ._check import Feedback, compare_tensor, exercise
 from .l06_weighting import EXAMPLES, HAND_VALUES, HAND_WEIGHTS, example_attention
 
-__all__ = ["SummingExplorer", "by_hand", "new_token", "outputs", "partial_sum_table", "wrong_answers"]
+__all__ = ["SummingExplorer", "by_hand", "context_of", "new_token", "partial_sum_table", "wrong_answers"]
 
 
 def partial_sum_table(weights: Tensor, values: Tensor, query: int, terms: int) -> Tensor:
@@ -119,7 +119,7 @@ def _fresh_inputs() -> tuple[Tensor, Tensor]:
 def _four_tokens() -> tuple[Tensor, Tensor, Tensor]:
     """001's weights on 001's three inputs plus 000's Input 4 ``[3, 1, 1, 1]``: Q, K, V ``(4, 3)``."""
     x = torch.cat([examples.three_inputs.inputs, examples.four_inputs.inputs[3:]])
-    return derive_qkv(x, *examples.three_inputs.weights)
+    return derive_qkv(x, *examples.three_inputs.projections)
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
@@ -139,7 +139,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
 @exercise("summing.1")
 def by_hand(answer: object) -> Feedback:
-    """z = α₁ v₁ + α₂ v₂ with α = [0.25, 0.75], v₁ = [4, 0], v₂ = [0, 8]."""
+    """z = α₁ v₁ + α₂ v₂ with α = [0.25, 0.75], v₁ = [4, 2], v₂ = [0, 8]."""
     w, v = HAND_WEIGHTS, HAND_VALUES
     wrong = [
         (
@@ -154,8 +154,8 @@ def by_hand(answer: object) -> Feedback:
 
 
 @exercise("summing.2")
-def outputs(answer: object) -> Feedback:
-    """A function ``outputs(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
+def context_of(answer: object) -> Feedback:
+    """A function ``context_of(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
     weights, values = _fresh_inputs()
     wrong = [
         (
@@ -172,11 +172,12 @@ def outputs(answer: object) -> Feedback:
     return compare_call(
         answer,
         (weights, values),
-        call="your outputs(weights, values)",
+        call="your context_of(weights, values)",
         expected=sum_weighted_values(weight_values(weights, values)),
-        name="outputs(weights, values) on new weights (2×3) and values (3×4)",
+        name="context_of(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="Each row is a weighted average of the rows of V.",
+        write_it=(sum_weighted_values, attention),
     )
 
 
@@ -194,18 +195,21 @@ def new_token(answer: object) -> Feedback:
 
 
 def _wrong_new_token(q: Tensor, k: Tensor, v: Tensor) -> list[tuple[Tensor, str, str | None]]:
+    own = softmax(score(q, k))[3, 3]
     return [
+        (
+            v[3],
+            f"That is (within 0.001) value 4 itself, {[round(x) for x in v[3].tolist()]}: a good prediction, since "
+            f"the new token puts {own:.3f} of its weight on its own key. But not all of it: Output 4 = "
+            "softmax(q₄ Kᵀ) V mixes in a little of the other values, so compute it. (Scoring the new token's key "
+            "against the queries, K Qᵀ, gives almost the same numbers: use its query against every key.)",
+            None,
+        ),
         (
             softmax(score(q[3:], k[:3]))[0] @ v[:3],
             "You let the new token look only at the three old keys: it has a key and a value too, so its "
             "query meets all four keys (itself included).",
             None,
-        ),
-        (
-            (softmax(score(k[3:], q)) @ v)[0],
-            "You scored the new token's *key* against every query (K Qᵀ): its output needs its query against "
-            "every key, q₄ Kᵀ.",
-            "k-q-transposed",
         ),
         (
             softmax(score(q, k), dim=0)[3] @ v,

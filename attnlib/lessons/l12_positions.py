@@ -106,7 +106,7 @@ DOG_BITES_MAN = ("dog", "bites", "man")
 def _bites() -> tuple[Tensor, Tensor]:
     """Outputs ``Z (3, 3)`` of "dog bites man" and of "man bites dog" (rows in each sentence's order)."""
     x = examples.three_inputs.inputs  # rows: dog, bites, man
-    w = examples.three_inputs.weights
+    w = examples.three_inputs.projections
     z = attention(*derive_qkv(x, *w), scale=1.0)
     reordered = x[[2, 1, 0]]  # man bites dog
     return z, attention(*derive_qkv(reordered, *w), scale=1.0)

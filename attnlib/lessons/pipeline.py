@@ -2,7 +2,7 @@
 
 ``X → W_q, W_k, W_v → Q, K, V → S → S/√d_k → A → α_i·V → Z``, side by side, each view computed by
 the step function of its lesson (:mod:`attnlib.steps`). Type a number into a cell of ``X`` or of a
-weight matrix and every later matrix is recomputed; hover any number to see how it was computed;
+projection and every later matrix is recomputed; hover any number to see how it was computed;
 choose a query (the dropdown, or click a cell of Q, S, A or Z) and its row lights up everywhere,
 with the key chosen (click a cell of K, S or A) outlined in K, V, S and A.
 """
@@ -22,7 +22,7 @@ from ..formatting import explain_products, explain_softmax, explain_weighted_sum
 from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import (
-    Weights,
+    Projections,
     derive_qkv,
     scale_scores,
     score,
@@ -37,13 +37,13 @@ __all__ = ["EXAMPLES", "PipelineExplorer", "pipeline", "pipeline_example"]
 EXAMPLES = {
     "001": "001 — three inputs, worked by hand",
     "000": "000 — four inputs",
-    "004": "004 — three encodings, seeded module weights",
+    "004": "004 — three encodings, seeded module projections",
     "003": "003 — “can you help me to translate this sentence”",
 }
 
 
-def pipeline_example(key: str) -> tuple[Tensor, Weights, tuple[str, ...]]:
-    """Inputs ``X`` ``(n, d_in)``, weights ``(d_in, d_k)``/``(d_in, d_v)`` in the form ``Q = X W_q``, and token labels.
+def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
+    """Inputs ``X`` ``(n, d_in)``, projections ``(d_in, d_k)``/``(d_in, d_v)`` (``Q = X W_q``), and token labels.
 
     004's module holds ``nn.Linear`` weights, applied as ``x Wᵀ``: shown here transposed, as ``W``.
     003 applies its matrices as ``U x`` (``X Uᵀ``): shown as ``W = Uᵀ``. Either way ``Q = X W_q``.
@@ -52,22 +52,24 @@ def pipeline_example(key: str) -> tuple[Tensor, Weights, tuple[str, ...]]:
         raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {key!r}")
     if key in ("001", "000"):
         ex = examples.get(key)
-        return ex.inputs, ex.weights, ex.token_labels
+        return ex.inputs, ex.projections, ex.token_labels
     if key == "004":
         module = examples.document_004_module()
         layers = (module.w_query, module.w_key, module.w_value)
         return (
             examples.encodings.inputs,
-            Weights(*(layer.weight.detach().T.contiguous() for layer in layers)),
+            Projections(*(layer.weight.detach().T.contiguous() for layer in layers)),
             (examples.encodings.token_labels),
         )
     ex = examples.translate
     run = ex.run()
-    weights = Weights(run.w_query.T.contiguous(), run.w_key.T.contiguous(), run.w_value.T.contiguous())
-    return run.embedded, weights, tuple(ex.tokens)
+    projections = Projections(run.w_query.T.contiguous(), run.w_key.T.contiguous(), run.w_value.T.contiguous())
+    return run.embedded, projections, tuple(ex.tokens)
 
 
-def pipeline(inputs: Tensor, weights: Weights, *, scaled: bool = True, causal: bool = False) -> dict[str, Tensor]:
+def pipeline(
+    inputs: Tensor, projections: Projections, *, scaled: bool = True, causal: bool = False
+) -> dict[str, Tensor]:
     """Every step's matrix, each computed by the step function of its lesson.
 
     Returns ``queries``, ``keys`` ``(n, d_k)``, ``values`` ``(n, d_v)``, ``scores`` ``(n, n)``,
@@ -75,7 +77,7 @@ def pipeline(inputs: Tensor, weights: Weights, *, scaled: bool = True, causal: b
     mask hides a key), ``weights`` ``(n, n)``, ``weighted_values`` ``(n, n, d_v)`` and ``context``
     ``(n, d_v)``.
     """
-    queries, keys, values = derive_qkv(inputs, *weights)  # step 3
+    queries, keys, values = derive_qkv(inputs, *projections)  # step 3
     scores = score(queries, keys)  # step 4
     scaled_scores = scale_scores(scores, keys.shape[-1]) if scaled else scores  # step 8, before the softmax
     if causal:
@@ -121,7 +123,7 @@ class PipelineExplorer(Explorer):
     ) -> None:
         super().__init__()
         self.example = example
-        self.inputs, self.weights, self.labels = pipeline_example(example)
+        self.inputs, self.projections, self.labels = pipeline_example(example)
         n = self.inputs.shape[0]
         for name, value in (("query", query), ("key", key)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
@@ -182,7 +184,7 @@ class PipelineExplorer(Explorer):
         return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(self.labels)]
 
     def _edit(self, name: str):
-        """A number typed into ``name`` (inputs or a weight matrix) replaces that entry."""
+        """A number typed into ``name`` (inputs or a projection) replaces that entry."""
 
         def apply(i: int, j: int, value: float) -> None:
             if name == "inputs":
@@ -190,10 +192,10 @@ class PipelineExplorer(Explorer):
                 changed[i, j] = value
                 self.inputs = changed
             else:
-                matrices = self.weights._asdict()
+                matrices = self.projections._asdict()
                 changed = matrices[name].clone()
                 changed[i, j] = value
-                self.weights = self.weights._replace(**{name: changed})
+                self.projections = self.projections._replace(**{name: changed})
 
         return apply
 
@@ -205,16 +207,16 @@ class PipelineExplorer(Explorer):
 
     # ---------------------------------------------------------------- the one render path
     def update(self) -> None:
-        """Recompute every step from ``X`` and the weights, send the numbers, outline the chosen query and key."""
+        """Recompute every step from ``X`` and the projections, send the numbers, outline the chosen query and key."""
         c = self.controls
         if c["example"].value != self.example:
             self.example = c["example"].value
-            self.inputs, self.weights, self.labels = pipeline_example(self.example)
+            self.inputs, self.projections, self.labels = pipeline_example(self.example)
             n = len(self.labels)
             self.set_quietly("query", options=self._options("q"), value=min(c["query"].value, n - 1))
             self.set_quietly("key", options=self._options("k"), value=min(c["key"].value, n - 1))
         scaled, causal = c["scaled"].value, c["causal"].value
-        steps = pipeline(self.inputs, self.weights, scaled=scaled, causal=causal)
+        steps = pipeline(self.inputs, self.projections, scaled=scaled, causal=causal)
         context = steps["context"]  # attnlib's step functions refuse inf/NaN with a message (kept inline)
         self.steps = steps
         i, j = c["query"].value, c["key"].value
@@ -228,9 +230,9 @@ class PipelineExplorer(Explorer):
         v = self.views
         v["inputs"].update(self.inputs, row_labels=labels, col_labels=in_cols).highlight(rows=[i])
         for name, cols in (("w_query", k_cols), ("w_key", k_cols), ("w_value", v_cols)):
-            v[name].update(getattr(self.weights, name), row_labels=in_cols, col_labels=cols)
+            v[name].update(getattr(self.projections, name), row_labels=in_cols, col_labels=cols)
         # explanations are written when the browser asks for one (partial: the arguments of now)
-        x, w = self.inputs, self.weights
+        x, w = self.inputs, self.projections
         v["queries"].update(
             steps["queries"],
             row_labels=labels,

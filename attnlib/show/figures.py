@@ -263,7 +263,7 @@ def _example() -> dict[str, object]:
     """Document 001's example through steps 1–7, computed with attnlib (no scaling, as in 001)."""
     ex = examples.three_inputs
     inputs = ex.inputs
-    w_query, w_key, w_value = ex.weights
+    w_query, w_key, w_value = ex.projections
     queries, keys, values = steps.derive_qkv(inputs, w_query, w_key, w_value)
     scores = steps.score(queries, keys)
     weights = steps.softmax(scores)

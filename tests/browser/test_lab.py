@@ -385,7 +385,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     editor.press("Enter")
     x = three_inputs.inputs.clone()
     x[0, 3] = 5.0
-    want = attention(*derive_qkv(x, *three_inputs.weights), scale=1.0)  # the explorer starts unscaled, as 001
+    want = attention(*derive_qkv(x, *three_inputs.projections), scale=1.0)  # the explorer starts unscaled, as 001
     z_view = live_view(page, panel_id, "Z = A V")
     root = view_root(z_view)
     deadline = time.monotonic() + 10
