@@ -6,7 +6,8 @@ from torch import nn
 
 from attnlib import MultiHeadAttention
 from attnlib.lessons import check
-from attnlib.lessons.l13_attention_learns import pick_yours, uses_library
+from attnlib.lessons.l13_attention_learns import pick_yours
+from attnlib.tasks import ReverseTask
 from attnlib.training import train
 from attnlib.transformer import Block
 
@@ -139,13 +140,15 @@ def test_causal_reverse_report():
     assert not check("learning.6", "0.5").correct
 
 
-def test_uses_library_sees_calls_inside_a_function():
-    def wraps(w):
-        return train(w)
+def test_a_training_step_that_calls_attnlibs_train_is_refused():
+    def wraps(model, optimiser, inputs, targets):
+        train(model, ReverseTask(10, 6), steps=1, progress=False)
+        return step(model, optimiser, inputs, targets)
 
-    assert uses_library(wraps, {"train": train}) == "train"
-    assert uses_library(lambda w: w.train(), {"train": train}) is None  # a method of the same name is fine
-    assert uses_library(train, {"train": train}) == "train"
+    assert check("learning.3", wraps).mistake == "library-function"
+    assert check("learning.3", train).mistake == "library-function"
+    # a method of the same name (nn.Module.train) is not attnlib's train
+    assert check("learning.3", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
 
 
 def test_the_lesson_runs_before_and_after_the_exercises():

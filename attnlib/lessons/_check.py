@@ -31,6 +31,7 @@ __all__ = [
     "compare_number",
     "compare_tensor",
     "exercise",
+    "library_feedback",
     "registry",
     "run_learner_code",
     "to_answer_tensor",
@@ -55,6 +56,10 @@ MISTAKES: dict[str, str] = {
     "rounded": "rounding like a document instead of computing exactly",
     "transposed": "a transposed matrix",
     "library-function": "handing in the library's own function instead of writing the step",
+    "layer-norm-after": "layer norm after each part of the block (post-LN) where the lesson's block is pre-LN",
+    "residual-forgotten": "a residual connection forgotten: x = part(x) instead of x = x + part(norm(x))",
+    "zero-grad-forgotten": "optimiser.zero_grad() forgotten, or called between backward() and step()",
+    "next-token-misaligned": "logits and targets not shifted by one (or shifted the wrong way)",
 }
 
 #: Answers with more numbers than this are refused before they are converted (a learner who passes
@@ -284,19 +289,22 @@ def run_learner_code(
     watch = _LibraryWatch(write_it)
     handed_in = watch.handed_in(function)
     if handed_in:
-        return _library_feedback(name, handed_in)
+        return library_feedback(name, handed_in)
     try:
         with watch:
             result = function(*args)
     except Exception as exc:  # the learner's code may fail in any way: report it, do not raise
+        if watch.used:  # it failed inside the library function it should not have called
+            return library_feedback(name, watch.used)
         message = str(exc).split("\n")[0][:160]
         return Feedback(False, f"{name} raised {type(exc).__name__}: {message}")
     if watch.used:
-        return _library_feedback(name, watch.used)
+        return library_feedback(name, watch.used)
     return result
 
 
-def _library_feedback(name: str, used: str) -> Feedback:
+def library_feedback(name: str, used: str) -> Feedback:
+    """The kind refusal of an answer that hands the exercise's work to ``used`` (a library function)."""
     return Feedback(
         False,
         f"{name} hands the work to {used}, which is the very thing this exercise asks you to write. "

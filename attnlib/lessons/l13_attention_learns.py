@@ -14,9 +14,7 @@ Lesson 13 exercises: the learner builds the block and the training step, then ch
 
 from __future__ import annotations
 
-import dis
 import html
-import types
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -30,7 +28,7 @@ from ..tasks import ReverseTask, Task
 from ..training import History, train
 from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import Feedback, compare_number, compare_tensor, exercise, library_feedback, run_learner_code
 
 __all__ = [
     "BLOCK_PARTS",
@@ -43,7 +41,6 @@ __all__ = [
     "parse_tokens",
     "pick_yours",
     "train_step",
-    "uses_library",
     "wrong_answers",
 ]
 
@@ -149,39 +146,6 @@ class TrainingExplorer(Explorer):
 
 
 # ---------------------------------------------------------------- helpers of the checkers
-def uses_library(answer: object, names: dict[str, object]) -> str | None:
-    """The name of a library function the learner handed in, or called inside their function, else None.
-
-    ``names`` maps each name to the library object. A function "uses" one when its code (or a nested
-    function's) loads that global name — so a "write it" exercise is not passed by calling what it teaches.
-    """
-    for name, obj in names.items():
-        if answer is obj:
-            return name
-    code = getattr(answer, "__code__", None)
-    if code is None and isinstance(answer, type):
-        code = getattr(getattr(answer, "forward", None), "__code__", None)
-    stack = [code] if code is not None else []
-    while stack:
-        c = stack.pop()
-        for instruction in dis.get_instructions(c):  # global names read, not attributes like model.train
-            name = instruction.argval
-            if instruction.opname in ("LOAD_GLOBAL", "LOAD_NAME") and name in names:
-                if getattr(answer, "__globals__", {}).get(name, names[name]) is names[name]:
-                    return name
-        stack.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return None
-
-
-def _write_it(exercise_id: str, name: str) -> Feedback:
-    return Feedback(
-        False,
-        f"That uses attnlib's or torch's own {name}, which is exactly what exercise {exercise_id} asks you to "
-        "write. It would pass, but you would learn nothing from it: write the few lines yourself — "
-        "the lesson compares them with the library's right after.",
-    )
-
-
 def _seeded(build: Callable[[], object], seed: int) -> object:
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -301,14 +265,14 @@ def block_forward(answer: object) -> Feedback:
     if answer is None or answer is Ellipsis:
         return Feedback(False, "Replace the ... with your class MyBlock, then run the cell again.")
     if answer is Block or answer is TinyTransformer:
-        return _write_it("13.2", answer.__name__)
+        return library_feedback("your MyBlock", f"attnlib's {answer.__name__}")
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
         return Feedback(False, "Hand in the class itself, check('learning.2', MyBlock): an nn.Module subclass.")
     borrowed = issubclass(answer, Block) and not any(
         "forward" in vars(c) for c in answer.__mro__[: answer.__mro__.index(Block)]
     )
-    if borrowed or uses_library(answer, {"Block": Block, "TinyTransformer": TinyTransformer}) is not None:
-        return _write_it("13.2", "Block")
+    if borrowed:
+        return library_feedback("your MyBlock", "attnlib's Block.forward (inherited, not written)")
     try:
         block = _seeded(lambda: answer(16, 2), 0)
     except Exception as exc:  # the learner's __init__ may fail in any way
@@ -390,6 +354,7 @@ def block_forward(answer: object) -> Feedback:
             name="your block's output on a new (2, 5, 16) input",
             wrong=wrong,
             success="Pre-LN, both residuals, the MLP: the block of GPT-2 and most models since.",
+            write_it=(Block.forward, TinyTransformer.forward),
         )
 
 
@@ -401,7 +366,7 @@ def _two_steps(step: object, name: str) -> Tensor | Feedback:
     losses = []
     for _ in range(2):
         inputs, targets, _counted = ReverseTask(10, 6).batch(8, g)
-        got = run_learner_code(step, model, optimiser, inputs, targets, name=name)
+        got = run_learner_code(step, model, optimiser, inputs, targets, name=name, write_it=(train,))
         if isinstance(got, Feedback):
             return got
         if got is None:
@@ -421,9 +386,6 @@ def train_step(answer: object) -> Feedback:
     ``backward``, ``step``; returns the loss. Checked by two steps on a fresh model."""
     if answer is None or answer is Ellipsis:
         return Feedback(False, "Replace the ... with your train_step function, then run the cell again.")
-    used = uses_library(answer, {"train": train})
-    if used is not None:
-        return _write_it("13.3", "train loop")
     name = "your train_step(model, optimiser, inputs, targets)"
     got = _two_steps(answer, name)
     if isinstance(got, Feedback):

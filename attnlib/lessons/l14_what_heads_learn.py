@@ -25,7 +25,7 @@ from ..steps import softmax
 from ..transformer import TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, exercise
-from .l13_attention_learns import parse_tokens, uses_library
+from .l13_attention_learns import parse_tokens
 
 __all__ = [
     "HeadsExplorer",
@@ -140,12 +140,6 @@ def induction_position(answer: object) -> Feedback:
 @exercise("heads.2")
 def previous_token(answer: object) -> Feedback:
     """A function ``my_previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
-    if uses_library(answer, {"previous_token_score": previous_token_score}) is not None:
-        return Feedback(
-            False,
-            "That hands in (or calls) attnlib's previous_token_score, the function this exercise asks you to "
-            "write. It would pass, but you would learn nothing from it: write the one line yourself.",
-        )
     weights = _fresh()
     wrong = [
         (
@@ -169,6 +163,7 @@ def previous_token(answer: object) -> Feedback:
         expected=torch.tensor(previous_token_score(weights)),
         name="the score of a new 7×7 causal map",
         wrong=wrong,
+        write_it=(previous_token_score,),
     )
 
 
