@@ -232,7 +232,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
     return {
         "learning.1": [(2, None), (6, None)],
-        "learning.2": [(PostNorm, None), (NoResidual, None), (Block, None)],
+        "learning.2": [(PostNorm, "layer-norm-after"), (NoResidual, "residual-forgotten"), (Block, "library-function")],
         "learning.3": [(forgets_zero_grad, None), (zero_grad_too_late, None)],
         "learning.4": [
             (lambda logits, ids: F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1)), None),
@@ -312,19 +312,23 @@ def block_forward(answer: object) -> Feedback:
                 "Layer norm comes AFTER each part in yours (post-LN, the 2017 paper's order). This lesson's "
                 "block, like GPT-2 and most models since, is pre-LN: normalise the input of each part, "
                 "x + attention(norm(x)), so the residual stream itself is never rescaled.",
+                "layer-norm-after",
             ),
             (
                 mlp(n2(no_attention_residual)),
                 "The residual connections are missing: x = attention(...) replaces the token's vector. "
                 "Add each part's output to its input: x = x + attention(norm(x)), then x = x + mlp(norm(x)).",
+                "residual-forgotten",
             ),
             (
                 mlp(n2(h)),
                 "The attention part is right, but the MLP's residual is missing: x = x + mlp(norm_mlp(x)).",
+                "residual-forgotten",
             ),
             (
                 no_attention_residual + mlp(n2(no_attention_residual)),
                 "The attention's residual is missing: x = x + attention(norm_attention(x)).",
+                "residual-forgotten",
             ),
             (
                 normed_residual + mlp(n2(normed_residual)),
