@@ -77,9 +77,9 @@ def test_the_wheel_holds_the_views_checkpoints_lessons_and_settings(wheel: Path)
 LOAD_ALL = """
 import json, pathlib, sys
 import attnlib
-from attnlib import models
+from attnlib import pretrained
 package = pathlib.Path(attnlib.__file__).parent
-loaded = {name: type(models.load(name)).__name__ for name in models.RECIPES}
+loaded = {name: type(pretrained.load(name)).__name__ for name in pretrained.RECIPES}
 static = sorted(p.name for p in package.rglob("static/*") if p.suffix in (".js", ".css"))
 print(json.dumps({"package": str(package), "loaded": loaded, "static": static}))
 """
