@@ -18,7 +18,7 @@ LESSONS = (
     "positions",
     "learning",
     "heads",
-    "scale",
+    "at_scale",
     "weighting",
     "summing",
     "scaling",
