@@ -2,6 +2,8 @@
 
 - :func:`score_matrix_bytes` — ``n_q · n_k`` numbers of ``bytes_per_number`` each, per head per layer;
 - :func:`kv_cache_bytes` — what a key/value cache holds: keys and values of every layer for every token;
+- :func:`layer_flops` — the arithmetic of one transformer layer, split into the parts that grow as ``n``
+  (projections, MLP) and as ``n²`` (scores and weighted values);
 - :func:`largest_intermediate` — runs a call and records the shape of every tensor a torch operation
   returns inside it: the largest is what the call held at least once (deterministic, unlike a
   process's peak memory, which ``bench/bench_scale.py`` measures in fresh processes);
@@ -14,13 +16,23 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from typing import NamedTuple
 
 import torch
 from torch.overrides import TorchFunctionMode
 
 from ._validate import check_positive_int
 
-__all__ = ["GIB", "MIB", "kv_cache_bytes", "largest_intermediate", "median_seconds", "score_matrix_bytes"]
+__all__ = [
+    "GIB",
+    "MIB",
+    "LayerFlops",
+    "kv_cache_bytes",
+    "largest_intermediate",
+    "layer_flops",
+    "median_seconds",
+    "score_matrix_bytes",
+]
 
 MIB = 2**20
 GIB = 2**30
@@ -48,6 +60,32 @@ def kv_cache_bytes(n_tokens: int, *, num_layers: int, d_model: int, bytes_per_nu
     ):
         check_positive_int(name, value)
     return 2 * num_layers * n_tokens * d_model * bytes_per_number
+
+
+class LayerFlops(NamedTuple):
+    """Floating-point operations of one layer on ``n`` tokens (a multiply-add counts 2)."""
+
+    projections: int  # Q, K, V and the output projection: 4 · (n, d) @ (d, d)
+    scores_and_values: int  # Q Kᵀ and A V: 2 · (n, d) @ (d, n)-sized products, over all heads
+    mlp: int  # (n, d) @ (d, d_mlp) and back
+
+    @property
+    def attention_share(self) -> float:
+        """The ``n²`` part's share of the whole layer."""
+        return self.scores_and_values / (self.projections + self.scores_and_values + self.mlp)
+
+
+def layer_flops(n_tokens: int, d_model: int, *, d_mlp: int | None = None) -> LayerFlops:
+    """FLOPs of one transformer layer (``d_mlp`` defaults to ``4 · d_model``); softmax and norms left out.
+
+    Projections ``8 n d²``, scores and weighted values ``4 n² d`` (the heads split ``d``, so ``h`` drops out),
+    MLP ``4 n d d_mlp``: with ``d_mlp = 4d`` the ``n²`` part is the larger one once ``n > 6 d``.
+    """
+    d_mlp = 4 * d_model if d_mlp is None else d_mlp
+    for name, value in (("n_tokens", n_tokens), ("d_model", d_model), ("d_mlp", d_mlp)):
+        check_positive_int(name, value)
+    n, d = n_tokens, d_model
+    return LayerFlops(projections=8 * n * d * d, scores_and_values=4 * n * n * d, mlp=4 * n * d * d_mlp)
 
 
 class _Shapes(TorchFunctionMode):

@@ -51,3 +51,22 @@ def test_kv_cache_bytes_matches_a_filled_cache():
         model(torch.arange(7)[None], cache=cache)
     held = sum(t.numel() * t.element_size() for t in cache.keys + cache.values)
     assert held == kv_cache_bytes(7, num_layers=3, d_model=16, bytes_per_number=4)
+
+
+def test_layer_flops_counts_multiply_adds_of_each_matmul():
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from attnlib.cost import layer_flops
+
+    n, d, d_mlp = 12, 8, 32
+    x, w, w1, w2 = torch.randn(n, d), torch.randn(d, d), torch.randn(d, d_mlp), torch.randn(d_mlp, d)
+    with FlopCounterMode(display=False) as counter:
+        q, k, v = x @ w, x @ w, x @ w
+        z = torch.softmax(q @ k.T, dim=-1) @ v
+        out = z @ w
+        _ = (out @ w1) @ w2
+    flops = layer_flops(n, d, d_mlp=d_mlp)
+    assert sum(flops[:3]) == counter.get_total_flops()
+    assert layer_flops(6 * 64, 64).attention_share == 0.5  # n = 6d: the n² part equals the rest
+    assert layer_flops(6 * 64 + 64, 64).attention_share > 0.5 > layer_flops(6 * 64 - 64, 64).attention_share

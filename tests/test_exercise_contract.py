@@ -19,7 +19,7 @@ LESSONS = (
     "positions",
     "learning",
     "heads",
-    "scale",
+    "at_scale",
     "weighting",
     "summing",
     "scaling",

@@ -29,3 +29,15 @@ def test_per_head_divisor():
     assert check("scaling.3", 8).correct
     assert check("scaling.3", math.sqrt(512)).mistake == "scale-by-d-model"
     assert check("scaling.3", 64).mistake == "scale-by-d"
+
+
+def test_scaling_by_the_number_of_keys_gets_its_own_hint():
+    feedback = check("scaling.2", lambda q, k: torch.softmax(q @ k.T / math.sqrt(k.shape[0]), dim=-1))
+    assert not feedback.correct and "n_k" in feedback.message
+
+
+def test_the_library_step_is_not_an_answer():
+    from attnlib.steps import attention_weights
+
+    assert check("scaling.2", attention_weights).mistake == "library-function"
+    assert check("scaling.2", lambda q, k: attention_weights(q, k)).mistake == "library-function"

@@ -40,7 +40,7 @@ def test_prepare_inputs_copies_a_tensor() -> None:
 
 
 # ---------------------------------------------------------------- step 2
-def test_init_weights_shapes_and_range() -> None:
+def test_init_projections_shapes_and_range() -> None:
     w = steps.init_projections(4, 3, 5)
     assert isinstance(w, steps.Projections)
     assert (w.w_query.shape, w.w_key.shape, w.w_value.shape) == ((4, 3), (4, 3), (4, 5))
@@ -48,11 +48,11 @@ def test_init_weights_shapes_and_range() -> None:
         assert bool(((m >= 0) & (m < 1)).all())
 
 
-def test_init_weights_d_v_defaults_to_d_k() -> None:
+def test_init_projections_d_v_defaults_to_d_k() -> None:
     assert steps.init_projections(4, 3).w_value.shape == (4, 3)
 
 
-def test_init_weights_reproducible_like_the_documents_and_leaves_global_rng_alone() -> None:
+def test_init_projections_reproducible_like_the_documents_and_leaves_global_rng_alone() -> None:
     torch.manual_seed(0)
     before = torch.random.get_rng_state()
     w = steps.init_projections(16, 24, 28, seed=123)

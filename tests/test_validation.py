@@ -201,7 +201,7 @@ def test_prepare_inputs_empty() -> None:
 
 
 @pytest.mark.parametrize("arg", ["d_in", "d_k", "d_v"])
-def test_init_weights_sizes(arg: str) -> None:
+def test_init_projections_sizes(arg: str) -> None:
     sizes = {"d_in": 4, "d_k": 3, "d_v": 2, arg: 0}
     with pytest.raises(AttentionInputError, match=rf"{arg} must be a positive integer, got 0"):
         steps.init_projections(**sizes)

@@ -28,6 +28,7 @@ __all__ = [
     "MISTAKES",
     "Feedback",
     "Wrong",
+    "aliases",
     "compare_number",
     "compare_tensor",
     "exercise",
@@ -108,26 +109,45 @@ class Feedback:
 
 # ---------------------------------------------------------------- the registry
 _REGISTRY: dict[str, Callable[[object], Feedback]] = {}
+_ALIASES: dict[str, str] = {}
 _NAME = re.compile(r"^[a-z_]+\.[1-9][0-9]*$")
 
 
-def exercise(name: str) -> Callable[[Callable[[object], Feedback]], Callable[[object], Feedback]]:
-    """Register a checker under ``name`` = ``"<lesson>.<n>"`` (e.g. ``"softmax.2"``)."""
-    if not _NAME.match(name):
-        raise ValueError(f"exercise names look like 'softmax.2' (lesson, dot, number), got {name!r}")
+def exercise(
+    name: str, *, alias: str | None = None
+) -> Callable[[Callable[[object], Feedback]], Callable[[object], Feedback]]:
+    """Register a checker under ``name`` = ``"<lesson>.<n>"`` (e.g. ``"softmax.2"``).
+
+    ``alias`` is a former name that keeps working (a notebook saved before a rename still checks).
+    """
+    names = [name] if alias is None else [name, alias]
+    for each in names:
+        if not _NAME.match(each):
+            raise ValueError(f"exercise names look like 'softmax.2' (lesson, dot, number), got {each!r}")
 
     def register(checker: Callable[[object], Feedback]) -> Callable[[object], Feedback]:
-        if name in _REGISTRY and _REGISTRY[name] is not checker:
-            raise ValueError(f"exercise {name!r} is registered twice")
-        _REGISTRY[name] = checker
+        for each in names:
+            if each in _REGISTRY and _REGISTRY[each] is not checker:
+                raise ValueError(f"exercise {each!r} is registered twice")
+            _REGISTRY[each] = checker
+        if alias is not None:
+            _ALIASES[alias] = name
         return checker
 
     return register
 
 
-def registry() -> dict[str, Callable[[object], Feedback]]:
-    """The checkers registered so far, by name (lesson modules register when imported)."""
-    return dict(_REGISTRY)
+def registry(*, aliases: bool = True) -> dict[str, Callable[[object], Feedback]]:
+    """The checkers registered so far, by name (lesson modules register when imported).
+
+    With ``aliases=False``, only the current names (each checker once).
+    """
+    return {n: c for n, c in _REGISTRY.items() if aliases or n not in _ALIASES}
+
+
+def aliases() -> dict[str, str]:
+    """Former exercise names and the names they now stand for, e.g. ``{"scale.1": "at_scale.1"}``."""
+    return dict(_ALIASES)
 
 
 # ---------------------------------------------------------------- turning answers into tensors

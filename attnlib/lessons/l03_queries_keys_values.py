@@ -39,7 +39,7 @@ __all__ = [
 
 _DOCUMENTS = {"001": three_inputs, "000": four_inputs}
 EXAMPLE_CHOICES = (("001 — three inputs, W 4×3", "001"), ("000 — four inputs, W 4×5", "000"))
-KINDS = {  # kind -> (index in Weights/QKV, weight name, result name)
+KINDS = {  # kind -> (index in Projections/QKV, weight name, result name)
     "key": (1, "W_k", "K"),
     "query": (0, "W_q", "Q"),
     "value": (2, "W_v", "V"),

@@ -15,12 +15,13 @@ import math
 
 import ipywidgets as widgets
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ..examples import random_qk
 from ..saturation import ScalingStats, scaling_stats
 from ..show.explorer import Explorer, HeatmapView
-from ..steps import scale_scores, score, softmax
+from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
 from ._check import Feedback, compare_number, compare_tensor, exercise
 
@@ -114,6 +115,8 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda q, k: softmax(q @ k.T), "scale-forgotten"),
             (lambda q, k: softmax(k @ q.T / math.sqrt(q.shape[-1])), "k-q-transposed"),
             (lambda q, k: softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0), "softmax-axis"),
+            (lambda q, k: softmax(q @ k.T / math.sqrt(k.shape[0])), None),
+            (attention_weights, "library-function"),
         ],
         "scaling.3": [
             (math.sqrt(D_MODEL), "scale-by-d-model"),
@@ -153,6 +156,11 @@ def scaled_weights(answer: object) -> Feedback:
             "Your softmax runs over the queries (dim=0): each query's weights over the keys must sum to 1, dim=-1.",
             "softmax-axis",
         ),
+        (
+            softmax(raw / math.sqrt(keys.shape[0])),
+            f"You divided by √n_k = √{keys.shape[0]}, the number of keys. The scale comes from the length of each "
+            f"dot product, d_k = {d_k}: divide by √d_k.",
+        ),
     ]
     return compare_call(
         answer,
@@ -162,6 +170,7 @@ def scaled_weights(answer: object) -> Feedback:
         name="scaled_weights(queries, keys) on new queries (3×7) and keys (5×7)",
         wrong=wrong,
         success="softmax(Q Kᵀ / √d_k): scaling sits between the scores and the softmax.",
+        write_it=(attention_weights, F.scaled_dot_product_attention),
     )
 
 

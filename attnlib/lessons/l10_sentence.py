@@ -120,14 +120,16 @@ def _simple(x: Tensor, *, dim: int = -1, scale: float = 1.0) -> Tensor:
     return softmax(x @ x.T / scale, dim=dim) @ x
 
 
-def _wrong_context(*, as_columns: bool = True, transposed: bool = False, scaled: bool = True) -> Tensor:
+def _wrong_context(
+    *, as_columns: bool = True, transposed: bool = False, scaled: bool = True, word: int = WORD
+) -> Tensor:
     run = examples.translate.run()
     if as_columns:
         q, k, v = examples.translate.qkv()
     else:
         q, k, v = run.embedded @ run.w_query, run.embedded @ run.w_key, run.embedded @ run.w_value
     s = score(k, q) if transposed else score(q, k)
-    return softmax(s[WORD] / (math.sqrt(examples.translate.d) if scaled else 1.0), dim=0) @ v
+    return softmax(s[word] / (math.sqrt(examples.translate.d) if scaled else 1.0), dim=0) @ v
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
@@ -143,6 +145,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (_wrong_context(transposed=True), "k-q-transposed"),
             (_wrong_context(scaled=False), "scale-forgotten"),
             (_wrong_context(as_columns=False), None),
+            (_wrong_context(word=WORD + 1), None),
         ],
     }
 
@@ -212,6 +215,11 @@ def context_of_word(answer: object) -> Feedback:
         (
             _wrong_context(as_columns=False),
             "Document 003 applies its matrices to column vectors, q = U x, so for the rows of X: X Uᵀ, not X U.",
+        ),
+        (
+            _wrong_context(word=WORD + 1),
+            "That is the context vector of 'sentence', the 8th word. 'this' is the 7th word, and Python counts "
+            f"from 0: its row is ω[{WORD}].",
         ),
     ]
     q, k, v = examples.translate.qkv()

@@ -162,6 +162,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         "multihead.2": [
             (lambda x, h: x.view(x.shape[0], h, x.shape[1], x.shape[2] // h), "heads-view-no-transpose"),
             (lambda x, h: x.view(x.shape[0], x.shape[1], h, x.shape[2] // h), "heads-view-no-transpose"),
+            (split_heads, "library-function"),
         ],
         "multihead.3": [(_window_allowed(), None), (~torch.ones(5, 5, dtype=torch.bool).tril(), None)],
     }
@@ -212,6 +213,7 @@ def split(answer: object) -> Feedback:
         name="split(x, 3) on a new x (2, 5, 12)",
         wrong=wrong,
         success="Head j holds feature columns 4j … 4j+3 of every token.",
+        write_it=(split_heads,),
     )
 
 

@@ -4,10 +4,12 @@ Lesson 12 explorer: sinusoidal position encodings and the position-to-position s
 
 Lesson 12 exercises: what attention cannot see, and position encodings.
 
-- ``positions.1`` by hand: the encoding of position 1 with d_model = 2: ``[sin 1, cos 1]``.
+- ``positions.1`` by hand: ``E_5 · E_3`` with d_model = 4, from the distance alone: ``cos 2 + cos 0.02``.
 - ``positions.2`` code: ``sinusoid(n_tokens, d_model)``, run on sizes the lesson never used.
 - ``positions.3`` transfer: predict the outputs for "man bites dog" from those of "dog bites man"
   (no positions): the same rows, reordered.
+- ``positions.4`` experiment: retrain the reverse model with learned positions and hand in the model;
+  the checker measures what it does.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ import torch
 from torch import Tensor
 
 from .. import examples
-from ..positions import sinusoidal_encoding
+from ..positions import LearnedPositions, SinusoidalPositions, apply_rope, rope_angles, sinusoidal_encoding
+from ..pretrained import RECIPES
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention, derive_qkv
+from ..training import accuracy, train
+from ..transformer import TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_tensor, exercise
+from ._check import Feedback, compare_number, compare_tensor, exercise
 
-__all__ = ["PositionsExplorer", "bites", "by_hand", "sinusoid", "wrong_answers"]
+__all__ = ["PositionsExplorer", "bites", "by_hand", "retrained", "reverse_model", "sinusoid", "wrong_answers"]
 
 
 class PositionsExplorer(Explorer):
@@ -112,47 +117,74 @@ def _bites() -> tuple[Tensor, Tensor]:
     return z, attention(*derive_qkv(reordered, *w), scale=1.0)
 
 
-def _wrong_sinusoid(n: int, d: int, *, swap: bool = False, half: bool = False) -> Tensor:
-    pos = torch.arange(n, dtype=torch.float64)[:, None]
-    rate = 10000 ** (-(torch.arange(0, d, 2, dtype=torch.float64) / (2 if half else 1)) / d)
+def _wrong_sinusoid(
+    n: int, d: int, *, swap: bool = False, half: bool = False, concat: bool = False, sign: int = -1, first: int = 0
+) -> Tensor:
+    pos = torch.arange(first, first + n, dtype=torch.float64)[:, None]
+    rate = 10000 ** (sign * (torch.arange(0, d, 2, dtype=torch.float64) / (2 if half else 1)) / d)
     out = torch.empty(n, d, dtype=torch.float64)
-    first, second = (torch.cos, torch.sin) if swap else (torch.sin, torch.cos)
-    out[:, 0::2], out[:, 1::2] = first(pos * rate), second(pos * rate)
+    one, other = (torch.cos, torch.sin) if swap else (torch.sin, torch.cos)
+    if concat:
+        return torch.cat([one(pos * rate), other(pos * rate)], dim=-1)
+    out[:, 0::2], out[:, 1::2] = one(pos * rate), other(pos * rate)
     return out
+
+
+#: positions.1: E_5 · E_3 with d_model = 4 (two pairs, θ_0 = 1 and θ_1 = 10000^(−2/4) = 1/100)
+DOT_I, DOT_J, DOT_D = 5, 3, 4
+
+
+def _dot(theta_1: float = 0.01, distance: int = DOT_I - DOT_J) -> float:
+    return math.cos(distance) + math.cos(distance * theta_1)
+
+
+#: what positions.2 asks the learner to write: the library's encodings
+WRITE_IT = (sinusoidal_encoding, SinusoidalPositions.forward, rope_angles, apply_rope)
+REVERSE_STEPS = 100
+
+
+def reverse_model(positions: str, *, steps: int = REVERSE_STEPS, progress: bool = True) -> TinyTransformer:
+    """Lesson 13's reverse model (1 layer, 1 head, d_model 32) with ``positions``, trained ``steps`` steps."""
+    recipe = RECIPES["reverse"]
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        model = TinyTransformer(**{**recipe.config, "positions": positions})
+    train(model, recipe.task, steps=steps, lr=recipe.lr, seed=recipe.seed, progress=progress)
+    return model.eval()
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     z, _ = _bites()
     return {
-        "positions.1": [([math.cos(1), math.sin(1)], None), ([0.0, 1.0], None)],
+        "positions.1": [(_dot(theta_1=1.0), None), (_dot(distance=DOT_I + DOT_J), None), (math.cos(2), None)],
         "positions.2": [
             (lambda n, d: _wrong_sinusoid(n, d, swap=True), None),
             (lambda n, d: _wrong_sinusoid(n, d, half=True), None),
+            (lambda n, d: _wrong_sinusoid(n, d, concat=True), None),
+            (lambda n, d: _wrong_sinusoid(n, d, sign=1), None),
+            (lambda n, d: _wrong_sinusoid(n, d, first=1), None),
         ],
         "positions.3": [(z, None), (z.flip(1), None)],
+        "positions.4": [(reverse_model, None), ("learned", None)],
     }
 
 
 @exercise("positions.1")
 def by_hand(answer: object) -> Feedback:
-    """Position 1, d_model = 2: one pair with θ_0 = 1, so ``[sin 1, cos 1]``."""
+    """E_5 · E_3 with d_model = 4: cos(2 θ_0) + cos(2 θ_1), from the distance 2 alone."""
     wrong = [
-        (torch.tensor([math.cos(1), math.sin(1)]), "Sine first: column 2c is sin(pos · θ_c), column 2c + 1 is cos."),
-        (torch.tensor([0.0, 1.0]), "That is position 0 (sin 0, cos 0). Position 1 turns by θ_0 = 1 radian."),
+        (_dot(theta_1=1.0), "Both pairs do not turn at the same speed: θ_1 = 10000^(−2/4) = 1/100."),
+        (_dot(distance=DOT_I + DOT_J), "The dot product depends on the distance i − j = 2, not on i + j."),
+        (math.cos(2), "That is one pair; d_model = 4 has two, and each adds its cos((i − j) θ_c)."),
+        (_dot(theta_1=0.1), "θ_c = 10000^(−2c/d_model): for c = 1 and d_model = 4 the exponent is −2/4, so 1/100."),
     ]
-    return compare_tensor(
-        answer,
-        sinusoidal_encoding(2, 2)[1],
-        name="the encoding of position 1 (d_model = 2)",
-        wrong=wrong,
-        success="With d_model = 2 there is one pair, θ_0 = base⁰ = 1: the point (sin 1, cos 1) on a circle.",
-    )
+    return compare_number(answer, _dot(), name="E_5 · E_3 (d_model = 4)", wrong=wrong, tol=1e-3)
 
 
 @exercise("positions.2")
 def sinusoid(answer: object) -> Feedback:
-    """A function ``sinusoid(n_tokens, d_model)`` → ``P (n_tokens, d_model)``, without sinusoidal_encoding."""
+    """A function ``sinusoid(n_tokens, d_model)`` → ``E (n_tokens, d_model)``, without sinusoidal_encoding."""
     n, d = 7, 6
     wrong = [
         (_wrong_sinusoid(n, d, swap=True), "sin and cos are swapped: even columns 2c hold sin(pos · θ_c)."),
@@ -160,6 +192,20 @@ def sinusoid(answer: object) -> Feedback:
             _wrong_sinusoid(n, d, half=True),
             "The frequencies are off: θ_c = base^(−2c / d_model) for the pair (2c, 2c + 1); with the column "
             "index k = 2c that is base^(−k / d_model).",
+        ),
+        (
+            _wrong_sinusoid(n, d, concat=True),
+            "You put all the sines first and all the cosines after, [sin | cos] (tensor2tensor's layout). That "
+            "works as well in a model, but this lesson interleaves them: column 2c is sin, column 2c + 1 cos.",
+        ),
+        (
+            _wrong_sinusoid(n, d, sign=1),
+            "Your exponent is positive: θ_c = base^(+2c/d) grows, so the last pairs spin fastest. The speeds "
+            "shrink: θ_c = base^(−2c / d_model).",
+        ),
+        (
+            _wrong_sinusoid(n, d, first=1),
+            "Your positions start at 1; the first token is position 0, whose encoding is (0, 1, 0, 1, …).",
         ),
     ]
     return compare_call(
@@ -170,6 +216,7 @@ def sinusoid(answer: object) -> Feedback:
         name="sinusoid(7, 6)",
         wrong=wrong,
         success="It matches attnlib's sinusoidal_encoding on new sizes.",
+        write_it=WRITE_IT,
     )
 
 
@@ -191,4 +238,41 @@ def bites(answer: object) -> Feedback:
         name="the outputs of 'man bites dog'",
         wrong=wrong,
         success="Z[[2, 1, 0]]: the same three vectors, reordered. 'dog' gets the same output in both sentences.",
+    )
+
+
+@exercise("positions.4")
+def retrained(answer: object) -> Feedback:
+    """A ``TinyTransformer`` with learned positions, trained on the reverse task: the checker measures it."""
+    task = RECIPES["reverse"].task
+    if answer is None or answer is Ellipsis:
+        return Feedback(False, "Replace the ... with your trained model, then run the cell again.", tried=False)
+    if not isinstance(answer, TinyTransformer):
+        what = "a function: call it and hand in the model it returns" if callable(answer) else type(answer).__name__
+        return Feedback(False, f"hand in the trained model (a TinyTransformer), not {what}.")
+    if answer.vocab_size != task.vocab_size or answer.max_len < task.n_tokens or answer.causal:
+        return Feedback(
+            False,
+            f"this model (vocab_size={answer.vocab_size}, max_len={answer.max_len}, causal={answer.causal}) does "
+            f"not fit the reverse task (vocab_size={task.vocab_size}, {task.n_tokens} tokens, not causal).",
+        )
+    was_training = answer.training
+    with torch.no_grad():
+        measured = accuracy(answer.eval(), task)
+    answer.train(was_training)
+    if not isinstance(answer.positions, LearnedPositions):
+        kind = "no positions" if answer.positions is None else "sinusoidal positions"
+        return Feedback(
+            False,
+            f'This model has {kind} (accuracy {measured:.2f}); the experiment asks for positions="learned".',
+        )
+    if measured < 0.9:
+        return Feedback(
+            False,
+            f"It reverses {measured:.0%} of new sequences: train it longer (the lesson used {REVERSE_STEPS} steps).",
+        )
+    return Feedback(
+        True,
+        f"Learned positions: it reverses {measured:.0%} of new sequences, like the sinusoids. Trained, the table's "
+        "rows moved far from their N(0, 0.02²) start: that is what broke the symmetry.",
     )

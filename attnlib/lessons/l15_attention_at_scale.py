@@ -4,14 +4,18 @@ Lesson 15 explorer: tiled attention block by block — the live tile, the runnin
 
 Lesson 15 exercises: attention at scale — memory on paper, the online softmax, masks for fused kernels, KV cache.
 
-- ``scale.1`` by hand: GiB of one float32 score matrix for n = 32 768 tokens.
-- ``scale.2`` code: ``online_step(m, ell, acc, scores, values)``, one block of the online softmax; the
+The exercises were called ``scale.*`` before lesson 08's ``scaling.*`` made the names too alike; the
+old names still work.
+
+- ``at_scale.1`` on paper: the longest context whose 32 float32 score matrices (one layer) fit in 80 GiB.
+- ``at_scale.2`` code: ``online_step(m, ell, acc, scores, values)``, one block of the online softmax; the
   checker runs it over blocks of new data (blocks that do not divide n_k, scores large enough to
   overflow ``exp`` without the running maximum) and compares ``acc / ell`` with attention.
-- ``scale.3`` transfer (the fused-kernel trap): one boolean mask for a causal model on padded sequences,
+- ``at_scale.3`` transfer (the fused-kernel trap): one boolean mask for a causal model on padded sequences,
   to pass alone instead of a padding mask *and* ``is_causal=True``.
-- ``scale.4`` predict: query·key dot products of one head to generate 3 tokens after a 4-token prompt,
-  with a KV cache.
+- ``at_scale.4`` predict: query·key dot products of one head for the 100th new token after a 4-token
+  prompt, with a KV cache.
+- ``at_scale.5`` experiment: change ``tiled_attention``'s block size and predict its largest tensor.
 """
 
 from __future__ import annotations
@@ -21,20 +25,21 @@ import math
 
 import ipywidgets as widgets
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
-from ..cost import GIB, score_matrix_bytes
+from ..cost import GIB, MIB
 from ..examples import translate
-from ..kv_cache import score_dot_products
 from ..show.explorer import Explorer, HeatmapView
-from ..steps import attention, scale_scores, score
-from ..tiled import OnlineState, online_softmax_blocks
+from ..steps import attention, attention_weights, scale_scores, score, softmax
+from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "TiledExplorer",
+    "block_memory",
     "dot_products_with_cache",
-    "gib_on_paper",
+    "longest_context",
     "online_step",
     "padded_causal_mask",
     "wrong_answers",
@@ -124,9 +129,15 @@ class TiledExplorer(Explorer):
         return f"TiledExplorer(block_size={c['block_size'].value}, block={c['block'].value} of {c['block'].max})"
 
 
-N_PAPER = 32_768
+GPU_GIB, HEADS = 80, 32  # at_scale.1: 80 GiB for the scores of one layer, 32 heads built at once
 LENGTHS, N_PADDED = (5, 3), 5
-N_PROMPT, N_NEW = 4, 3
+N_PROMPT, NTH_NEW = 4, 100  # at_scale.4: the 100th new token after a 4-token prompt
+N_TILED, D_TILED, BLOCK_TRY = 4096, 64, 512  # at_scale.5
+
+
+def _longest(bytes_per_number: int = 4, heads: int = HEADS, unit: float = GIB) -> int:
+    """The largest n with heads · n² · bytes_per_number <= GPU_GIB · unit."""
+    return math.isqrt(int(GPU_GIB * unit) // (heads * bytes_per_number))
 
 
 # ---------------------------------------------------------------- scale.2: the learner's block update
@@ -138,6 +149,17 @@ def _fresh_inputs() -> tuple[Tensor, Tensor, Tensor]:
 
 
 BLOCK = 4  # 11 keys: blocks of 4, 4 and 3
+#: what at_scale.2 asks the learner to write: any of these does the whole softmax or attention at once
+WRITE_IT = (
+    attention,
+    attention_weights,
+    tiled_attention,
+    online_softmax_blocks,
+    softmax,
+    torch.softmax,
+    F.softmax,
+    F.scaled_dot_product_attention,
+)
 
 
 def _run_blocks(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor | Feedback:
@@ -155,6 +177,7 @@ def _run_blocks(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> 
             scores[:, start : start + BLOCK].clone(),
             values[start : start + BLOCK].clone(),
             name=call,
+            write_it=WRITE_IT,
         )
         if isinstance(got, Feedback):
             return got
@@ -181,6 +204,47 @@ def _acc_not_rescaled(m, ell, acc, scores, values):
     return m_new, ell * correction + p.sum(-1, keepdim=True), acc + p @ values
 
 
+def _flipped(m, ell, acc, scores, values):
+    m_new = torch.maximum(m, scores.amax(-1, keepdim=True))
+    correction, p = torch.exp(m_new - m), torch.exp(scores - m_new)  # e^(m' − m): upside down
+    return m_new, ell * correction + p.sum(-1, keepdim=True), acc * correction + p @ values
+
+
+def _block_maximum(m, ell, acc, scores, values):
+    m_new = scores.amax(-1, keepdim=True)  # the block's maximum, forgetting the earlier blocks'
+    correction, p = torch.exp(m - m_new), torch.exp(scores - m_new)
+    return m_new, ell * correction + p.sum(-1, keepdim=True), acc * correction + p @ values
+
+
+def _probe(step: object) -> str | None:
+    """Which known slip ``step`` makes, tried on two one-query states where it shows: ``"flipped"`` or ``"block"``."""
+    one = torch.ones(1, 1)
+    values = torch.tensor([[1.0], [2.0]])
+    cases = {
+        "flipped": (one, one, one, torch.tensor([[3.0, 0.0]]), values, _flipped),  # the maximum rises 1 → 3
+        "block": (3 * one, one, one, torch.tensor([[1.0, 2.0]]), values, _block_maximum),  # the block's is lower
+    }
+    for slip, (*args, wrong) in cases.items():
+        got = run_learner_code(step, *[a.clone() for a in args], name="probe", write_it=WRITE_IT)
+        if isinstance(got, tuple | list) and len(got) == 3 and all(isinstance(t, Tensor) for t in got):
+            want = wrong(*args)
+            if all(g.shape == w.shape and torch.allclose(g.double(), w.double(), atol=1e-4) for g, w in zip(got, want)):
+                return slip
+    return None
+
+
+PROBE_HINTS = {
+    "flipped": (
+        "Your correction is upside down: e^(m' − m) ≥ 1 blows up what was accumulated. The old sums were measured "
+        "from m and must be re-measured from the larger m': multiply by e^(m − m') ≤ 1."
+    ),
+    "block": (
+        "Your m' is the block's own maximum, so it can go down when a later block is lower, and the correction "
+        "e^(m − m') then exceeds 1. Keep the running maximum: m' = max(m, the block's maximum)."
+    ),
+}
+
+
 def _no_maximum(m, ell, acc, scores, values):
     p = torch.exp(scores)  # overflows for scores above ~88 in float32
     return m, ell + p.sum(-1, keepdim=True), acc + p @ values
@@ -204,6 +268,8 @@ def _masks() -> dict[str, Tensor]:
         "padding": padding,
         "either": causal | padding,
         "future": causal.T & padding,
+        "queries_too": causal & padding & padding.transpose(-1, -2),
+        "inverted": ~(causal & padding),
     }
 
 
@@ -211,40 +277,50 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     masks = _masks()
     return {
-        "scale.1": [(N_PAPER * 4 / GIB, None), (N_PAPER**2 * 4 / 1e9, None), (N_PAPER**2 * 2 / GIB, None)],
-        "scale.2": [(_no_rescale, "online-no-rescale"), (_acc_not_rescaled, "online-no-rescale"), (_no_maximum, None)],
-        "scale.3": [
+        "at_scale.1": [(_longest(unit=1e9), None), (_longest(heads=1), None), (_longest(2), None)],
+        "at_scale.2": [
+            (_no_rescale, "online-no-rescale"),
+            (_acc_not_rescaled, "online-no-rescale"),
+            (_flipped, "online-no-rescale"),
+            (_block_maximum, "online-no-rescale"),
+            (_no_maximum, None),
+        ],
+        "at_scale.3": [
             (masks["causal"], "causal-and-mask"),
             (masks["padding"], "causal-and-mask"),
             (masks["future"], None),
             (masks["either"], None),
+            (masks["queries_too"], "fully-masked-row"),
+            (masks["inverted"], None),
         ],
-        "scale.4": [(score_dot_products(N_PROMPT, N_NEW, use_cache=False), None), (N_PROMPT + N_NEW, None)],
+        "at_scale.4": [((N_PROMPT + NTH_NEW - 1) ** 2, None), (N_PROMPT + NTH_NEW, None)],
+        "at_scale.5": [(N_TILED**2 * 4 / MIB, None), (N_TILED * 128 * 4 / MIB, None)],
     }
 
 
-@exercise("scale.1")
-def gib_on_paper(answer: object) -> Feedback:
-    """GiB of one float32 (n, n) score matrix at n = 32 768 (one head, one layer, one sequence)."""
-    want = score_matrix_bytes(N_PAPER) / GIB
+@exercise("at_scale.1", alias="scale.1")
+def longest_context(answer: object) -> Feedback:
+    """The largest n whose 32 float32 (n, n) score matrices (one layer, one sequence) fit in 80 GiB."""
+    want = _longest()
     wrong = [
-        (N_PAPER * 4 / GIB, "That is one row of scores (n numbers); the matrix has n × n of them."),
-        (N_PAPER**2 * 4 / 1e9, "That is in GB (10⁹ bytes); a GiB is 2³⁰ = 1 073 741 824 bytes."),
-        (N_PAPER**2 * 2 / GIB, "That is at 2 bytes per number (float16/bfloat16); the question asks for float32."),
-        (N_PAPER**2 * 32 / GIB, "That counts bits: a float32 number takes 4 bytes."),
+        (_longest(unit=1e9), "That is for 80 GB (80 · 10⁹ bytes); a GiB is 2³⁰ = 1 073 741 824 bytes."),
+        (_longest(heads=1), "That fits one head's matrix; the readable path builds all 32 heads' at once."),
+        (_longest(2), "That is at 2 bytes per number (bfloat16); the question asks for float32, 4 bytes."),
+        (_longest(heads=1, bytes_per_number=1), "Count bytes: 32 heads × n² numbers × 4 bytes each."),
     ]
-    return compare_number(
-        answer, want, name="the size of one 32 768 × 32 768 float32 score matrix in GiB", wrong=wrong, tol=1e-3
-    )
+    return compare_number(answer, float(want), name="the longest context that fits", wrong=wrong, tol=1.0)
 
 
-@exercise("scale.2")
+@exercise("at_scale.2", alias="scale.2")
 def online_step(answer: object) -> Feedback:
     """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, b), values (b, d_v))`` → new state."""
     queries, keys, values = _fresh_inputs()
     got = _run_blocks(answer, queries, keys, values)
     if isinstance(got, Feedback):
         return got
+    slip = _probe(answer) if not torch.allclose(got, attention(queries, keys, values), atol=1e-4) else None
+    if slip is not None:
+        return Feedback(False, PROBE_HINTS[slip], "online-no-rescale")
     if not bool(torch.isfinite(got).all()):
         return Feedback(
             False,
@@ -274,7 +350,7 @@ def online_step(answer: object) -> Feedback:
     )
 
 
-@exercise("scale.3")
+@exercise("at_scale.3", alias="scale.3")
 def padded_causal_mask(answer: object) -> Feedback:
     """A boolean ``(2, 5, 5)`` mask: causal, and hiding the padding keys of sequences of lengths 5 and 3."""
     masks = _masks()
@@ -301,6 +377,18 @@ def padded_causal_mask(answer: object) -> Feedback:
         ),
         (masks["future"], "Query i sees keys j ≥ i here: the transposed triangle (triu). Causal is j ≤ i, tril."),
         (masks["either"], "| lets a key through when it is past OR valid; it must be both: use &."),
+        (
+            masks["queries_too"],
+            "You also hid the padding *queries*: sequence 2's rows 4 and 5 are now all False, every score −inf, "
+            "and the softmax gives NaN (lesson 09's fully masked row). Mask only the keys: a padding query's "
+            "output is thrown away anyway, but it must not be NaN.",
+            "fully-masked-row",
+        ),
+        (
+            masks["inverted"],
+            "Your mask is inverted: True marks what is hidden, torch.nn.MultiheadAttention's convention (lesson 11). "
+            "Here True = may attend: negate it with ~.",
+        ),
     ]
     return compare_tensor(
         got,
@@ -312,20 +400,36 @@ def padded_causal_mask(answer: object) -> Feedback:
     )
 
 
-@exercise("scale.4")
+@exercise("at_scale.4", alias="scale.4")
 def dot_products_with_cache(answer: object) -> Feedback:
-    """Dot products of one head of one layer: 3 new tokens after a 4-token prompt, with a KV cache."""
+    """Dot products of one head of one layer for the 100th new token after a 4-token prompt, with a KV cache."""
+    length = N_PROMPT + NTH_NEW - 1  # tokens in the sequence when the 100th new token is predicted
     wrong = [
         (
-            score_dot_products(N_PROMPT, N_NEW, use_cache=False),
-            "That is without a cache: 4², 5², 6². With one, only the newest token's query meets the keys.",
+            float(length * length),
+            f"That is without a cache: the whole {length} × {length} score matrix again. With one, only the newest "
+            "token's query meets the keys.",
         ),
-        (float(N_PROMPT + N_NEW), "Count dot products, not tokens: one query meets every key so far."),
         (
-            float(N_PROMPT**2 + N_PROMPT + 1 + N_PROMPT + 2 + N_PROMPT + 3),
-            "The last token needs no forward pass: it is predicted by the step before (3 steps = the prompt + 2 rows).",
+            float(length + 1),
+            "One too many: the 100th new token is the *output* of its step; the query is the token before it, "
+            f"and the sequence then holds 4 + 99 = {length} keys.",
         ),
+        (float(NTH_NEW), "Count the prompt's keys too: the newest query meets every key so far, prompt included."),
+        (float(N_PROMPT * N_PROMPT), "The prompt's 4 × 4 is computed once, in the first step, not for every token."),
     ]
-    return compare_number(
-        answer, score_dot_products(N_PROMPT, N_NEW, use_cache=True), name="the dot products with a cache", wrong=wrong
-    )
+    return compare_number(answer, float(length), name="the dot products of that step", wrong=wrong, tol=0.5)
+
+
+@exercise("at_scale.5")
+def block_memory(answer: object) -> Feedback:
+    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=512``."""
+    want = N_TILED * BLOCK_TRY * 4 / MIB
+    wrong = [
+        (N_TILED**2 * 4 / MIB, "That is the whole (4096, 4096) matrix: tiled_attention never builds it."),
+        (N_TILED * 128 * 4 / MIB, "That is the default block size 128; the question changes it to 512."),
+        (BLOCK_TRY * BLOCK_TRY * 4 / MIB, "Every query meets the block at once: the tile is (n_q, b), not (b, b)."),
+        (N_TILED * BLOCK_TRY * 2 / MIB, "float32 takes 4 bytes per number."),
+        (N_TILED * D_TILED * 4 / MIB, "That is one (4096, 64) matrix such as Q; the score tile is larger."),
+    ]
+    return compare_number(answer, want, name="the largest tensor in MiB", wrong=wrong, tol=0.01)
