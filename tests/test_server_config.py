@@ -1,6 +1,6 @@
 """etc/jupyter_server_config.py: the two settings behind live views' latency.
 
-Timing them would be timed tests; bench/bench_websocket.py and bench/bench_browser.py measure them.
+Timing them would be timed tests; bench/bench_browser.py measures what the learner sees.
 These check the mechanisms: the config names a kernel websocket connection class of jupyter-server's,
 and connecting one sets TCP_NODELAY on its websocket handler before the usual connection runs; and
 widget messages (``comm_msg``) join jupyter-server's own untracked message types, none dropped.
