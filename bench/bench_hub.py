@@ -11,7 +11,7 @@ total PSS of the learners' processes (servers + kernels, sampled every 0.2 s dur
 the number of learners, plus the hub and proxy. PSS counts shared pages once across processes, so the
 sum is what the machine really holds.
 
-Usage: python bench/bench_hub.py [--sizes 5 10 20] [--lesson lessons/02_weights.ipynb]
+Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_weights.ipynb]
 """
 
 from __future__ import annotations
@@ -25,9 +25,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from tools.hubclient import Hub, Learner, comparable, stored_outputs
+
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "tests" / "hub"))
-from hubclient import Hub, Learner, comparable, stored_outputs  # noqa: E402
 
 GIB = 2**30
 

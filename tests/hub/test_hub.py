@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 import requests
 import websocket
-from hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
+
+from tools.hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
 
 pytestmark = pytest.mark.hub
 

@@ -9,6 +9,7 @@ kernels APIs.
 from __future__ import annotations
 
 import configparser
+import importlib.util
 import json
 import os
 import pwd
@@ -29,10 +30,12 @@ from pathlib import Path
 import requests
 import websocket
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "deploy" / "classhub.py"
-sys.path.insert(0, str(LAUNCHER.parent))
-from classhub import learner_accounts  # noqa: E402 — the accounts a hub created, by prefix and mark
+_SPEC = importlib.util.spec_from_file_location("classhub", LAUNCHER)  # deploy/ is not a package
+classhub = importlib.util.module_from_spec(_SPEC)
+_SPEC.loader.exec_module(classhub)
+learner_accounts = classhub.learner_accounts  # the accounts a hub created, by prefix and mark
 
 XSRF_INPUT = re.compile(r'name="_xsrf"\s+value="([^"]+)"')
 
