@@ -26,7 +26,6 @@ REPO = Path(__file__).resolve().parents[1]
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 COMMAND = Path(sys.executable).with_name("attnlib-lessons")
 LINK = re.compile(r"\]\(([^)\s]+)\)")
-sys.path.insert(0, str(REPO / "tests" / "browser"))
 
 
 def _launch():
@@ -138,7 +137,7 @@ def test_every_lessons_index_link_works_in_a_learners_copy(tmp_path: Path) -> No
 # ----------------------------------------------------------------------------- end to end, in Chromium
 @pytest.mark.browser
 def test_command_starts_jupyterlab_on_another_port_and_lesson_01_runs(tmp_path: Path) -> None:
-    from labdriver import headless_chromium
+    from tools.labdriver import headless_chromium
 
     env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH")}
     for name in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR", "JUPYTER_RUNTIME_DIR",
