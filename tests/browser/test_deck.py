@@ -12,7 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from labdriver import (
+
+from tools.labdriver import (
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,

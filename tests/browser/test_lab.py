@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from labdriver import (
+
+from tools.labdriver import (
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,

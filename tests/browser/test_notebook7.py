@@ -21,7 +21,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from labdriver import SERVER_CONFIG, free_port, headless_chromium
+
+from tools.labdriver import SERVER_CONFIG, free_port, headless_chromium
 
 pytestmark = pytest.mark.browser
 

@@ -17,7 +17,8 @@ from urllib.parse import unquote, urlparse
 
 import nbformat
 import pytest
-from labdriver import find_chromium, headless_chromium, load_module, offline
+
+from tools.labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 

@@ -15,7 +15,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from labdriver import find_chromium, headless_chromium, load_module, offline
+
+from tools.labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 
