@@ -1,7 +1,8 @@
 """A learner clicks "Run All", then goes back up and re-runs a cell of the lesson: it must still work.
 
 Each lesson runs top to bottom in one kernel (the exercise stubs run with their ``...``), then every
-code cell *above* the "## Exercises" heading runs again in the same kernel, in order. An exercise
+code cell *above* the "## Exercises" heading (or, where the exercises are woven into the lesson, above
+the first ``check(``) runs again in the same kernel, in order. An exercise
 stub that reuses a name the lesson needs (lesson 07's ``def outputs``, lesson 14's
 ``def previous_token_score``) breaks that second run.
 
@@ -31,8 +32,12 @@ EXERCISES = re.compile(r"^#+\s*Exercises", re.MULTILINE)
 
 
 def _first_exercise_cell(nb) -> int:
+    """The "## Exercises" heading; in a lesson whose exercises are woven into it (13), the first ``check(``."""
     for index, cell in enumerate(nb.cells):
         if cell.cell_type == "markdown" and EXERCISES.search(cell.source):
+            return index
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code" and "check(" in cell.source:
             return index
     return len(nb.cells)
 
@@ -86,7 +91,7 @@ def test_run_all_then_rerun_the_lesson(path):
         nb, timeout=300, kernel_name="python3", allow_errors=False, resources={"metadata": {"path": str(path.parent)}}
     )
     stop = _first_exercise_cell(nb)
-    assert stop < len(nb.cells), f"{path.name} has no '## Exercises' heading"
+    assert stop < len(nb.cells), f"{path.name} has no '## Exercises' heading and no check(...)"
     if not at_risk(nb):
         return  # rule 1: nothing the exercises bind is read above them
     with client.setup_kernel():
