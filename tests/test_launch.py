@@ -174,8 +174,11 @@ def test_command_starts_jupyterlab_on_another_port_and_lesson_01_runs(tmp_path: 
             cell.locator(".jp-InputArea-editor").click()
             page.keyboard.press("Shift+Enter")
             prompt = cell.locator(".jp-InputArea-prompt")
+            # query the prompt afresh each time: JupyterLab may replace its element while the cell runs
             page.wait_for_function(
-                "(el) => /\\[\\d+\\]/.test(el.textContent)", arg=prompt.element_handle(), timeout=60_000
+                "() => /\\[\\d+\\]/.test(document.querySelector("
+                "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')?.textContent ?? '')",
+                timeout=120_000,
             )
             assert re.fullmatch(r"\[\d+\]:", prompt.text_content().strip())
             assert not cell.locator("[data-mime-type='application/vnd.jupyter.error']").count()
