@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 
 import matplotlib as mpl
@@ -46,7 +47,11 @@ def test_heatmap_draws_a_png_and_keeps_its_data() -> None:
     np.testing.assert_allclose(hm.data, m.numpy(), rtol=1e-6)
     width, height = png_size(hm.to_png())
     assert width > 0 and height > 0
-    assert hm._repr_png_().startswith(PNG_MAGIC)
+    data, metadata = hm._repr_mimebundle_()
+    assert base64.b64decode(data["image/png"]).startswith(PNG_MAGIC) and data["text/plain"] == repr(hm)
+    # drawn at DENSITY times the size it is shown at: sharp on high-density screens and when zoomed
+    assert metadata["image/png"] == {"width": width // plots.DENSITY, "height": height // plots.DENSITY}
+    assert plots.DENSITY >= 2
     assert "3×2" in repr(hm) and "weights" in repr(hm)
 
 
@@ -143,7 +148,7 @@ def test_distribution_draws_hist_and_kde_with_one_curve_per_label() -> None:
     samples = {"scores": rng.standard_normal(500) * 8, "scaled": rng.standard_normal(500)}
     hist = plots.distribution(samples, title="scores")
     assert repr(hist) == "<distribution hist: scores, scaled>"
-    assert hist._repr_png_().startswith(PNG_MAGIC)
+    assert base64.b64decode(hist._repr_mimebundle_()[0]["image/png"]).startswith(PNG_MAGIC)
     kde = plots.distribution(samples, kind="kde")
     assert len(kde.fig.axes[0].lines) == 2  # one density curve per label
     assert plots.distribution(torch.ones(3, 4) + torch.arange(4.0)).fig.axes[0].collections  # a tensor works too

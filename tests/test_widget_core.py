@@ -297,14 +297,16 @@ def test_explorer_cell_edit_updates_state_or_explains() -> None:
 
 def test_explorer_mimebundle() -> None:
     ex = TinyExplorer()
-    bundle = ex._repr_mimebundle_()
+    bundle, metadata = ex._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == ex.widget.model_id
     png = base64.b64decode(bundle["image/png"])
     assert png.startswith(PNG_SIGNATURE)
+    # the fallback is shown at half its pixel size (sharp when zoomed; JupyterLab and the site read the size)
+    assert metadata["image/png"]["width"] == pixels(png).shape[1] // 2
     assert pixels(png).shape[0] > 50
     assert bundle["text/plain"] == "TinyExplorer(matrix='1 2; 3 4')"
-    assert TinyExplorer()._repr_mimebundle_()["text/plain"] == bundle["text/plain"]  # deterministic
+    assert TinyExplorer()._repr_mimebundle_()[0]["text/plain"] == bundle["text/plain"]  # deterministic
     assert repr(ex) == bundle["text/plain"]
 
 

@@ -21,7 +21,7 @@ def test_starts_on_document_001():
     assert _ticks(plot) == ["Input 1", "Input 2", "Input 3"]
     assert e.summary() == "InputsExplorer(example='001', shape=(3, 4))"
     assert "(3, 4)" in e.shape.value
-    bundle = e._repr_mimebundle_()
+    bundle, _ = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
 
 

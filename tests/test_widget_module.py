@@ -72,7 +72,7 @@ def test_causal_first_row_is_one_hot_and_summary_follows():
 
 
 def test_display_bundle_has_png_fallback_and_summary():
-    bundle = ModuleExplorer()._repr_mimebundle_()
+    bundle, _ = ModuleExplorer()._repr_mimebundle_()
     assert bundle["text/plain"] == "ModuleExplorer(source='004', scaled=True, causal=False)"
     assert "image/png" in bundle
 

@@ -66,6 +66,6 @@ def test_heads_differ_and_rows_sum_to_one():
 def test_two_heads_and_png_fallback():
     explorer = MultiHeadExplorer(num_heads=2, head="all")
     assert [name for name in explorer.views if name != "head"] == ["head 1", "head 2"]
-    bundle = explorer._repr_mimebundle_()
+    bundle, _ = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == "MultiHeadExplorer(num_heads=2, head='all', scaled=True, causal=False)"
     assert bundle["image/png"]

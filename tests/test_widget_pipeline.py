@@ -175,6 +175,6 @@ def test_bad_arguments_are_named() -> None:
 
 def test_display_bundle_has_fallback_png_and_summary() -> None:
     e = PipelineExplorer("001")
-    bundle = e._repr_mimebundle_()
+    bundle, _ = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary()
     assert bundle["image/png"]

@@ -71,7 +71,7 @@ def test_bad_arguments():
 
 def test_static_fallback_is_the_result_and_follows_controls():
     e = QKVExplorer("001", kind="key")
-    bundle = e._repr_mimebundle_()
+    bundle, _ = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
     before = e.snapshot_png()
     assert before == e.views["result"].to_png()

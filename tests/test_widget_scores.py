@@ -20,7 +20,7 @@ def test_starts_on_001_input_1():
     assert "[2, 4, 4]" in e.terms.value
     assert e.term_texts[1] == "q_1·k_2 = 1×4 + 0×4 + 2×0 = 4"
     assert e.views["scores"].annotations[:3] == ["2", "4", "4"]
-    bundle = e._repr_mimebundle_()
+    bundle, _ = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
 
 

@@ -23,7 +23,7 @@ def test_starts_on_document_001():
     assert e.views["bars"].annotations == ["0.06", "0.47", "0.47"]
     assert e.summary() == "SoftmaxExplorer(example='001', temperature=1, query='Input 1')"
     assert repr(e) == e.summary()
-    bundle = e._repr_mimebundle_()
+    bundle, _ = e._repr_mimebundle_()
     assert bundle["text/plain"] == e.summary() and "image/png" in bundle
 
 

@@ -44,6 +44,6 @@ def test_a_larger_block_size_clamps_the_block_slider():
 
 
 def test_static_fallback_is_a_png():
-    bundle = TiledExplorer()._repr_mimebundle_()
+    bundle, _ = TiledExplorer()._repr_mimebundle_()
     assert bundle["text/plain"] == "TiledExplorer(block_size=3, block=1 of 3)"
     assert bundle["image/png"]

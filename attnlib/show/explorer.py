@@ -34,7 +34,6 @@ the explorer's state followed by :meth:`update`.
 
 from __future__ import annotations
 
-import base64
 import html
 import re
 from collections.abc import Callable, Iterator
@@ -43,7 +42,7 @@ from contextlib import ExitStack, contextmanager
 import ipywidgets as widgets
 import numpy as np
 
-from .plots import heatmap_png
+from .plots import heatmap_png, png_bundle
 from .view import HeatmapView, parse_cell
 
 __all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
@@ -209,13 +208,16 @@ class Explorer:
         return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
+        """The live widget, the PNG fallback (shown at half its pixel size: sharp when zoomed) and the summary."""
         self.fit_labels()
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
-        bundle = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        metadata: dict[str, object] = {}
         if self.views:
-            bundle["image/png"] = base64.b64encode(self.snapshot_png()).decode("ascii")
-        bundle["text/plain"] = self.summary()
-        return bundle
+            picture, metadata = png_bundle(self.snapshot_png(), "")
+            data["image/png"] = picture["image/png"]
+        data["text/plain"] = self.summary()
+        return data, metadata
 
     def __repr__(self) -> str:
         return self.summary()

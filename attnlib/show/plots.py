@@ -18,7 +18,9 @@ Every function returns an object that displays itself as a PNG with a short dete
 
 from __future__ import annotations
 
+import base64
 import io
+import struct
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -31,6 +33,7 @@ from ..formatting import annotation
 from . import style as _style
 
 __all__ = [
+    "DENSITY",
     "BarChart",
     "Heatmap",
     "HeatmapGrid",
@@ -41,6 +44,7 @@ __all__ = [
     "heatmap",
     "heatmap_png",
     "limits",
+    "png_bundle",
     "show_heatmaps",
     "training_curves",
 ]
@@ -148,10 +152,26 @@ def draw_heatmap(
     ]
 
 
+#: pixels per CSS pixel of every PNG: drawn at twice the style's resolution and shown at the style's size
+#: (see :func:`png_bundle`), so pictures stay sharp on high-density screens and when the reader zooms in
+DENSITY = 2
+
+
 def _png(fig: Figure) -> bytes:
     out = io.BytesIO()
-    fig.savefig(out, format="png", dpi=_style.current().dpi)
+    fig.savefig(out, format="png", dpi=_style.current().dpi * DENSITY)
     return out.getvalue()
+
+
+def png_bundle(png: bytes, text: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+    """``(data, metadata)`` for IPython's display: the PNG at ``1/DENSITY`` of its pixel size, and ``text``.
+
+    The size goes in the output's metadata (``image/png: {width, height}``), which JupyterLab, Notebook 7
+    and the site's pages (myst-nb) use for the image's displayed size.
+    """
+    width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR chunk
+    data = {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": text}
+    return data, {"image/png": {"width": width // DENSITY, "height": height // DENSITY}}
 
 
 def heatmap_png(specs: Sequence[Mapping[str, object]]) -> bytes:
@@ -179,8 +199,8 @@ class Plot:
         """PNG bytes of the figure."""
         return _png(self.fig)
 
-    def _repr_png_(self) -> bytes:
-        return self.to_png()
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return png_bundle(self.to_png(), self._text)
 
     def __repr__(self) -> str:
         return self._text
@@ -314,8 +334,8 @@ class Heatmap:
         """PNG bytes of the current state."""
         return _png(self.fig)
 
-    def _repr_png_(self) -> bytes:
-        return self.to_png()
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:
         n_rows, n_cols = self.data.shape
@@ -361,8 +381,8 @@ class HeatmapGrid:
     def to_png(self) -> bytes:
         return _png(self.fig)
 
-    def _repr_png_(self) -> bytes:
-        return self.to_png()
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:
         return f"<HeatmapGrid of {len(self.heatmaps)}>"
@@ -427,8 +447,8 @@ class BarChart:
     def to_png(self) -> bytes:
         return _png(self.fig)
 
-    def _repr_png_(self) -> bytes:
-        return self.to_png()
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:
         return f"<BarChart of {len(self.data)} bars>"

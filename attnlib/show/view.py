@@ -39,7 +39,6 @@ without a kernel; explorers put their views' PNGs together in one fallback image
 
 from __future__ import annotations
 
-import base64
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
@@ -54,7 +53,7 @@ from matplotlib.colors import to_hex
 
 from ..formatting import annotation
 from . import style
-from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits
+from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits, png_bundle
 
 __all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "parse_cell"]
 
@@ -406,9 +405,9 @@ class HeatmapView(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs):
         bundle = super()._repr_mimebundle_(**kwargs)
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        data["image/png"] = base64.b64encode(self.to_png()).decode("ascii")
-        data["text/plain"] = repr(self)
-        return data
+        picture, metadata = png_bundle(self.to_png(), repr(self))
+        data.update(picture)
+        return data, metadata
 
     def __repr__(self) -> str:
         n_rows, n_cols = self.data.shape
