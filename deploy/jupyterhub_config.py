@@ -16,16 +16,14 @@ import asyncio
 import os
 import pwd
 import sys
-from datetime import datetime
 from pathlib import Path
 
 from jupyterhub.spawner import LocalProcessSpawner
-from nativeauthenticator import NativeAuthenticator
 from tornado import web
-from traitlets import Integer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import classhub as hub  # the settings and checks `make hub` ran before this file
+from classauth import ClassAuthenticator
 
 c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this file
 
@@ -49,44 +47,7 @@ c.JupyterHub.template_paths = [str(hub.REPO / "deploy" / "templates")]
 
 
 # ---------------------------------------------------------------- who may log in
-class ClassAuthenticator(NativeAuthenticator):
-    """NativeAuthenticator whose lock-out tells a blocked learner so, and never locks the admin out.
-
-    Learners: after ``allowed_failed_logins`` wrong passwords the account is blocked for
-    ``seconds_before_next_try``, and the login answers 429 with the time left. The admin is never
-    blocked (anyone could otherwise keep the teacher out by sending wrong passwords); instead the admin's
-    password needs ``admin_minimum_password_length`` characters, which no one guesses over HTTP.
-    """
-
-    admin_minimum_password_length = Integer(16, config=True, help="characters the admin's password needs")
-
-    def create_user(self, username, password, **kwargs):
-        if self.normalize_username(username) in self.admin_users and len(password) < self.admin_minimum_password_length:
-            self.log.warning("sign-up as admin refused: the password needs %d characters",
-                             self.admin_minimum_password_length)  # fmt: skip
-            return None
-        return super().create_user(username, password, **kwargs)
-
-    def _refuse_if_blocked(self, name: str) -> None:
-        if self.allowed_failed_logins and self.is_blocked(name):
-            since = (datetime.now() - self.login_attempts[name]["time"]).total_seconds()
-            left = max(1, round(self.seconds_before_next_try - since))
-            raise web.HTTPError(429, "%s is blocked after %d wrong passwords: try again in %d s (%s)",
-                                name, self.allowed_failed_logins, left, "or ask your teacher")  # fmt: skip
-
-    async def authenticate(self, handler, data):
-        name = self.normalize_username(data.get("username", ""))
-        if name in self.admin_users:
-            self.login_attempts.pop(name, None)  # the admin is never blocked
-            return await super().authenticate(handler, data)
-        self._refuse_if_blocked(name)
-        result = await super().authenticate(handler, data)
-        if result is None:
-            self._refuse_if_blocked(name)  # this failure was the last one allowed: say so now
-        return result
-
-
-c.JupyterHub.authenticator_class = ClassAuthenticator
+c.JupyterHub.authenticator_class = ClassAuthenticator  # deploy/classauth.py (Kubernetes uses it too)
 c.NativeAuthenticator.open_signup = False  # a sign-up waits until the teacher approves it
 c.NativeAuthenticator.minimum_password_length = 8
 c.NativeAuthenticator.check_common_password = True
@@ -152,9 +113,14 @@ async def _prepare(spawner) -> None:
     and everyone else's, are untouched.
     """
     entry = await learner_account(spawner.user.name)
+    as_learner = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": entry.pw_dir,
+                  "env": {"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}}  # fmt: skip
     await _run(LEARNER_PYTHON, str(hub.REPO / "scripts" / "build_editions.py"), "--workspace", entry.pw_dir,
-               user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], cwd=entry.pw_dir,
-               env={"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+               **as_learner)  # fmt: skip
+    # matplotlib's font list, built once in the new home before the first lesson: built during a lesson
+    # it takes seconds, and past 5 s matplotlib prints a warning into that lesson's first cell
+    if not (Path(entry.pw_dir) / ".cache" / "matplotlib").is_dir():
+        await _run(LEARNER_PYTHON, "-c", "import matplotlib.font_manager", **as_learner)
 
 
 c.JupyterHub.spawner_class = LearnerSpawner

@@ -67,12 +67,14 @@ def one_machine(tmp_path_factory: pytest.TempPathFactory) -> Recorder:
     return config
 
 
-def test_both_use_native_authenticator_with_the_same_rules(values: dict, one_machine: Recorder) -> None:
+def test_both_use_the_class_authenticator_with_the_same_rules(values: dict, one_machine: Recorder) -> None:
     hub = values["hub"]["config"]
     native = pytest.importorskip("nativeauthenticator").NativeAuthenticator
-    assert hub["JupyterHub"]["authenticator_class"] == "nativeauthenticator.NativeAuthenticator"
-    assert issubclass(one_machine.JupyterHub.authenticator_class, native)  # deploy/'s lock-out rules on top
+    assert hub["JupyterHub"]["authenticator_class"] == "classauth.ClassAuthenticator"
+    one = one_machine.JupyterHub.authenticator_class
+    assert issubclass(one, native) and one.__module__ == "classauth"  # deploy/classauth.py, the one file
     assert hub["NativeAuthenticator"] == dict(one_machine.NativeAuthenticator)
+    assert hub["ClassAuthenticator"] == dict(one_machine.ClassAuthenticator)
     assert hub["Authenticator"]["admin_users"] == sorted(one_machine.Authenticator.admin_users)
     assert hub["Authenticator"]["allow_all"] is one_machine.Authenticator.allow_all is True
 
@@ -187,3 +189,40 @@ def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(valu
     )
     assert teacher_cells == 0 and len(list((root / "lessons").glob("*.ipynb"))) >= 15
     assert not list(home.rglob("__pycache__"))
+
+
+def test_the_hub_pod_imports_the_class_authenticator_from_the_mounted_file(values: dict, tmp_path: Path) -> None:
+    """As the chart mounts it: deploy/classauth.py at ``extraFiles.classauth.mountPath`` (its content
+    given by the guide's ``--set-file``), ``PYTHONPATH`` from ``extraEnv``; the hub's settings from the
+    values load into the class named by ``authenticator_class``."""
+    hub = values["hub"]
+    mount = Path(hub["extraFiles"]["classauth"]["mountPath"])
+    pythonpath = Path(hub["extraEnv"]["PYTHONPATH"])
+    assert mount.parent == pythonpath and mount.name == "classauth.py"
+    option = "--set-file hub.extraFiles.classauth.stringData=deploy/classauth.py"
+    assert option in (REPO / "docs" / "teaching-guide.md").read_text(encoding="utf-8").replace("\n   ", " ")
+    assert option in VALUES.read_text(encoding="utf-8")
+    pod = tmp_path / "pod"
+    (pod / mount.relative_to("/")).parent.mkdir(parents=True)
+    shutil.copy(REPO / "deploy" / "classauth.py", pod / mount.relative_to("/"))
+    code = (
+        "import json, sys\n"
+        "from traitlets.config import Config\n"
+        "from traitlets.utils.importstring import import_item\n"
+        "from nativeauthenticator import NativeAuthenticator\n"
+        "settings = json.loads(sys.argv[1])\n"
+        "cls = import_item(settings['JupyterHub']['authenticator_class'])\n"
+        "auth = cls(add_new_table=False, config=Config(settings))  # no database here\n"
+        "print(json.dumps({'native': issubclass(cls, NativeAuthenticator), 'file': cls.__module__,\n"
+        "    'failed': auth.allowed_failed_logins, 'wait': auth.seconds_before_next_try,\n"
+        "    'admin_length': auth.admin_minimum_password_length, 'open': auth.open_signup}))\n"
+    )
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(pod / pythonpath.relative_to("/"))}
+    run = subprocess.run([sys.executable, "-c", code, json.dumps(hub["config"])], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout)
+    native = hub["config"]["NativeAuthenticator"]
+    assert got == {"native": True, "file": "classauth", "failed": native["allowed_failed_logins"],
+                   "wait": native["seconds_before_next_try"], "open": False,
+                   "admin_length": hub["config"]["ClassAuthenticator"]["admin_minimum_password_length"]}  # fmt: skip
