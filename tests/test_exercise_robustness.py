@@ -89,7 +89,7 @@ nested = st.recursive(
 
 
 @pytest.mark.parametrize("name", NAMES)
-@settings(max_examples=40, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, derandomize=True, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(answer=tensors | nested)
 def test_random_answers_get_a_sentence(name: str, answer: object) -> None:
     _assert_sentence(check(name, answer))

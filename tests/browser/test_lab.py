@@ -2,7 +2,7 @@
 
 One server and one browser serve the whole module (module-scoped fixtures); each lesson gets its
 own kernel, shut down after its test. The lessons are copied to a temporary directory first, so
-running them never touches the repository. Screenshots (device scale factor 2) land in
+running them never touches the repository. Screenshots land in
 ``test-artifacts/browser/``.
 
 The explorers' views are SVG drawn by the browser (attnlib.show.HeatmapView): no widget output
@@ -70,7 +70,7 @@ def lab(tmp_path_factory):
         start = time.perf_counter()
         server = start_lab_on_lessons(tmp_path_factory.mktemp("lab"))
         TIMINGS["server ready"] = f"{time.perf_counter() - start:.1f} s"
-        context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=2)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000}, device_scale_factor=1)
         try:
             page = context.new_page()
             problems: list[str] = []
