@@ -9,7 +9,7 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import AttentionInputError, check_positive_int, check_tensor, shape_str
-from .steps import attention, attention_weights, mask_scores, scale_scores, score, softmax
+from .steps import attention, attention_weights, trace
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
@@ -68,8 +68,9 @@ class SelfAttention(nn.Module):
     def intermediates(self, x: Tensor, mask: Tensor | None = None) -> SimpleNamespace:
         """Every intermediate matrix of :meth:`forward`, for checking it step by step.
 
-        The same maths as :meth:`forward`, one step at a time; the two may differ in the last bit
-        (``forward`` calls :func:`attnlib.attention`), so compare them with ``torch.allclose``.
+        The same maths as :meth:`forward`, one step at a time (:func:`attnlib.steps.trace`); the two may
+        differ in the last bit (``forward`` calls :func:`attnlib.attention`), so compare them with
+        ``torch.allclose``.
 
         Returns a namespace with ``queries``, ``keys``, ``values`` ``(..., n, d_out)``, ``scores``,
         ``scaled_scores`` (``-inf`` where ``mask`` is False), ``weights`` ``(..., n, n)`` and
@@ -77,11 +78,16 @@ class SelfAttention(nn.Module):
         """
         _check_features("x", x, self.d_in, "d_in")
         q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
-        s = score(q, k)
-        scaled = scale_scores(s, self.d_out) if self.scaled else s
-        scaled = mask_scores(scaled, mask)
-        w = softmax(scaled)
-        return SimpleNamespace(queries=q, keys=k, values=v, scores=s, scaled_scores=scaled, weights=w, context=w @ v)
+        t = trace(q, k, v, scale=None if self.scaled else 1.0, mask=mask)
+        return SimpleNamespace(
+            queries=q,
+            keys=k,
+            values=v,
+            scores=t.scores,
+            scaled_scores=t.scaled_scores,
+            weights=t.weights,
+            context=t.context,
+        )
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, d_out={self.d_out}, scaled={self.scaled}"
@@ -207,8 +213,8 @@ class MultiHeadAttention(nn.Module):
         x = query.unsqueeze(0) if unbatched else query
         q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
         qs, ks, vs = (split_heads(t, self.num_heads) for t in (q, k, v))
-        weights = attention_weights(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
-        heads = weights @ vs
+        steps = trace(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
+        weights, heads = steps.weights, steps.context
         concatenated = combine_heads(heads)
         output = self.out_proj(concatenated)
         out = SimpleNamespace(

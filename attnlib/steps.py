@@ -19,7 +19,8 @@ step            function                        result shape
 
 :func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
 sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
-the softmax.
+the softmax. :func:`trace` runs them one at a time and keeps every intermediate: the one
+step-by-step composition (the modules' ``intermediates``, the linked explorer and lesson 08 use it).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from ._validate import (
 __all__ = [
     "QKV",
     "Projections",
+    "Trace",
     "attention",
     "attention_weights",
     "derive_qkv",
@@ -54,6 +56,7 @@ __all__ = [
     "score",
     "softmax",
     "sum_weighted_values",
+    "trace",
     "weight_values",
 ]
 
@@ -348,3 +351,43 @@ def attention(
     """
     weights = attention_weights(queries, keys, values, scale=scale, mask=mask)
     return weights @ values  # steps 6 and 7: z_i = Σ_j α_ij v_j
+
+
+class Trace(NamedTuple):
+    """Every intermediate of one attention call, from :func:`trace`.
+
+    ``scores`` ``(..., n_q, n_k)`` = ``Q Kᵀ``; ``scaled_scores`` the same shape after scaling and
+    masking (``-inf`` where a key is hidden); ``weights`` their softmax; ``weighted_values``
+    ``(..., n_q, n_k, d_v)`` and ``context`` ``(..., n_q, d_v)``, both ``None`` without values.
+    """
+
+    scores: Tensor
+    scaled_scores: Tensor
+    weights: Tensor
+    weighted_values: Tensor | None
+    context: Tensor | None
+
+
+def trace(
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor | None = None,
+    *,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Trace:
+    """:func:`attention` one step at a time, keeping every intermediate (for lessons and checks).
+
+    Arguments as for :func:`attention`; ``values`` is optional. Steps 6 and 7 run as two steps here
+    (the ``(..., n_q, n_k, d_v)`` grid is built), so ``context`` may differ from :func:`attention`'s
+    in the last bit: compare them with ``torch.allclose``.
+    """
+    batch = check_qkv(queries, keys, values)
+    scores = score(queries, keys)  # step 4: S = Q Kᵀ
+    scaled_scores = scale_scores(scores, queries.shape[-1], scale=scale)  # step 8: S / √d_k
+    scaled_scores = mask_scores(scaled_scores, mask, batch=batch)  # hidden keys → -inf (lesson 09)
+    weights = softmax(scaled_scores)  # step 5: each row sums to 1
+    if values is None:
+        return Trace(scores, scaled_scores, weights, None, None)
+    weighted_values = weight_values(weights, values)  # step 6: α_ij v_j
+    return Trace(scores, scaled_scores, weights, weighted_values, sum_weighted_values(weighted_values))  # step 7
