@@ -14,15 +14,21 @@ from .steps import attention, attention_weights, trace
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
 
-def causal_mask(n_tokens: int) -> Tensor:
-    """Boolean ``(n_tokens, n_tokens)`` mask, True = may attend: token ``i`` sees tokens ``0 … i``.
+def causal_mask(n_tokens: int, *, offset: int = 0) -> Tensor:
+    """Boolean ``(n_tokens, offset + n_tokens)`` mask, True = may attend: query ``i`` sees keys ``0 … offset + i``.
+
+    ``offset=0`` gives the square mask of lessons 09 and 11: token ``i`` sees tokens ``0 … i``. With
+    ``offset`` earlier tokens already cached (generation, :mod:`attnlib.kv_cache`), the ``n_tokens``
+    new queries sit at positions ``offset …`` and see every position up to their own. The one
+    causal-mask builder of attnlib.
 
     attnlib's convention (shared with ``torch.nn.functional.scaled_dot_product_attention``);
     ``torch.nn.MultiheadAttention``'s ``attn_mask`` uses the opposite one (True = NOT allowed),
     so pass it ``~causal_mask(n)``.
     """
     check_positive_int("n_tokens", n_tokens)
-    return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()
+    check_positive_int("offset", offset, zero=True)
+    return torch.ones(n_tokens, offset + n_tokens, dtype=torch.bool).tril(diagonal=offset)
 
 
 def _check_features(name: str, x: Tensor, expected: int, what: str) -> None:
