@@ -34,6 +34,7 @@ from torch import Tensor
 
 from ._validate import (
     AttentionInputError,
+    check_attention,
     check_mask,
     check_positive_int,
     check_qkv,
@@ -174,8 +175,8 @@ def score(queries: Tensor, keys: Tensor) -> Tensor:
     Returns:
         scores ``(..., n_q, n_k)``; entry ``[i, j]`` is ``q_i · k_j``.
     """
-    check_qkv(queries, keys, None)
-    return queries @ keys.transpose(-2, -1)
+    check_qkv(queries, keys, None, finite=False)
+    return check_tensor("scores", queries @ keys.transpose(-2, -1))  # finite q, k can still overflow here
 
 
 # ---------------------------------------------------------------- step 5: softmax
@@ -218,8 +219,8 @@ def weight_values(weights: Tensor, values: Tensor) -> Tensor:
     Returns:
         weighted values ``(..., n_q, n_k, d_v)``: entry ``[i, j]`` is ``weights[i, j] * values[j]``.
     """
-    check_tensor("weights", weights)
-    check_tensor("values", values, layout="(..., n_k, d_v)")
+    check_tensor("weights", weights, finite=False)
+    check_tensor("values", values, layout="(..., n_k, d_v)", finite=False)
     if weights.shape[-1] != values.shape[-2]:
         raise AttentionInputError(
             f"weights have n_k={weights.shape[-1]} but values have n_k={values.shape[-2]} "
@@ -238,7 +239,7 @@ def sum_weighted_values(weighted_values: Tensor) -> Tensor:
     Returns:
         context ``(..., n_q, d_v)``; equal to ``weights @ values``.
     """
-    check_tensor("weighted_values", weighted_values, min_rank=3, layout="(..., n_q, n_k, d_v)")
+    check_tensor("weighted_values", weighted_values, min_rank=3, layout="(..., n_q, n_k, d_v)", finite=False)
     return weighted_values.sum(dim=-2)
 
 
@@ -257,14 +258,14 @@ def scale_scores(scores: Tensor, d_k: int | None = None, *, scale: float | None 
     Returns:
         scaled scores, same shape.
     """
-    check_tensor("scores", scores)
+    check_tensor("scores", scores, finite=False)
     if scale is None:
         scale = 1.0 / math.sqrt(check_positive_int("d_k", d_k))  # d_k is needed when scale is not given
     return scores * check_scale(scale, 1)
 
 
 # ---------------------------------------------------------------- masking (lesson 09)
-def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] = ()) -> Tensor:
+def mask_scores(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Hide keys: every score where ``mask`` is False becomes ``-inf``, so the softmax gives it weight 0.
 
     Masking happens after scaling and before the softmax (masking after it would break the rows'
@@ -272,18 +273,17 @@ def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] =
 
     Args:
         scores: ``(..., n_q, n_k)``.
-        mask: broadcastable to ``(..., n_q, n_k)``; ``None`` hides nothing. Boolean: True = may
+        mask: broadcastable with ``(..., n_q, n_k)``; ``None`` hides nothing. Boolean: True = may
             attend, False → ``-inf``. Floating point (additive, as in torch's SDPA): added to the
-            scores, ``0`` = attend, ``-inf`` = hidden. A query whose every key is hidden is an
-            error (its softmax would be 0/0).
-        batch: batch dimensions the scores will be broadcast to (e.g. added by the values).
+            scores, ``0`` = attend, ``-inf`` = hidden. Its type and shape are checked here, its
+            contents (a query with every key hidden, a 0/1 float mask) by :func:`attention` and
+            :func:`trace`.
 
     Returns:
-        masked scores, the shape of ``(*batch, n_q, n_k)`` broadcast with ``scores``.
+        masked scores, the shape of ``scores`` broadcast with ``mask`` (a mask may add batch dimensions).
     """
-    check_tensor("scores", scores)
-    shape = (*torch.broadcast_shapes(tuple(batch), scores.shape[:-2]), *scores.shape[-2:])
-    mask = check_mask(mask, shape, dtype=scores.dtype)
+    check_tensor("scores", scores, finite=False)
+    mask = check_mask(mask, scores.shape, dtype=scores.dtype, contents=False, extra_batch=True)
     if mask is None:
         return scores
     return scores + mask if mask.is_floating_point() else scores.masked_fill(~mask, float("-inf"))
@@ -311,10 +311,10 @@ def attention_weights(
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
     """
-    batch = check_qkv(queries, keys, values)
+    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
     scores = score(queries, keys)  # step 4: S = Q Kᵀ
-    scores = scale_scores(scores, scale=check_scale(scale, queries.shape[-1]))  # step 8: S / √d_k
-    scores = mask_scores(scores, mask, batch=batch)  # hidden keys → -inf (lesson 09)
+    scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
+    scores = mask_scores(scores, mask)  # hidden keys → -inf (lesson 09)
     return softmax(scores)  # step 5: each row sums to 1
 
 
@@ -382,10 +382,10 @@ def trace(
     (the ``(..., n_q, n_k, d_v)`` grid is built), so ``context`` may differ from :func:`attention`'s
     in the last bit: compare them with ``torch.allclose``.
     """
-    batch = check_qkv(queries, keys, values)
+    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
     scores = score(queries, keys)  # step 4: S = Q Kᵀ
-    scaled_scores = scale_scores(scores, queries.shape[-1], scale=scale)  # step 8: S / √d_k
-    scaled_scores = mask_scores(scaled_scores, mask, batch=batch)  # hidden keys → -inf (lesson 09)
+    scaled_scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
+    scaled_scores = mask_scores(scaled_scores, mask)  # hidden keys → -inf (lesson 09)
     weights = softmax(scaled_scores)  # step 5: each row sums to 1
     if values is None:
         return Trace(scores, scaled_scores, weights, None, None)
