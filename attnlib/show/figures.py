@@ -400,7 +400,7 @@ def _softmax_row(e: dict, row: int | None, upto: int) -> list[Item]:
 def step5_softmax() -> Figure:
     e = _example()
     w = e["weights"][0].tolist()
-    printed = examples.three_inputs.notes["printed_softmax_1"]
+    printed = examples.three_inputs.printed_softmax_1
     return _figure(
         [_softmax_row(e, 0, 3)],
         f"row 1 exactly: [{w[0]:.4f}, {w[1]:.4f}, {w[2]:.4f}]; document 001 rounds it to {list(printed)}",
@@ -467,7 +467,7 @@ def _summing_row(e: dict, query: int, upto: int) -> list[Item]:
 def step7_summing() -> Figure:
     e = _example()
     z = e["context"][0].tolist()
-    printed = examples.three_inputs.notes["printed_output_1"]
+    printed = examples.three_inputs.printed_output_1
     return _figure(
         [_summing_row(e, 0, 1)],
         f"Output 1 exactly: [{z[0]:.4f}, {z[1]:.4f}, {z[2]:.4f}]; with the rounded weights 001 gets {list(printed)}",
