@@ -129,6 +129,8 @@ class MultiHeadAttention(nn.Module):
         ``query (batch, n_q, d_model)``, ``key``/``value`` ``(batch, n_k, d_model)`` (default: ``query``,
         i.e. self-attention) → ``(batch, n_q, d_model)``; unbatched ``(n, d_model)`` also works.
         ``mask`` is boolean, True = may attend, broadcastable to ``(batch, num_heads, n_q, n_k)``.
+
+    To switch a head off (lesson 14), :func:`attnlib.heads.ablated` hooks ``out_proj`` from outside.
     """
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, batch_first: bool = True):
@@ -145,9 +147,6 @@ class MultiHeadAttention(nn.Module):
         self.w_key = nn.Linear(d_model, d_model, bias=bias)
         self.w_value = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        #: ``(num_heads,)`` factors on the heads' outputs before they are concatenated; ``None`` = all 1.
-        #: Zeroing one entry ablates that head (lesson 14, :func:`attnlib.heads.ablated`).
-        self.head_mask: Tensor | None = None
 
     def forward(
         self,
@@ -188,8 +187,6 @@ class MultiHeadAttention(nn.Module):
             heads = weights @ v
         else:
             heads = attention(q, k, v, mask=mask)
-        if self.head_mask is not None:
-            heads = heads * self.head_mask[:, None, None].to(heads.dtype)
         out = self.out_proj(combine_heads(heads))
         if unbatched:
             out = out.squeeze(0)
