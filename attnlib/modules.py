@@ -246,7 +246,7 @@ class MultiHeadAttention(nn.Module):
         """
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"from_torch needs a torch.nn.MultiheadAttention, got {type(m).__name__}")
-        if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
+        if m.in_proj_weight is None or m.bias_k is not None or m.add_zero_attn:  # None: kdim or vdim differs
             raise NotImplementedError(
                 "from_torch supports kdim == vdim == embed_dim, add_bias_kv=False and add_zero_attn=False"
             )
