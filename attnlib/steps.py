@@ -343,8 +343,8 @@ def attention(
             unscaled form.
         mask: boolean (True = may attend) or additive (added to the scores: 0 = attend, ``-inf`` =
             hidden), broadcastable to ``(..., n_q, n_k)``. A query that may attend to no key is an
-            error, not an output: its softmax is 0/0. (``torch.softmax`` gives a NaN row there;
-            torch 2.13's SDPA silently returns a zero row, measured in tests/test_tiled.py.)
+            error, not an output: its softmax is 0/0 (``torch.softmax`` gives a row of NaN, SDPA may
+            silently give a row of zeros).
 
     Returns:
         context ``Z`` ``(..., n_q, d_v)``.

@@ -129,7 +129,7 @@ def tiled_attention(
 
     Returns:
         context ``(..., n_q, d_v)``. As for :func:`attnlib.attention`, a query that may attend to no
-        key is an error (torch 2.13's SDPA would return a zero row there).
+        key is an error (SDPA may silently give a row of zeros there).
     """
     blocks = online_softmax_blocks(
         queries, keys, values, mask=mask, scale=scale, is_causal=is_causal, block_size=block_size
