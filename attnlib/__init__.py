@@ -52,6 +52,7 @@ _HOME = {
     "split_heads": "modules",
     "QKV": "steps",
     "Projections": "steps",
+    "Trace": "steps",
     "attention": "steps",
     "attention_weights": "steps",
     "derive_qkv": "steps",
@@ -63,6 +64,7 @@ _HOME = {
     "score": "steps",
     "softmax": "steps",
     "sum_weighted_values": "steps",
+    "trace": "steps",
     "weight_values": "steps",
     "tiled_attention": "tiled",
 }

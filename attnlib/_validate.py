@@ -2,6 +2,14 @@
 
 Every check raises with a message that names the argument and its shape, so that a learner
 sees "queries have d_k=5 but keys have d_k=3" instead of a bare broadcasting traceback.
+
+Where each check runs: a public entry (:func:`attnlib.attention`, ``attention_weights``, ``trace``,
+``tiled_attention``, the modules' ``forward``) checks its arguments once, values included
+(:func:`check_attention`: no NaN or inf, the mask's contents, the scale). A step function checks
+only the types and shapes of its own arguments (``finite=False``, ``contents=False``: no pass over
+the data), so that a learner calling one step alone still reads a clear message, and a composition
+does not check the same tensor twice. :func:`attnlib.score` checks its result: ``Q Kᵀ`` of finite
+queries and keys can still overflow.
 """
 
 from __future__ import annotations
@@ -34,8 +42,8 @@ def shape_str(t: Tensor | tuple[int, ...] | torch.Size) -> str:
     return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
 
 
-def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "") -> Tensor:
-    """Check that ``t`` is a finite floating-point tensor of rank >= ``min_rank``."""
+def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "", finite: bool = True) -> Tensor:
+    """Check that ``t`` is a floating-point tensor of rank >= ``min_rank``, and finite unless ``finite=False``."""
     if not isinstance(t, Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if not t.is_floating_point():
@@ -46,6 +54,8 @@ def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "") -
     if t.dim() < min_rank:
         want = f" {layout}" if layout else ""
         raise AttentionInputError(f"{name} must have at least {min_rank} dimensions{want}, got shape {shape_str(t)}")
+    if not finite:
+        return t
     # a NaN or an inf makes the sum NaN or inf, so one cheap reduction clears finite tensors;
     # only when it fails (a NaN/inf, or a sum of huge finite values overflowing) look closer
     if not math.isfinite(float(t.detach().sum())) and not bool(torch.isfinite(t).all()):
@@ -73,10 +83,10 @@ def check_batch_dims(**tensors: Tensor) -> tuple[int, ...]:
         raise AttentionInputError(f"the batch dimensions (all but the last two) do not broadcast: {desc}") from None
 
 
-def check_qkv(queries: Tensor, keys: Tensor, values: Tensor | None) -> tuple[int, ...]:
+def check_qkv(queries: Tensor, keys: Tensor, values: Tensor | None, *, finite: bool = True) -> tuple[int, ...]:
     """Validate ``(..., n_q, d_k)``, ``(..., n_k, d_k)``, ``(..., n_k, d_v)``; return batch shape."""
-    check_tensor("queries", queries, layout="(..., n_q, d_k)")
-    check_tensor("keys", keys, layout="(..., n_k, d_k)")
+    check_tensor("queries", queries, layout="(..., n_q, d_k)", finite=finite)
+    check_tensor("keys", keys, layout="(..., n_k, d_k)", finite=finite)
     if queries.shape[-1] != keys.shape[-1]:
         raise AttentionInputError(
             f"queries have d_k={queries.shape[-1]} but keys have d_k={keys.shape[-1]} "
@@ -87,7 +97,7 @@ def check_qkv(queries: Tensor, keys: Tensor, values: Tensor | None) -> tuple[int
         raise AttentionInputError(f"keys have n_k=0 (keys {shape_str(keys)}): a query needs at least one key")
     tensors = {"queries": queries, "keys": keys}
     if values is not None:
-        check_tensor("values", values, layout="(..., n_k, d_v)")
+        check_tensor("values", values, layout="(..., n_k, d_v)", finite=finite)
         if values.shape[-2] != keys.shape[-2]:
             raise AttentionInputError(
                 f"keys have n_k={keys.shape[-2]} but values have n_k={values.shape[-2]} "
@@ -115,7 +125,12 @@ def check_scale(scale: float | None, d_k: int) -> float:
 
 
 def check_mask(
-    mask: Tensor | None, scores_shape: tuple[int, ...], *, dtype: torch.dtype | None = None
+    mask: Tensor | None,
+    scores_shape: tuple[int, ...],
+    *,
+    dtype: torch.dtype | None = None,
+    contents: bool = True,
+    extra_batch: bool = False,
 ) -> Tensor | None:
     """Check a mask against scores of shape ``(..., n_q, n_k)``; return it unchanged.
 
@@ -123,6 +138,8 @@ def check_mask(
     the scores: 0 = attend, ``-inf`` = hidden, any other finite number a bias). A floating-point mask
     of only 0s and 1s is refused: it is almost always a keep-mask meant as boolean, and adding it
     would hide nothing. A query whose every key is hidden is refused too (its softmax is 0/0).
+    ``contents=False`` checks the type, dtype and shape only; ``extra_batch=True`` lets the mask add
+    batch dimensions the scores lack (its last two still fit ``(n_q, n_k)``).
     """
     if mask is None:
         return None
@@ -134,7 +151,7 @@ def check_mask(
             f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} with shape "
             f"{shape_str(mask)}; build it with a comparison, e.g. mask = lengths > positions"
         )
-    if additive and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
+    if additive and contents and bool(((mask == 0) | (mask == 1)).all()) and bool((mask == 1).any()):
         raise TypeError(
             f"mask must have dtype torch.bool (True = may attend), got {mask.dtype} with shape "
             f"{shape_str(mask)} holding only 0s and 1s: a floating-point mask is added to the scores, so "
@@ -142,17 +159,19 @@ def check_mask(
         )
     if additive and dtype is not None and mask.dtype != dtype:
         raise TypeError(f"an additive mask must have the scores' dtype {dtype}, got {mask.dtype}; convert it")
-    if additive and bool((torch.isnan(mask) | (mask == float("inf"))).any()):
+    if additive and contents and bool((torch.isnan(mask) | (mask == float("inf"))).any()):
         raise AttentionInputError("an additive mask may hold finite numbers and -inf only, got NaN or +inf")
     try:
-        full = torch.broadcast_shapes(mask.shape, scores_shape)
+        full = tuple(torch.broadcast_shapes(mask.shape, scores_shape))
     except RuntimeError:
         full = None
-    if full is None or tuple(full) != tuple(scores_shape):
+    if full is None or (full[-2:] != tuple(scores_shape[-2:]) if extra_batch else full != tuple(scores_shape)):
         raise AttentionInputError(
             f"mask of shape {shape_str(mask)} does not broadcast to the scores' shape "
             f"(..., n_q, n_k) = {shape_str(scores_shape)}"
         )
+    if not contents:
+        return mask
     visible = mask > float("-inf") if additive else mask
     hidden = ~visible.any(dim=-1)
     if bool(hidden.any()):
@@ -162,3 +181,18 @@ def check_mask(
             f"mask shape {shape_str(mask)}): its softmax would divide 0 by 0"
         )
     return mask
+
+
+def check_attention(
+    queries: Tensor, keys: Tensor, values: Tensor | None, *, scale: float | None, mask: Tensor | None
+) -> tuple[tuple[int, ...], float, Tensor | None]:
+    """Every check of one attention call, run once at its entry: ``(batch, scale, mask)``.
+
+    ``queries (..., n_q, d_k)``, ``keys (..., n_k, d_k)``, ``values (..., n_k, d_v)`` (optional) fit
+    together and are finite; ``scale`` resolved (default ``1/sqrt(d_k)``); ``mask`` checked against
+    the scores' full shape ``(*batch, n_q, n_k)``, the batch including the values' dimensions.
+    """
+    batch = check_qkv(queries, keys, values)
+    scale = check_scale(scale, queries.shape[-1])
+    mask = check_mask(mask, (*batch, queries.shape[-2], keys.shape[-2]), dtype=queries.dtype)
+    return batch, scale, mask

@@ -20,7 +20,7 @@ queries and keys, lesson 08).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 import torch
@@ -62,7 +62,12 @@ class MatrixExample:
     w_key_rows: Rows | None = None
     w_value_rows: Rows | None = None
     scale: float | None = None
-    notes: dict[str, object] = field(default_factory=dict)
+    seed: int | None = None  # torch.manual_seed before the document builds its module (004)
+    d_model: int | None = None  # the size of that module (004's SelfAttention(d_model))
+    printed_softmax_1: tuple[float, ...] | None = None  # the document's rounded weights of Input 1 (001, step 5)
+    printed_weighted_1: Rows | None = None  # its rounded weighted values of Input 1 (001, step 6)
+    printed_output_1: tuple[float, ...] | None = None  # its rounded output of Input 1 (001, step 7)
+    printed_context_2_0: float | None = None  # the context entry [2, 0] it prints, rounded (004)
 
     @property
     def inputs(self) -> Tensor:
@@ -96,7 +101,9 @@ class SentenceExample:
     d_k: int
     d_v: int
     token_ids: tuple[int, ...] | None = None  # given explicitly (003) or from the vocabulary (002)
-    notes: dict[str, object] = field(default_factory=dict)
+    reseed_before_weights: bool = False  # seed again between the embedding and the weights (003)
+    column_vectors: bool = False  # the weights act on column vectors, q = U x, i.e. X Uᵀ (003)
+    query_index: int | None = None  # the query the document follows (003: "you")
 
     @property
     def tokens(self) -> list[str]:
@@ -125,7 +132,7 @@ class SentenceExample:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             embedded = torch.nn.Embedding(self.num_embeddings, self.d)(self.ids).detach()
-            if self.notes.get("reseed_before_weights"):
+            if self.reseed_before_weights:
                 torch.manual_seed(self.seed)
             w_query = torch.rand(self.d, self.d_k)
             w_key = torch.rand(self.d, self.d_k)
@@ -139,7 +146,7 @@ class SentenceExample:
         i.e. ``X Uᵀ`` (:func:`attnlib.text.project_as_columns`).
         """
         run = self.run()
-        if self.notes.get("weights_applied_as") == "U x (= X Uᵀ)":
+        if self.column_vectors:
             return project_as_columns(run.embedded, run.w_query, run.w_key, run.w_value)
         return derive_qkv(run.embedded, run.w_query, run.w_key, run.w_value)
 
@@ -154,7 +161,6 @@ four_inputs = MatrixExample(
     w_key_rows=((0, 0, 1, 1, 1), (1, 1, 0, 0, 1), (0, 1, 0, 1, 1), (1, 1, 0, 0, 0)),
     w_value_rows=((0, 2, 0, 3, 1), (0, 3, 0, 1, 3), (1, 0, 3, 1, 1), (1, 1, 0, 2, 2)),
     scale=1.0,
-    notes={"scaled": False},
 )
 
 three_inputs = MatrixExample(
@@ -167,12 +173,9 @@ three_inputs = MatrixExample(
     w_key_rows=((0, 0, 1), (1, 1, 0), (0, 1, 0), (1, 1, 0)),
     w_value_rows=((0, 2, 0), (0, 3, 0), (1, 0, 3), (1, 1, 0)),
     scale=1.0,
-    notes={
-        # the document's own rounded figures for Input 1 (steps 5 and 7)
-        "printed_softmax_1": (0.0, 0.5, 0.5),
-        "printed_weighted_1": ((0.0, 0.0, 0.0), (1.0, 4.0, 0.0), (1.0, 3.0, 1.5)),
-        "printed_output_1": (2.0, 7.0, 1.5),
-    },
+    printed_softmax_1=(0.0, 0.5, 0.5),
+    printed_weighted_1=((0.0, 0.0, 0.0), (1.0, 4.0, 0.0), (1.0, 3.0, 1.5)),
+    printed_output_1=(2.0, 7.0, 1.5),
 )
 
 history = SentenceExample(
@@ -201,7 +204,9 @@ translate = SentenceExample(
     d_k=16,
     d_v=16,
     token_ids=(0, 7, 1, 2, 5, 6, 4, 3),
-    notes={"reseed_before_weights": True, "weights_applied_as": "U x (= X Uᵀ)", "query_index": 1},
+    reseed_before_weights=True,
+    column_vectors=True,
+    query_index=1,
 )
 
 encodings = MatrixExample(
@@ -210,7 +215,9 @@ encodings = MatrixExample(
     title="three token encodings of size 2, module weights from seed 42",
     rows=((1.16, 0.23), (0.57, 1.36), (4.41, -2.16)),
     token_labels=("token 1", "token 2", "token 3"),
-    notes={"seed": 42, "d_model": 2, "printed_context_2_0": -0.9534},
+    seed=42,
+    d_model=2,
+    printed_context_2_0=-0.9534,
 )
 
 
@@ -220,7 +227,7 @@ def document_004_module(d_in: int = 2) -> SelfAttention:
     Drawn inside ``torch.random.fork_rng``, so the caller's random state is left alone.
     """
     with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(encodings.notes["seed"])
+        torch.manual_seed(encodings.seed)
         return SelfAttention(d_in)
 
 
@@ -236,7 +243,7 @@ def document_004_projections(*, roundings: int) -> Projections:
     """
     if roundings not in (1, 2):
         raise ValueError(f"roundings must be 1 or 2, got {roundings!r}")
-    u = torch.rand(12, generator=torch.Generator().manual_seed(encodings.notes["seed"]))
+    u = torch.rand(12, generator=torch.Generator().manual_seed(encodings.seed))
     high = torch.tensor(2**-0.5, dtype=torch.float32)
     low, width = -high, high - (-high)
     if roundings == 2:

@@ -57,12 +57,19 @@ def format_matrix(matrix: ArrayLike, decimals: int = 4) -> str:
     return "\n".join(", ".join(format_number(v, decimals) for v in row) for row in _t(matrix).tolist())
 
 
-def annotation(value: float, decimals: int) -> str:
-    """A heatmap cell's label: ``decimals`` digits, scientific for tiny or huge values, never ``-0``."""
-    if value != 0 and (abs(value) < 10 ** (-decimals) or abs(value) >= 1e5):
+def annotation(value: float, decimals: int, *, whole: bool = False, scientific: bool = True) -> str:
+    """A heatmap cell's label: ``decimals`` digits; zero is ``0`` (never ``-0`` or ``0.00``).
+
+    ``whole``: a whole number below 10⁶ without decimals (``2``, not ``2.00``; the step diagrams).
+    ``scientific``: a value too small for ``decimals`` digits, or ≥ 10⁵, as ``1.0e-05`` (the plots and
+    live views); without it, it is rounded like the rest.
+    """
+    value = float(value)
+    if whole and value.is_integer() and abs(value) < 1e6:
+        return str(int(value))
+    if scientific and value != 0 and (abs(value) < 10 ** (-decimals) or abs(value) >= 1e5):
         return f"{value:.1e}"
-    text = f"{value:.{decimals}f}"
-    return "0" if text in ("-0", "-0." + "0" * decimals, "0." + "0" * decimals) and value == 0 else text
+    return "0" if value == 0 else f"{value:.{decimals}f}"
 
 
 def _small(*matrices: Tensor) -> bool:

@@ -9,20 +9,26 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import AttentionInputError, check_positive_int, check_tensor, shape_str
-from .steps import attention, attention_weights, mask_scores, scale_scores, score, softmax
+from .steps import attention, attention_weights, trace
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
 
-def causal_mask(n_tokens: int) -> Tensor:
-    """Boolean ``(n_tokens, n_tokens)`` mask, True = may attend: token ``i`` sees tokens ``0 … i``.
+def causal_mask(n_tokens: int, *, offset: int = 0) -> Tensor:
+    """Boolean ``(n_tokens, offset + n_tokens)`` mask, True = may attend: query ``i`` sees keys ``0 … offset + i``.
+
+    ``offset=0`` gives the square mask of lessons 09 and 11: token ``i`` sees tokens ``0 … i``. With
+    ``offset`` earlier tokens already cached (generation, :mod:`attnlib.kv_cache`), the ``n_tokens``
+    new queries sit at positions ``offset …`` and see every position up to their own. The one
+    causal-mask builder of attnlib.
 
     attnlib's convention (shared with ``torch.nn.functional.scaled_dot_product_attention``);
     ``torch.nn.MultiheadAttention``'s ``attn_mask`` uses the opposite one (True = NOT allowed),
     so pass it ``~causal_mask(n)``.
     """
     check_positive_int("n_tokens", n_tokens)
-    return torch.ones(n_tokens, n_tokens, dtype=torch.bool).tril()
+    check_positive_int("offset", offset, zero=True)
+    return torch.ones(n_tokens, offset + n_tokens, dtype=torch.bool).tril(diagonal=offset)
 
 
 def _check_features(name: str, x: Tensor, expected: int, what: str) -> None:
@@ -68,8 +74,9 @@ class SelfAttention(nn.Module):
     def intermediates(self, x: Tensor, mask: Tensor | None = None) -> SimpleNamespace:
         """Every intermediate matrix of :meth:`forward`, for checking it step by step.
 
-        The same maths as :meth:`forward`, one step at a time; the two may differ in the last bit
-        (``forward`` calls :func:`attnlib.attention`), so compare them with ``torch.allclose``.
+        The same maths as :meth:`forward`, one step at a time (:func:`attnlib.steps.trace`); the two may
+        differ in the last bit (``forward`` calls :func:`attnlib.attention`), so compare them with
+        ``torch.allclose``.
 
         Returns a namespace with ``queries``, ``keys``, ``values`` ``(..., n, d_out)``, ``scores``,
         ``scaled_scores`` (``-inf`` where ``mask`` is False), ``weights`` ``(..., n, n)`` and
@@ -77,11 +84,16 @@ class SelfAttention(nn.Module):
         """
         _check_features("x", x, self.d_in, "d_in")
         q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
-        s = score(q, k)
-        scaled = scale_scores(s, self.d_out) if self.scaled else s
-        scaled = mask_scores(scaled, mask)
-        w = softmax(scaled)
-        return SimpleNamespace(queries=q, keys=k, values=v, scores=s, scaled_scores=scaled, weights=w, context=w @ v)
+        t = trace(q, k, v, scale=None if self.scaled else 1.0, mask=mask)
+        return SimpleNamespace(
+            queries=q,
+            keys=k,
+            values=v,
+            scores=t.scores,
+            scaled_scores=t.scaled_scores,
+            weights=t.weights,
+            context=t.context,
+        )
 
     def extra_repr(self) -> str:
         return f"d_in={self.d_in}, d_out={self.d_out}, scaled={self.scaled}"
@@ -117,6 +129,8 @@ class MultiHeadAttention(nn.Module):
         ``query (batch, n_q, d_model)``, ``key``/``value`` ``(batch, n_k, d_model)`` (default: ``query``,
         i.e. self-attention) → ``(batch, n_q, d_model)``; unbatched ``(n, d_model)`` also works.
         ``mask`` is boolean, True = may attend, broadcastable to ``(batch, num_heads, n_q, n_k)``.
+
+    To switch a head off (lesson 14), :func:`attnlib.heads.ablated` hooks ``out_proj`` from outside.
     """
 
     def __init__(self, d_model: int, num_heads: int, *, bias: bool = True, batch_first: bool = True):
@@ -133,9 +147,6 @@ class MultiHeadAttention(nn.Module):
         self.w_key = nn.Linear(d_model, d_model, bias=bias)
         self.w_value = nn.Linear(d_model, d_model, bias=bias)
         self.out_proj = nn.Linear(d_model, d_model, bias=bias)
-        #: ``(num_heads,)`` factors on the heads' outputs before they are concatenated; ``None`` = all 1.
-        #: Zeroing one entry ablates that head (lesson 14, :func:`attnlib.heads.ablated`).
-        self.head_mask: Tensor | None = None
 
     def forward(
         self,
@@ -176,8 +187,6 @@ class MultiHeadAttention(nn.Module):
             heads = weights @ v
         else:
             heads = attention(q, k, v, mask=mask)
-        if self.head_mask is not None:
-            heads = heads * self.head_mask[:, None, None].to(heads.dtype)
         out = self.out_proj(combine_heads(heads))
         if unbatched:
             out = out.squeeze(0)
@@ -207,8 +216,8 @@ class MultiHeadAttention(nn.Module):
         x = query.unsqueeze(0) if unbatched else query
         q, k, v = self.w_query(x), self.w_key(x), self.w_value(x)
         qs, ks, vs = (split_heads(t, self.num_heads) for t in (q, k, v))
-        weights = attention_weights(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
-        heads = weights @ vs
+        steps = trace(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
+        weights, heads = steps.weights, steps.context
         concatenated = combine_heads(heads)
         output = self.out_proj(concatenated)
         out = SimpleNamespace(
@@ -237,7 +246,7 @@ class MultiHeadAttention(nn.Module):
         """
         if not isinstance(m, nn.MultiheadAttention):
             raise TypeError(f"from_torch needs a torch.nn.MultiheadAttention, got {type(m).__name__}")
-        if not m._qkv_same_embed_dim or m.bias_k is not None or m.add_zero_attn:
+        if m.in_proj_weight is None or m.bias_k is not None or m.add_zero_attn:  # None: kdim or vdim differs
             raise NotImplementedError(
                 "from_torch supports kdim == vdim == embed_dim, add_bias_kv=False and add_zero_attn=False"
             )

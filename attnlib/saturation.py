@@ -10,7 +10,7 @@ from typing import NamedTuple
 from torch import Tensor
 
 from .examples import random_qk
-from .steps import scale_scores, score, softmax
+from .steps import trace
 
 __all__ = ["ScalingStats", "mean_max_weight", "scaling_stats"]
 
@@ -44,16 +44,14 @@ def scaling_stats(d_k: int, *, n_tokens: int = 6, seed: int = 0) -> ScalingStats
     the rows of each row's largest weight (1 = every row one-hot, ``1/n_tokens`` = uniform).
     """
     queries, keys = random_qk(d_k, n_tokens=n_tokens, seed=seed)
-    scores = score(queries, keys)
-    scaled = scale_scores(scores, d_k)
-    weights, scaled_weights = softmax(scores), softmax(scaled)
+    unscaled, scaled = trace(queries, keys, scale=1.0), trace(queries, keys)
     return ScalingStats(
-        scores,
-        scaled,
-        weights,
-        scaled_weights,
-        float(scores.std()),
-        float(scaled.std()),
-        mean_max_weight(weights),
-        mean_max_weight(scaled_weights),
+        unscaled.scores,
+        scaled.scaled_scores,
+        unscaled.weights,
+        scaled.weights,
+        float(unscaled.scores.std()),
+        float(scaled.scaled_scores.std()),
+        mean_max_weight(unscaled.weights),
+        mean_max_weight(scaled.weights),
     )

@@ -19,7 +19,8 @@ step            function                        result shape
 
 :func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
 sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
-the softmax.
+the softmax. :func:`trace` runs them one at a time and keeps every intermediate: the one
+step-by-step composition (the modules' ``intermediates``, the linked explorer and lesson 08 use it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from torch import Tensor
 
 from ._validate import (
     AttentionInputError,
+    check_attention,
     check_mask,
     check_positive_int,
     check_qkv,
@@ -44,6 +46,7 @@ from ._validate import (
 __all__ = [
     "QKV",
     "Projections",
+    "Trace",
     "attention",
     "attention_weights",
     "derive_qkv",
@@ -54,6 +57,7 @@ __all__ = [
     "score",
     "softmax",
     "sum_weighted_values",
+    "trace",
     "weight_values",
 ]
 
@@ -171,8 +175,8 @@ def score(queries: Tensor, keys: Tensor) -> Tensor:
     Returns:
         scores ``(..., n_q, n_k)``; entry ``[i, j]`` is ``q_i · k_j``.
     """
-    check_qkv(queries, keys, None)
-    return queries @ keys.transpose(-2, -1)
+    check_qkv(queries, keys, None, finite=False)
+    return check_tensor("scores", queries @ keys.transpose(-2, -1))  # finite q, k can still overflow here
 
 
 # ---------------------------------------------------------------- step 5: softmax
@@ -215,8 +219,8 @@ def weight_values(weights: Tensor, values: Tensor) -> Tensor:
     Returns:
         weighted values ``(..., n_q, n_k, d_v)``: entry ``[i, j]`` is ``weights[i, j] * values[j]``.
     """
-    check_tensor("weights", weights)
-    check_tensor("values", values, layout="(..., n_k, d_v)")
+    check_tensor("weights", weights, finite=False)
+    check_tensor("values", values, layout="(..., n_k, d_v)", finite=False)
     if weights.shape[-1] != values.shape[-2]:
         raise AttentionInputError(
             f"weights have n_k={weights.shape[-1]} but values have n_k={values.shape[-2]} "
@@ -235,7 +239,7 @@ def sum_weighted_values(weighted_values: Tensor) -> Tensor:
     Returns:
         context ``(..., n_q, d_v)``; equal to ``weights @ values``.
     """
-    check_tensor("weighted_values", weighted_values, min_rank=3, layout="(..., n_q, n_k, d_v)")
+    check_tensor("weighted_values", weighted_values, min_rank=3, layout="(..., n_q, n_k, d_v)", finite=False)
     return weighted_values.sum(dim=-2)
 
 
@@ -254,14 +258,14 @@ def scale_scores(scores: Tensor, d_k: int | None = None, *, scale: float | None 
     Returns:
         scaled scores, same shape.
     """
-    check_tensor("scores", scores)
+    check_tensor("scores", scores, finite=False)
     if scale is None:
         scale = 1.0 / math.sqrt(check_positive_int("d_k", d_k))  # d_k is needed when scale is not given
     return scores * check_scale(scale, 1)
 
 
 # ---------------------------------------------------------------- masking (lesson 09)
-def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] = ()) -> Tensor:
+def mask_scores(scores: Tensor, mask: Tensor | None) -> Tensor:
     """Hide keys: every score where ``mask`` is False becomes ``-inf``, so the softmax gives it weight 0.
 
     Masking happens after scaling and before the softmax (masking after it would break the rows'
@@ -269,18 +273,17 @@ def mask_scores(scores: Tensor, mask: Tensor | None, *, batch: tuple[int, ...] =
 
     Args:
         scores: ``(..., n_q, n_k)``.
-        mask: broadcastable to ``(..., n_q, n_k)``; ``None`` hides nothing. Boolean: True = may
+        mask: broadcastable with ``(..., n_q, n_k)``; ``None`` hides nothing. Boolean: True = may
             attend, False → ``-inf``. Floating point (additive, as in torch's SDPA): added to the
-            scores, ``0`` = attend, ``-inf`` = hidden. A query whose every key is hidden is an
-            error (its softmax would be 0/0).
-        batch: batch dimensions the scores will be broadcast to (e.g. added by the values).
+            scores, ``0`` = attend, ``-inf`` = hidden. Its type and shape are checked here, its
+            contents (a query with every key hidden, a 0/1 float mask) by :func:`attention` and
+            :func:`trace`.
 
     Returns:
-        masked scores, the shape of ``(*batch, n_q, n_k)`` broadcast with ``scores``.
+        masked scores, the shape of ``scores`` broadcast with ``mask`` (a mask may add batch dimensions).
     """
-    check_tensor("scores", scores)
-    shape = (*torch.broadcast_shapes(tuple(batch), scores.shape[:-2]), *scores.shape[-2:])
-    mask = check_mask(mask, shape, dtype=scores.dtype)
+    check_tensor("scores", scores, finite=False)
+    mask = check_mask(mask, scores.shape, dtype=scores.dtype, contents=False, extra_batch=True)
     if mask is None:
         return scores
     return scores + mask if mask.is_floating_point() else scores.masked_fill(~mask, float("-inf"))
@@ -308,10 +311,10 @@ def attention_weights(
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
     """
-    batch = check_qkv(queries, keys, values)
+    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
     scores = score(queries, keys)  # step 4: S = Q Kᵀ
-    scores = scale_scores(scores, scale=check_scale(scale, queries.shape[-1]))  # step 8: S / √d_k
-    scores = mask_scores(scores, mask, batch=batch)  # hidden keys → -inf (lesson 09)
+    scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
+    scores = mask_scores(scores, mask)  # hidden keys → -inf (lesson 09)
     return softmax(scores)  # step 5: each row sums to 1
 
 
@@ -340,11 +343,51 @@ def attention(
             unscaled form.
         mask: boolean (True = may attend) or additive (added to the scores: 0 = attend, ``-inf`` =
             hidden), broadcastable to ``(..., n_q, n_k)``. A query that may attend to no key is an
-            error, not an output: its softmax is 0/0. (``torch.softmax`` gives a NaN row there;
-            torch 2.13's SDPA silently returns a zero row, measured in tests/test_tiled.py.)
+            error, not an output: its softmax is 0/0 (``torch.softmax`` gives a row of NaN, SDPA may
+            silently give a row of zeros).
 
     Returns:
         context ``Z`` ``(..., n_q, d_v)``.
     """
     weights = attention_weights(queries, keys, values, scale=scale, mask=mask)
     return weights @ values  # steps 6 and 7: z_i = Σ_j α_ij v_j
+
+
+class Trace(NamedTuple):
+    """Every intermediate of one attention call, from :func:`trace`.
+
+    ``scores`` ``(..., n_q, n_k)`` = ``Q Kᵀ``; ``scaled_scores`` the same shape after scaling and
+    masking (``-inf`` where a key is hidden); ``weights`` their softmax; ``weighted_values``
+    ``(..., n_q, n_k, d_v)`` and ``context`` ``(..., n_q, d_v)``, both ``None`` without values.
+    """
+
+    scores: Tensor
+    scaled_scores: Tensor
+    weights: Tensor
+    weighted_values: Tensor | None
+    context: Tensor | None
+
+
+def trace(
+    queries: Tensor,
+    keys: Tensor,
+    values: Tensor | None = None,
+    *,
+    scale: float | None = None,
+    mask: Tensor | None = None,
+) -> Trace:
+    """:func:`attention` one step at a time, keeping every intermediate (for lessons and checks).
+
+    Arguments as for :func:`attention`; ``values`` is optional. Steps 6 and 7 run as two steps here
+    (the ``(..., n_q, n_k, d_v)`` grid is built), so ``context`` may differ from :func:`attention`'s
+    in the last bit: compare them with ``torch.allclose``.
+    """
+    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
+    scores = score(queries, keys)  # step 4: S = Q Kᵀ
+    scaled_scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
+    scaled_scores = mask_scores(scaled_scores, mask)  # hidden keys → -inf (lesson 09)
+    weights = softmax(scaled_scores)  # step 5: each row sums to 1
+    if values is None:
+        return Trace(scores, scaled_scores, weights, None, None)
+    weighted_values = weight_values(weights, values)  # step 6: α_ij v_j
+    return Trace(scores, scaled_scores, weights, weighted_values, sum_weighted_values(weighted_values))  # step 7

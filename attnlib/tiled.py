@@ -26,7 +26,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from ._validate import AttentionInputError, check_mask, check_positive_int, check_qkv, check_scale
+from ._validate import AttentionInputError, check_attention, check_positive_int
 
 __all__ = ["OnlineState", "online_softmax_blocks", "tiled_attention"]
 
@@ -74,10 +74,8 @@ def online_softmax_blocks(
             "and applies both for 4-D ones, so code relying on either silently changes with the path; "
             "build one boolean mask instead, e.g. mask & torch.ones(n_q, n_k, dtype=torch.bool).tril()"
         )
-    batch = check_qkv(queries, keys, values)
-    s = check_scale(scale, queries.shape[-1])
+    batch, s, mask = check_attention(queries, keys, values, scale=scale, mask=mask)
     n_q, n_k = queries.shape[-2], keys.shape[-2]
-    mask = check_mask(mask, (*batch, n_q, n_k), dtype=queries.dtype)
     if mask is not None:
         mask = mask.broadcast_to((*mask.shape[:-1], n_k))  # a view, so that it can be sliced along the keys
     q = queries * s  # scale the n_q × d_k queries once instead of every block of scores: (q·s)·k = s(q·k)
@@ -131,7 +129,7 @@ def tiled_attention(
 
     Returns:
         context ``(..., n_q, d_v)``. As for :func:`attnlib.attention`, a query that may attend to no
-        key is an error (torch 2.13's SDPA would return a zero row there).
+        key is an error (SDPA may silently give a row of zeros there).
     """
     blocks = online_softmax_blocks(
         queries, keys, values, mask=mask, scale=scale, is_causal=is_causal, block_size=block_size

@@ -22,10 +22,10 @@ import torch
 from torch import Tensor, nn
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
-from .modules import MultiHeadAttention
+from .modules import MultiHeadAttention, causal_mask
 from .positions import LearnedPositions, SinusoidalPositions
 
-__all__ = ["Block", "CrossAttentionModel", "TinyTransformer", "causal_mask_from"]
+__all__ = ["Block", "CrossAttentionModel", "TinyTransformer"]
 
 POSITIONS = ("learned", "sinusoidal", "none")
 
@@ -36,12 +36,6 @@ class Cache(Protocol):
     def __len__(self) -> int: ...
 
     def update(self, layer: int, keys: Tensor, values: Tensor) -> tuple[Tensor, Tensor]: ...
-
-
-def causal_mask_from(n_new: int, offset: int = 0) -> Tensor:
-    """``(n_new, offset + n_new)`` boolean, True = may attend: new token ``i`` (at position ``offset + i``)
-    sees every position up to its own."""
-    return torch.ones(n_new, offset + n_new, dtype=torch.bool).tril(diagonal=offset)
 
 
 class Block(nn.Module):
@@ -188,7 +182,7 @@ class TinyTransformer(nn.Module):
         x = self.embedding(ids)
         if self.positions is not None:
             x = self.positions(x, offset=offset)
-        mask = causal_mask_from(n, offset) if self.causal and n > 1 else None  # one new token sees all
+        mask = causal_mask(n, offset=offset) if self.causal and n > 1 else None  # one new token sees all
         self.attention_maps = []
         for layer, block in enumerate(self.blocks):
             if self.own_blocks:

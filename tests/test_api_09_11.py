@@ -26,6 +26,19 @@ def test_causal_mask_rejects_bad_sizes(bad):
         causal_mask(bad)
 
 
+@pytest.mark.parametrize("offset", [1, 3])
+def test_causal_mask_with_an_offset_is_the_last_rows_of_the_square_one(offset):
+    mask = causal_mask(2, offset=offset)
+    assert mask.shape == (2, offset + 2)
+    assert torch.equal(mask, causal_mask(offset + 2)[offset:])
+
+
+@pytest.mark.parametrize("bad", [-1, 1.0, True])
+def test_causal_mask_rejects_a_bad_offset(bad):
+    with pytest.raises(AttentionInputError, match="offset must be a non-negative integer"):
+        causal_mask(2, offset=bad)
+
+
 @pytest.mark.parametrize("scaled", [True, False])
 def test_self_attention_steps_with_mask_match_sdpa_and_forward(scaled):
     torch.manual_seed(1)

@@ -102,3 +102,77 @@ PRIVATE = re.compile(
 def test_attnlib_uses_no_private_widget_or_jupyter_internals(path: Path) -> None:
     found = sorted({m.group(0) for m in PRIVATE.finditer(path.read_text())})
     assert not found, f"{path.relative_to(PACKAGE.parent)} uses private internals {found}: use the public API"
+
+
+# private attributes of torch's objects (nn.MultiheadAttention's _qkv_same_embed_dim, a module's _parameters …)
+# and private torch modules (torch._C …): attnlib reads torch through its public API only
+def torch_private_names() -> set[str]:
+    """Names with one leading underscore on the torch objects attnlib handles."""
+    import torch
+    from torch import nn
+
+    parameter = nn.Parameter(torch.zeros(1))
+    objects = [
+        torch.zeros(1),
+        parameter,
+        torch.Generator(),
+        nn.Module(),
+        nn.MultiheadAttention(4, 2),
+        nn.MultiheadAttention(4, 2, kdim=2),
+        nn.Linear(2, 2),
+        nn.LayerNorm(2),
+        nn.Embedding(2, 2),
+        nn.Sequential(),
+        nn.ModuleList(),
+        torch.optim.AdamW([parameter]),
+    ]
+    return {n for o in objects for n in dir(o) if n.startswith("_") and not n.startswith("__")}
+
+
+def own_private_names() -> set[str]:
+    """Private names attnlib defines itself (functions, classes, attributes it assigns)."""
+    own = set()
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                own.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                own.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                own.add(node.id)
+    return {n for n in own if n.startswith("_")}
+
+
+def torch_private_uses(source: str, private: set[str]) -> set[str]:
+    """``private`` attribute names read in ``source``, and private torch modules it names or imports."""
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
+            root = node.value
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if node.attr in private or (isinstance(root, ast.Name) and root.id in {"torch", "nn", "F"}):
+                found.add(node.attr)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            modules = [node.module or ""] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
+            names = [a.name for a in node.names] if isinstance(node, ast.ImportFrom) else []
+            if any(m.split(".")[0] == "torch" for m in modules):
+                found |= {p for m in modules for p in m.split(".") if p.startswith("_")}
+                found |= {n for n in names if n.startswith("_") and not n.startswith("__")}
+    return found
+
+
+TORCH_PRIVATE = torch_private_names() - own_private_names()
+
+
+def test_the_torch_private_check_can_fail() -> None:
+    assert "_qkv_same_embed_dim" in TORCH_PRIVATE
+    source = "if m._qkv_same_embed_dim: x = torch._C._get_tracing_state()\nfrom torch.nn.modules._x import y\n"
+    assert torch_private_uses(source, TORCH_PRIVATE) == {"_qkv_same_embed_dim", "_C", "_get_tracing_state", "_x"}
+    assert torch_private_uses("self._own_helper(); m.in_proj_weight", TORCH_PRIVATE) == set()
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_attnlib_uses_no_private_torch_attributes(path: Path) -> None:
+    found = sorted(torch_private_uses(path.read_text(), TORCH_PRIVATE))
+    assert not found, f"{path.relative_to(PACKAGE.parent)} reads torch's private {found}: use the public API"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -86,6 +88,18 @@ def test_translate_run_reseeds_before_weights_like_document_003() -> None:
     u_query = torch.rand(16, 16)
     assert torch.equal(run.embedded, embedded)
     assert torch.equal(run.w_query, u_query)
+
+
+def test_the_documents_differences_are_typed_fields_that_take_effect() -> None:
+    ex = examples.translate
+    assert (ex.reseed_before_weights, ex.column_vectors, ex.query_index) == (True, True, 1)
+    rows = dataclasses.replace(ex, column_vectors=False)  # X W instead of X Uᵀ
+    run = ex.run()
+    assert torch.equal(rows.qkv().queries, run.embedded @ run.w_query)
+    no_reseed = dataclasses.replace(ex, reseed_before_weights=False).run()
+    assert torch.equal(no_reseed.embedded, run.embedded) and not torch.equal(no_reseed.w_query, run.w_query)
+    assert (examples.encodings.seed, examples.encodings.d_model) == (42, 2)
+    assert examples.history.column_vectors is False and examples.four_inputs.printed_output_1 is None
 
 
 def test_run_leaves_the_global_random_state_alone() -> None:

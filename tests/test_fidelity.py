@@ -120,7 +120,7 @@ def _003():
 
 def _003_weights_2() -> Tensor:
     _, q, k, _ = _003()
-    i = examples.translate.notes["query_index"]
+    i = examples.translate.query_index
     return steps.attention_weights(q[i : i + 1], k, scale=1 / math.sqrt(examples.translate.d))[0]
 
 
@@ -183,7 +183,7 @@ COMPUTE: dict[str, Callable[[], object]] = {
         steps.attention(_003()[0].embedded, _003()[0].embedded, _003()[0].embedded, scale=1.0).shape
     ),
     "003.omega_shape": lambda: steps.score(_003()[1], _003()[2]).shape,
-    "003.omega_2": lambda: steps.score(_003()[1], _003()[2])[examples.translate.notes["query_index"]],
+    "003.omega_2": lambda: steps.score(_003()[1], _003()[2])[examples.translate.query_index],
     "003.attention_weights_2": _003_weights_2,
     "003.context_vector_2": lambda: _003_weights_2() @ _003()[3],
     "004.context": lambda: _004()[2],
@@ -201,9 +201,9 @@ COMPUTE: dict[str, Callable[[], object]] = {
 
 # where a document computes by hand from its own rounded figure, attnlib replays that arithmetic
 DOCUMENT_ARITHMETIC: dict[str, Callable[[], Tensor]] = {
-    "001.weighted_1": lambda: _001_weighted_1(torch.tensor(examples.three_inputs.notes["printed_softmax_1"])),
+    "001.weighted_1": lambda: _001_weighted_1(torch.tensor(examples.three_inputs.printed_softmax_1)),
     "001.output_1": lambda: steps.sum_weighted_values(
-        steps.weight_values(torch.tensor([examples.three_inputs.notes["printed_softmax_1"]]), _e001()[2])
+        steps.weight_values(torch.tensor([examples.three_inputs.printed_softmax_1]), _e001()[2])
     )[0],
 }
 
@@ -288,9 +288,9 @@ def test_document_figures_that_differ_from_exact() -> None:
     assert round(float(COMPUTE["004.context_2_0"]()), 4) == float(BY_ID["004.context_2_0"]["numbers"][0])
     one = float(_004_context_64(roundings=1)[1, 0].float())
     assert round(one, 4) == float(BY_ID["004.context_2_0"]["exact"][0])
-    assert examples.encodings.notes["printed_context_2_0"] == float(BY_ID["004.context_2_0"]["numbers"][0])
-    assert tuple(examples.three_inputs.notes["printed_softmax_1"]) == tuple(values_of(BY_ID["001.softmax_1"]))
-    assert tuple(examples.three_inputs.notes["printed_output_1"]) == tuple(values_of(BY_ID["001.output_1"]))
+    assert examples.encodings.printed_context_2_0 == float(BY_ID["004.context_2_0"]["numbers"][0])
+    assert tuple(examples.three_inputs.printed_softmax_1) == tuple(values_of(BY_ID["001.softmax_1"]))
+    assert tuple(examples.three_inputs.printed_output_1) == tuple(values_of(BY_ID["001.output_1"]))
 
 
 def test_004_weights_differ_in_the_last_bit_only() -> None:

@@ -303,3 +303,42 @@ def test_attention_masked_gradients_match_torch() -> None:
     attnlib.attention(q1, k, v, mask=causal).square().sum().backward()
     F.scaled_dot_product_attention(q2, k, v, attn_mask=causal).square().sum().backward()
     torch.testing.assert_close(q1.grad, q2.grad, atol=1e-6, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- trace: the steps one at a time
+@pytest.mark.parametrize(
+    "scale, masked", [(None, False), (None, True), (0.3, False), (0.3, True), (1.0, True)], ids=str
+)
+def test_trace_context_is_attention(scale: float | None, masked: bool) -> None:
+    q, k, v = rand(2, 5, 4, seed=1), rand(2, 6, 4, seed=2), rand(2, 6, 3, seed=3)
+    mask = torch.ones(5, 6, dtype=torch.bool).tril(diagonal=1) if masked else None
+    t = steps.trace(q, k, v, scale=scale, mask=mask)
+    torch.testing.assert_close(t.context, attnlib.attention(q, k, v, scale=scale, mask=mask))
+    torch.testing.assert_close(t.weights, attnlib.attention_weights(q, k, v, scale=scale, mask=mask))
+    torch.testing.assert_close(t.weighted_values.sum(dim=-2), t.context)  # step 7: the weighted values add up
+    assert t.weighted_values.shape == (2, 5, 6, 3)
+
+
+def test_trace_keeps_every_intermediate_in_order() -> None:
+    q, k, v = rand(4, 8, seed=1), rand(4, 8, seed=2), rand(4, 2, seed=3)
+    mask = torch.ones(4, 4, dtype=torch.bool).tril()
+    t = steps.trace(q, k, v, mask=mask)
+    torch.testing.assert_close(t.scores, q @ k.T)
+    expected = (q @ k.T / math.sqrt(8)).masked_fill(~mask, float("-inf"))
+    torch.testing.assert_close(t.scaled_scores, expected)
+    torch.testing.assert_close(t.weights, F.softmax(expected, dim=-1))
+    torch.testing.assert_close(t.weighted_values, t.weights[..., None] * v[None])
+
+
+def test_trace_without_values_stops_at_the_weights() -> None:
+    q, k = rand(3, 4, seed=1), rand(5, 4, seed=2)
+    t = steps.trace(q, k, scale=1.0)
+    assert t.weighted_values is None and t.context is None
+    torch.testing.assert_close(t.weights, F.softmax(q @ k.T, dim=-1))
+    torch.testing.assert_close(t.scaled_scores, t.scores)
+
+
+def test_trace_checks_its_arguments_as_attention_does() -> None:
+    q, k, v = rand(3, 4, seed=1), rand(5, 3, seed=2), rand(5, 2, seed=3)
+    with pytest.raises(attnlib.AttentionInputError, match="queries have d_k=4 but keys have d_k=3"):
+        steps.trace(q, k, v)

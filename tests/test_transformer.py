@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from attnlib import AttentionInputError
+from attnlib.modules import causal_mask
 from attnlib.tasks import CopyTask, RepeatTask, ReverseTask
 from attnlib.training import accuracy, load_checkpoint, pattern_mass, save_checkpoint, train
-from attnlib.transformer import Block, CrossAttentionModel, TinyTransformer, causal_mask_from
+from attnlib.transformer import Block, CrossAttentionModel, TinyTransformer
 
 
 class ListCache:
@@ -59,7 +60,7 @@ def test_cache_gives_the_same_logits_as_recomputing():
     pieces = [model(ids[:, :5], cache=cache)] + [model(ids[:, i : i + 1], cache=cache) for i in range(5, 8)]
     assert torch.allclose(torch.cat(pieces, dim=1), full, atol=1e-5)
     assert len(cache) == 8
-    assert causal_mask_from(1, 5).tolist() == [[True] * 6]
+    assert causal_mask(1, offset=5).tolist() == [[True] * 6]
 
 
 def test_cross_attention_maps_slots_to_inputs():

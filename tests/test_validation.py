@@ -281,3 +281,21 @@ def test_finiteness_check_catches_inf_and_minus_inf_that_cancel() -> None:
     t[0, 0], t[2, 1] = float("inf"), float("-inf")
     with pytest.raises(AttentionInputError, match=re.escape("keys contains 2 NaN or infinite value(s) (shape (3, 3))")):
         check_tensor("keys", t)
+
+
+def test_mask_scores_alone_names_the_mask_and_the_scores_shape() -> None:
+    scores = torch.zeros(3, 4)
+    with pytest.raises(AttentionInputError, match=re.escape("mask of shape (4, 3) does not broadcast")):
+        steps.mask_scores(scores, torch.ones(4, 3, dtype=torch.bool))
+    with pytest.raises(TypeError, match=r"mask must have dtype torch.bool"):
+        steps.mask_scores(scores, torch.ones(3, 4, dtype=torch.int64))
+    # a mask may add batch dimensions of its own: the masked scores take the broadcast shape
+    assert steps.mask_scores(scores, torch.ones(2, 3, 4, dtype=torch.bool)).shape == (2, 3, 4)
+
+
+def test_attention_checks_the_masks_contents_once_at_its_entry() -> None:
+    q, k, v = qkv(n_q=3, n_k=4)
+    with pytest.raises(TypeError, match="holding only 0s and 1s"):
+        attnlib.attention_weights(q, k, v, mask=torch.ones(3, 4))
+    with pytest.raises(TypeError, match="holding only 0s and 1s"):
+        steps.trace(q, k, v, mask=torch.ones(3, 4))

@@ -46,7 +46,7 @@ def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
     """The unscaled scores ``Q Kᵀ`` ``(n_q, n_k)`` of document ``key`` and its token labels."""
     ex = examples.get(key)
     if key == "004":
-        steps = examples.document_004_module(int(ex.notes["d_model"])).intermediates(ex.inputs)
+        steps = examples.document_004_module(ex.d_model).intermediates(ex.inputs)
         return steps.scores, ex.token_labels
     queries, keys, _ = ex.qkv()
     return score(queries, keys), ex.token_labels

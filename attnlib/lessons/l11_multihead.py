@@ -164,7 +164,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda x, h: x.view(x.shape[0], x.shape[1], h, x.shape[2] // h), "heads-view-no-transpose"),
             (split_heads, "library-function"),
         ],
-        "multihead.3": [(_window_allowed(), None), (~torch.ones(5, 5, dtype=torch.bool).tril(), None)],
+        "multihead.3": [(_window_allowed(), None), (~causal_mask(5), None)],
     }
 
 
@@ -228,7 +228,7 @@ def window_mask(answer: object) -> Feedback:
             "means the opposite (True = NOT allowed): invert it with ~.",
         ),
         (
-            ~torch.ones(5, 5, dtype=torch.bool).tril(),
+            ~causal_mask(5),
             "That is the causal mask: this window also lets token i see token i+1, and hides i−2 and before.",
         ),
     ]

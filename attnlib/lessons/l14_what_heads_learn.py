@@ -20,7 +20,7 @@ import torch
 
 from .. import pretrained
 from ..heads import ablated, induction_score, induction_targets, previous_token_score
-from ..modules import MultiHeadAttention
+from ..modules import MultiHeadAttention, causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import softmax
 from ..transformer import TinyTransformer
@@ -108,7 +108,7 @@ class HeadsExplorer(Explorer):
 
 def _fresh() -> torch.Tensor:
     scores = 3 * torch.randn(7, 7, generator=torch.Generator().manual_seed(14))
-    return softmax(scores.masked_fill(torch.ones(7, 7, dtype=torch.bool).triu(1), float("-inf")))
+    return softmax(scores.masked_fill(~causal_mask(7), float("-inf")))
 
 
 def _parameters() -> int:

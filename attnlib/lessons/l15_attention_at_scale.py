@@ -30,6 +30,7 @@ from torch import Tensor
 
 from ..cost import GIB, MIB
 from ..examples import translate
+from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
@@ -259,7 +260,7 @@ def _solution(m, ell, acc, scores, values):
 # ---------------------------------------------------------------- scale.3: one mask for padded, causal sequences
 def _masks() -> dict[str, Tensor]:
     n = N_PADDED
-    causal = torch.ones(n, n, dtype=torch.bool).tril()  # key j ≤ query i
+    causal = causal_mask(n)  # key j ≤ query i
     valid = torch.arange(n) < torch.tensor(LENGTHS)[:, None]  # (batch, n_k): key j is a real token
     padding = valid[:, None, :].expand(len(LENGTHS), n, n)
     return {

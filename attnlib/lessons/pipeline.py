@@ -21,15 +21,7 @@ from .. import examples
 from ..formatting import explain_products, explain_softmax, explain_weighted_sum, format_number
 from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView
-from ..steps import (
-    Projections,
-    derive_qkv,
-    scale_scores,
-    score,
-    softmax,
-    sum_weighted_values,
-    weight_values,
-)
+from ..steps import Projections, derive_qkv, trace
 
 __all__ = ["EXAMPLES", "PipelineExplorer", "pipeline", "pipeline_example"]
 
@@ -70,7 +62,7 @@ def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
 def pipeline(
     inputs: Tensor, projections: Projections, *, scaled: bool = True, causal: bool = False
 ) -> dict[str, Tensor]:
-    """Every step's matrix, each computed by the step function of its lesson.
+    """Every step's matrix, each computed by the step function of its lesson (through :func:`attnlib.steps.trace`).
 
     Returns ``queries``, ``keys`` ``(n, d_k)``, ``values`` ``(n, d_v)``, ``scores`` ``(n, n)``,
     ``scaled_scores`` ``(n, n)`` (``S/√d_k``, or ``S`` when not scaled; ``-inf`` where the causal
@@ -78,22 +70,9 @@ def pipeline(
     ``(n, d_v)``.
     """
     queries, keys, values = derive_qkv(inputs, *projections)  # step 3
-    scores = score(queries, keys)  # step 4
-    scaled_scores = scale_scores(scores, keys.shape[-1]) if scaled else scores  # step 8, before the softmax
-    if causal:
-        scaled_scores = scaled_scores.masked_fill(~causal_mask(inputs.shape[0]), float("-inf"))
-    attention_weights = softmax(scaled_scores)  # step 5
-    weighted = weight_values(attention_weights, values)  # step 6
-    return {
-        "queries": queries,
-        "keys": keys,
-        "values": values,
-        "scores": scores,
-        "scaled_scores": scaled_scores,
-        "weights": attention_weights,
-        "weighted_values": weighted,
-        "context": sum_weighted_values(weighted),  # step 7
-    }
+    mask = causal_mask(inputs.shape[0]) if causal else None
+    steps = trace(queries, keys, values, scale=None if scaled else 1.0, mask=mask)  # steps 4, 8, 5, 6, 7
+    return {"queries": queries, "keys": keys, "values": values, **steps._asdict()}
 
 
 def _shape(t: Tensor) -> str:

@@ -36,6 +36,7 @@ from matplotlib.patches import Rectangle
 from PIL import Image
 
 from .. import examples, steps
+from ..formatting import annotation
 from .plots import as_numpy
 
 __all__ = ["ANIMATIONS", "FIGURES", "IMAGES_DIR", "Panel", "render", "render_all", "stale"]
@@ -118,12 +119,6 @@ class Panel:
         return max(0.0, (0.1 * len(visible) - self.shape[1] * CELL) / 2)
 
 
-def _fmt(value: float, decimals: int) -> str:
-    if float(value).is_integer() and abs(value) < 1e6:
-        return str(int(value))
-    return f"{value:.{decimals}f}"
-
-
 def _draw_panel(fig: Figure, panel: Panel, x0: float, y0: float, fig_w: float, fig_h: float) -> None:
     """Draw ``panel`` with its grid's lower-left corner at (x0, y0) inches."""
     n_rows, n_cols = panel.shape
@@ -153,7 +148,15 @@ def _draw_panel(fig: Figure, panel: Panel, x0: float, y0: float, fig_w: float, f
                 text_colour = "black"
             ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor=face, edgecolor="#bbbbbb", linewidth=0.8))
             if visible:
-                ax.text(j, i, _fmt(value, panel.decimals), ha="center", va="center", fontsize=10, color=text_colour)
+                ax.text(
+                    j,
+                    i,
+                    annotation(value, panel.decimals, whole=True, scientific=False),
+                    ha="center",
+                    va="center",
+                    fontsize=10,
+                    color=text_colour,
+                )
     for i, j in sorted(strong):
         ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="black", linewidth=1.0))
     for i in panel.rows:
@@ -400,7 +403,7 @@ def _softmax_row(e: dict, row: int | None, upto: int) -> list[Item]:
 def step5_softmax() -> Figure:
     e = _example()
     w = e["weights"][0].tolist()
-    printed = examples.three_inputs.notes["printed_softmax_1"]
+    printed = examples.three_inputs.printed_softmax_1
     return _figure(
         [_softmax_row(e, 0, 3)],
         f"row 1 exactly: [{w[0]:.4f}, {w[1]:.4f}, {w[2]:.4f}]; document 001 rounds it to {list(printed)}",
@@ -467,7 +470,7 @@ def _summing_row(e: dict, query: int, upto: int) -> list[Item]:
 def step7_summing() -> Figure:
     e = _example()
     z = e["context"][0].tolist()
-    printed = examples.three_inputs.notes["printed_output_1"]
+    printed = examples.three_inputs.printed_output_1
     return _figure(
         [_summing_row(e, 0, 1)],
         f"Output 1 exactly: [{z[0]:.4f}, {z[1]:.4f}, {z[2]:.4f}]; with the rounded weights 001 gets {list(printed)}",
