@@ -48,6 +48,7 @@ _HOME = {
     "AttentionInputError": "_validate",
     "MultiHeadAttention": "modules",
     "SelfAttention": "modules",
+    "causal_mask": "modules",
     "combine_heads": "modules",
     "split_heads": "modules",
     "QKV": "steps",
