@@ -11,7 +11,8 @@ total PSS of the learners' processes (servers + kernels, sampled every 0.2 s dur
 the number of learners, plus the hub and proxy. PSS counts shared pages once across processes, so the
 sum is what the machine really holds.
 
-Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_weights.ipynb]
+Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_weights.ipynb] [--json PATH]
+(the table in docs/teaching-guide.md is rendered from the JSON by ``python -m bench.report``)
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from bench import results
 from tools.hubclient import Hub, Learner, comparable, stored_outputs
 
 REPO = Path(__file__).resolve().parent.parent
@@ -127,6 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--lesson", default="lessons/02_weights.ipynb")
+    parser.add_argument("--json", type=Path, default=results.RESULTS / "hub.json", help="where to write")
     args = parser.parse_args(argv)
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
@@ -141,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |", flush=True)  # fmt: skip
         for failure in row["failures"]:
             print(f"    failure: {failure}")
+    results.write(args.json, {"lesson": args.lesson, "memory_gib": round(memory / GIB), "rows": [
+        {"size": r["size"], "ready_s": round(r["ready"], 1), "finished_s": round(r["finished"], 1),
+         "failures": r["failures"], "per_learner_gib": round(r["per_learner"] / GIB, 2),
+         "hub_mib": round(r["hub"] / 2**20)} for r in rows]})  # fmt: skip
     per_learner = statistics.median(r["per_learner"] for r in rows)
     print(f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
           f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "

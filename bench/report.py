@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 from bench import results
 
@@ -88,27 +89,43 @@ def nbval(data: dict) -> str:
     )
 
 
-TABLES: dict[str, Callable[[dict], str]] = {
-    "browser": browser,
-    "kernel": kernel,
-    "attention": attention,
-    "scale": scale,
-    "nbval": nbval,
+def hub(data: dict) -> str:
+    rows = [
+        [str(r["size"]), f"{r['ready_s']:.1f}", f"{r['finished_s']:.1f}", str(len(r["failures"])),
+         f"{r['per_learner_gib']:.2f}", str(r["hub_mib"])]
+        for r in data["rows"]
+    ]  # fmt: skip
+    head = ["learners", "all servers ready (s)", "all lessons finished (s)", "failures",
+            "memory per learner (GiB, peak PSS)", "hub + proxy (MiB)"]  # fmt: skip
+    return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {data['date']}, {data['machine']}."
+
+
+GUIDE = results.REPO / "docs" / "teaching-guide.md"
+#: table name (bench/results/<name>.json) → its renderer and the page that holds it
+TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
+    "browser": (browser, PAGE),
+    "kernel": (kernel, PAGE),
+    "attention": (attention, PAGE),
+    "scale": (scale, PAGE),
+    "nbval": (nbval, PAGE),
+    "hub": (hub, GUIDE),
 }
 
 
 def main() -> None:
-    page = PAGE.read_text()
-    for name, render in TABLES.items():
+    pages = {path: path.read_text() for path in {page for _, page in TABLES.values()}}
+    for name, (render, where) in TABLES.items():
         path = results.RESULTS / f"{name}.json"
         if not path.exists():
             continue
         body = render(json.loads(path.read_text()))
+        page = pages[where]
         start = page.index(f"<!-- table: {name} -->\n") + len(f"<!-- table: {name} -->\n")
         end = page.index("\n<!-- end -->", start - 1)
-        page = page[:start] + body + page[end:]
-    PAGE.write_text(page)
-    print(f"wrote {PAGE.relative_to(results.REPO)}")
+        pages[where] = page[:start] + body + page[end:]
+    for where, page in pages.items():
+        where.write_text(page)
+        print(f"wrote {where.relative_to(results.REPO)}")
 
 
 if __name__ == "__main__":
