@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import statistics
 import sys
 import threading
@@ -131,6 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lesson", default="lessons/02_weights.ipynb")
     parser.add_argument("--json", type=Path, default=results.RESULTS / "hub.json", help="where to write")
     args = parser.parse_args(argv)
+    # stopped (timeout, kill): leave through the finally blocks, which stop the hub and remove the accounts
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
     print("| learners | all servers ready (s) | all lessons finished (s) | failures "

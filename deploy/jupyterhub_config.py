@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import os
 import pwd
+import subprocess
 import sys
 from pathlib import Path
 
@@ -117,10 +118,20 @@ async def _prepare(spawner) -> None:
                   "env": {"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}}  # fmt: skip
     await _run(LEARNER_PYTHON, str(hub.REPO / "scripts" / "build_editions.py"), "--workspace", entry.pw_dir,
                **as_learner)  # fmt: skip
-    # matplotlib's font list, built once in the new home before the first lesson: built during a lesson
-    # it takes seconds, and past 5 s matplotlib prints a warning into that lesson's first cell
-    if not (Path(entry.pw_dir) / ".cache" / "matplotlib").is_dir():
-        await _run(LEARNER_PYTHON, "-c", "import matplotlib.font_manager", **as_learner)
+    # matplotlib's font list, copied (as the learner) unless they have one: built by their first lesson
+    # instead, it takes seconds under load, and past 5 s matplotlib prints a warning into that lesson's
+    # first cell (every learner's, in a class that starts together)
+    await _run("/bin/sh", "-c", COPY_FONT_LIST, str(FONT_LIST), **as_learner)
+
+
+# the font list, built once when the hub starts, readable by the learners (it names the installed fonts)
+FONT_LIST = hub.STATE / "matplotlib"
+subprocess.run([LEARNER_PYTHON, "-c", "import matplotlib.font_manager"], check=True, capture_output=True,
+               env={"PATH": "/usr/bin:/bin", "MPLCONFIGDIR": str(FONT_LIST)})  # fmt: skip
+FONT_LIST.chmod(0o755)
+COPY_FONT_LIST = 'mkdir -p "$HOME/.cache/matplotlib" && cp -n "$0"/fontlist-*.json "$HOME/.cache/matplotlib/"'
+for _font_list in FONT_LIST.glob("fontlist-*.json"):
+    _font_list.chmod(0o644)
 
 
 c.JupyterHub.spawner_class = LearnerSpawner

@@ -184,6 +184,9 @@ def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: d
         home = Path(entry.pw_dir).stat()
         assert home.st_uid == entry.pw_uid and home.st_mode & 0o777 == 0o700
         assert any("jupyterhub.singleuser" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
+        # matplotlib's font list is theirs before their first lesson (built there, it can print a warning)
+        fonts = list((Path(entry.pw_dir) / ".cache" / "matplotlib").glob("fontlist-*.json"))
+        assert fonts and all(f.stat().st_uid == entry.pw_uid for f in fonts), (name, fonts)
     assert hub.private.stat().st_mode & 0o777 == 0o700 and hub.private.stat().st_uid == 0
     for proc in Path("/proc").iterdir():  # no learner's server runs as root
         try:
