@@ -1,7 +1,13 @@
-"""PositionsExplorer headless: the views show attnlib's encodings; sliders stay in range; a bad base keeps the state."""
+"""Lesson 12: PositionsExplorer headless (the views show attnlib's encodings; sliders stay in range; a bad
+base keeps the state) and the lesson's checkers (solutions pass; typical slips get their hint)."""
+
+import math
 
 import numpy as np
+import torch
 
+from attnlib import attention, derive_qkv, examples
+from attnlib.lessons import check
 from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.positions import sinusoidal_encoding
 
@@ -33,3 +39,74 @@ def test_bad_base_is_reported_and_the_last_good_state_kept():
     e.controls["base"].value = 100.0
     assert e.message.value == ""
     assert np.allclose(e.views["encoding"].data, sinusoidal_encoding(8, 4, base=100.0).numpy(), atol=1e-6)
+
+
+def test_by_hand_from_the_distance():
+    assert check("positions.1", math.cos(2) + math.cos(0.02)).correct
+    assert "i − j" in check("positions.1", math.cos(8) + math.cos(0.08)).message
+    assert "two" in check("positions.1", math.cos(2)).message
+    assert "1/100" in check("positions.1", 2 * math.cos(2)).message
+    assert not check("positions.1", "0.58").correct
+
+
+def test_sinusoid_code():
+    def sinusoid(n_tokens, d_model):
+        pos = torch.arange(n_tokens)[:, None]
+        theta = 10000 ** (-torch.arange(0, d_model, 2) / d_model)
+        p = torch.zeros(n_tokens, d_model)
+        p[:, 0::2], p[:, 1::2] = torch.sin(pos * theta), torch.cos(pos * theta)
+        return p
+
+    assert check("positions.2", sinusoid).correct
+
+    def concatenated(n_tokens, d_model):
+        pos = torch.arange(n_tokens)[:, None]
+        theta = 10000 ** (-torch.arange(0, d_model, 2) / d_model)
+        return torch.cat([torch.sin(pos * theta), torch.cos(pos * theta)], dim=-1)
+
+    assert "[sin | cos]" in check("positions.2", concatenated).message
+
+    assert "positive" in check("positions.2", lambda n, d: _with(n, d, sign=1)).message
+    assert "start at 1" in check("positions.2", lambda n, d: _with(n, d, first=1)).message
+
+
+def _with(n_tokens, d_model, *, sign=-1, first=0):
+    pos = torch.arange(first, first + n_tokens)[:, None]
+    theta = 10000 ** (sign * torch.arange(0, d_model, 2) / d_model)
+    p = torch.zeros(n_tokens, d_model)
+    p[:, 0::2], p[:, 1::2] = torch.sin(pos * theta), torch.cos(pos * theta)
+    return p
+
+
+def test_the_library_encoding_is_not_an_answer():
+    from attnlib.positions import SinusoidalPositions, sinusoidal_encoding
+
+    assert check("positions.2", sinusoidal_encoding).mistake == "library-function"
+    assert check("positions.2", lambda n, d: sinusoidal_encoding(n, d) + 0).mistake == "library-function"
+    assert check("positions.2", lambda n, d: SinusoidalPositions(n, d)(torch.zeros(n, d))).mistake == (
+        "library-function"
+    )
+
+
+def test_bites():
+    w = examples.three_inputs.projections
+    z = attention(*derive_qkv(examples.three_inputs.inputs, *w), scale=1.0)
+    assert check("positions.3", z[[2, 1, 0]]).correct
+    assert "own order" in check("positions.3", z).message
+
+
+def test_retrained_model_is_measured_not_trusted():
+    from attnlib.lessons.l12_positions import reverse_model
+    from attnlib.transformer import TinyTransformer
+
+    untrained = TinyTransformer(vocab_size=32, max_len=8, d_model=32, num_heads=1, num_layers=1, positions="learned")
+    feedback = check("positions.4", untrained)
+    assert not feedback.correct and "train it longer" in feedback.message
+    no_positions = TinyTransformer(vocab_size=32, max_len=8, d_model=32, num_heads=1, num_layers=1, positions="none")
+    assert "no positions" in check("positions.4", no_positions).message
+    assert "function" in check("positions.4", reverse_model).message
+    assert (
+        "does not fit"
+        in check("positions.4", TinyTransformer(vocab_size=5, max_len=8, d_model=8, num_heads=1, num_layers=1)).message
+    )
+    assert check("positions.4", reverse_model("learned", progress=False)).correct

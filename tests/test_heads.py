@@ -1,0 +1,75 @@
+"""attnlib.heads: the previous-token and induction scores on perfect heads, and ablation (zero and mean,
+only the chosen head, clear errors)."""
+
+import pytest
+import torch
+
+from attnlib import AttentionInputError
+from attnlib.heads import ablated, induction_score, induction_targets, previous_token_score
+from attnlib.transformer import TinyTransformer
+
+
+def test_scores_on_perfect_heads():
+    ids = torch.tensor([[5, 8, 2, 6, 5, 8, 2]])
+    assert induction_targets(ids).tolist() == [[-1, -1, -1, -1, 1, 2, 3]]
+    previous = torch.zeros(7, 7)
+    previous[0, 0] = 1
+    previous[torch.arange(1, 7), torch.arange(0, 6)] = 1
+    assert previous_token_score(previous) == 1.0
+    induction = torch.eye(7)
+    for i, j in ((4, 1), (5, 2), (6, 3)):
+        induction[i] = 0
+        induction[i, j] = 1
+    assert induction_score(induction[None], ids) == 1.0
+    assert induction_score(previous[None], ids) == 0.0
+
+
+def _model():
+    torch.manual_seed(0)
+    return TinyTransformer(12, 16, 2, 2, max_len=8, causal=True, mlp=False).eval()
+
+
+def _heads_seen(model, layer, ids):
+    """The heads' outputs side by side ``(batch, n, d_model)`` as ``out_proj`` receives them."""
+    captured = {}
+    handle = model.blocks[layer].attention.out_proj.register_forward_pre_hook(
+        lambda _m, args: captured.setdefault("heads", args[0].clone())
+    )
+    model(ids)
+    handle.remove()
+    return captured["heads"]
+
+
+def test_zero_ablation_removes_exactly_one_head_and_only_inside_the_block():
+    model = _model()
+    ids = torch.randint(12, (4, 8), generator=torch.Generator().manual_seed(1))
+    before = model(ids)
+    intact = _heads_seen(model, 0, ids)
+    with ablated(model, 0, 1):
+        heads = _heads_seen(model, 0, ids)  # registered after the ablation's hook: sees its result
+        assert not torch.allclose(model(ids), before)
+    assert torch.equal(heads[..., :8], intact[..., :8]) and bool((heads[..., 8:] == 0).all())
+    assert torch.equal(model(ids), before)
+
+
+def test_mean_ablation_keeps_the_batch_mean_and_removes_the_rest():
+    model = _model()
+    ids = torch.randint(12, (6, 8), generator=torch.Generator().manual_seed(2))
+    with ablated(model, 1, (0, 1), how="mean"):
+        heads = _heads_seen(model, 1, ids)  # every sequence now has the same head outputs
+    assert torch.allclose(heads, heads.mean(dim=0, keepdim=True).expand_as(heads), atol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("layer", "head", "how", "message"),
+    [
+        (2, 0, "zero", "layer must be from 0 to 1, got 2"),
+        (0, 2, "zero", r"head must be from 0 to 1 \(or a tuple of them\), got 2"),
+        (0, (), "zero", "head must be from 0 to 1"),
+        (0, 0, "resample", "how must be one of"),
+    ],
+)
+def test_bad_ablations_are_named(layer, head, how, message):
+    with pytest.raises(AttentionInputError, match=message):
+        with ablated(_model(), layer, head, how=how):
+            pass
