@@ -2,7 +2,7 @@
 
 ``make models`` (``scripts/train_models.py``) trains every recipe for its full budget and writes
 ``attnlib/checkpoints/<name>.pt``; the lessons train briefly live and load these for the rest;
-``tests/test_models.py`` retrains the short budget and checks the committed checkpoints still do
+``tests/test_pretrained.py`` retrains the short budget and checks the committed checkpoints still do
 what they must (accuracy and attention pattern), not their bytes.
 """
 

@@ -4,6 +4,8 @@
 - ``attnlib.show`` (drawing, live views) may import the core, never ``attnlib.lessons``;
 - ``attnlib.lessons`` (each lesson's explorers and checkers) may import both;
 - nothing in attnlib imports the tests or the tools (scripts/, site/, bench/).
+- tests/ mirrors the rooms: tests/show/ and tests/lessons/ hold test_<module>.py files named after their room's
+  modules, every lesson's module has its own, and no two test files share a name.
 """
 
 from __future__ import annotations
@@ -68,6 +70,29 @@ def test_drawing_never_imports_the_lessons(path: Path) -> None:
 def test_nothing_imports_tests_or_tools(path: Path) -> None:
     tools = {m for m in imports(path) if m.split(".")[0] in {"tests", "scripts", "site", "bench", "conftest"}}
     assert not tools
+
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("folder", ["show", "lessons"])
+def test_tests_of_a_room_are_named_after_its_modules(folder: str) -> None:
+    modules = {p.stem.lstrip("_") for p in (PACKAGE / folder).glob("*.py")}
+    strays = sorted(p.name for p in (TESTS / folder).glob("test_*.py") if p.stem.removeprefix("test_") not in modules)
+    assert not strays, f"tests/{folder}/ names no module of attnlib/{folder}/: {strays} (docs/architecture.md)"
+
+
+def test_every_lesson_module_has_its_test_file() -> None:
+    lessons = {p.stem for p in (PACKAGE / "lessons").glob("l[0-9][0-9]_*.py")}
+    missing = sorted(
+        f"tests/lessons/test_{name}.py" for name in lessons if not (TESTS / "lessons" / f"test_{name}.py").exists()
+    )
+    assert len(lessons) >= 17 and not missing, missing
+
+
+def test_no_two_test_files_share_a_name() -> None:
+    names = [p.name for p in TESTS.rglob("test_*.py")]
+    assert len(names) > 40 and len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
 
 
 def test_the_lessons_launcher_needs_neither_torch_nor_attnlib() -> None:

@@ -1,4 +1,4 @@
-"""Lesson 16's language, splits and encoder (attnlib.pronouns), and lesson 17's BPE (attnlib.bpe).
+"""Lesson 16's language, splits and encoder (attnlib.pronouns) (lesson 17's BPE: tests/test_bpe.py).
 
 The committed encoder is tested by what it does — held-out accuracy, where its heads look, what an
 ablation breaks — never by its bytes.
@@ -11,7 +11,7 @@ import itertools
 import pytest
 import torch
 
-from attnlib import AttentionInputError, bpe, pronouns
+from attnlib import AttentionInputError, pronouns
 from attnlib.heads import ablated
 
 # ---------------------------------------------------------------- the language
@@ -174,22 +174,3 @@ def test_short_live_run_lowers_the_loss():
 
 
 # ---------------------------------------------------------------- BPE (lesson 17)
-
-
-def test_bpe_merges_the_most_frequent_pair_weighted_by_word_counts():
-    corpus = "hug " * 10 + "pug " * 5 + "pun " * 12 + "bun " * 10 + "hugs " * 5
-    assert bpe.learn_merges(corpus, 1) == [("u", "n")]  # u-n 22 times, u-g 20
-    merges = bpe.learn_merges("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, 10)
-    assert merges[:2] == [("e", "s"), ("es", "t")]
-    assert bpe.tokenise("lowest", merges) == ["low", "est"]
-    assert bpe.tokenise("xyz", merges) == ["x", "y", "z"]
-    assert bpe.learn_merges("ab", 5) == [("a", "b")]  # stops when nothing is left to merge
-
-
-def test_bpe_refuses_bad_input_with_a_message():
-    with pytest.raises(ValueError, match="corpus must be text with at least one word"):
-        bpe.learn_merges("  ", 3)
-    with pytest.raises(ValueError, match="n_merges must be a non-negative integer"):
-        bpe.learn_merges("low", -1)
-    with pytest.raises(ValueError, match="word must be non-empty text"):
-        bpe.tokenise("", [])

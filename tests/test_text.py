@@ -1,4 +1,5 @@
-"""Sentence → tokens → vocabulary → ids → embeddings (attnlib.text), as document 002 builds them."""
+"""Sentence → tokens → vocabulary → ids → embeddings (attnlib.text), as document 002 builds them, and
+sentence_attention, lesson 10's road from text to attention."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import pytest
 import torch
 
 from attnlib import AttentionInputError, examples, text
+from attnlib.text import MAX_TOKENS, build_vocabulary, embed, encode, sentence_attention
 
 SENTENCE = examples.history.sentence
 
@@ -80,3 +82,34 @@ def test_project_as_columns_is_u_x_for_every_row() -> None:
     q, k, v = project_as_columns(x, u, 2 * u, u[:2])
     assert torch.allclose(q, torch.stack([u @ row for row in x]), atol=1e-6)
     assert k.shape == (5, 4) and v.shape == (5, 2)
+
+
+@pytest.mark.parametrize("projections", [True, False])
+@pytest.mark.parametrize("scaled", [True, False])
+def test_sentence_attention_follows_the_lesson_road(projections, scaled):
+    sentence = "the cat sat on the mat"
+    result = sentence_attention(sentence, projections=projections, scaled=scaled)
+    vocabulary = build_vocabulary(sentence, unique=True)
+    x = embed(encode(sentence, vocabulary), num_embeddings=len(vocabulary), d=16, seed=123)
+    assert result.tokens == sentence.split()
+    assert torch.equal(result.embedded, x)
+    assert torch.equal(result.embedded[0], result.embedded[4])  # 'the' twice: same id, same vector
+    q, k = (result.queries, result.keys) if projections else (x, x)
+    want = torch.softmax(q @ k.T / (4.0 if scaled else 1.0), dim=-1)
+    assert torch.allclose(result.weights, want, atol=1e-6)
+    assert torch.allclose(result.context, want @ result.values, atol=1e-6)
+
+
+def test_sentence_attention_on_003_without_projections_is_003s_simplified_form():
+    result = sentence_attention(examples.translate.sentence, projections=False, scaled=False)
+    x = examples.translate.run().embedded
+    assert torch.equal(result.ids, examples.translate.ids)
+    assert torch.allclose(result.weights, torch.softmax(x @ x.T, dim=1), atol=1e-6)
+
+
+def test_sentence_attention_rejects_empty_and_long_text():
+    with pytest.raises(AttentionInputError, match="no words"):
+        sentence_attention("  ")
+    with pytest.raises(AttentionInputError, match=f"at most {MAX_TOKENS}"):
+        sentence_attention(" ".join(["w"] * (MAX_TOKENS + 1)))
+    assert sentence_attention(" ".join(["w"] * MAX_TOKENS)).weights.shape == (MAX_TOKENS, MAX_TOKENS)

@@ -10,7 +10,7 @@
 
 Every number is computed here with :mod:`attnlib.steps` on :mod:`attnlib.examples`; nothing is
 typed in. Output is byte-deterministic (fixed sizes and dpi, no PNG metadata, fixed GIF timing), so
-``tests/test_figures.py`` can regenerate the images and compare them with the committed ones.
+``tests/show/test_figures.py`` can regenerate the images and compare them with the committed ones.
 
 ``python -m attnlib.show.figures --check`` only compares and lists the images that are out of date.
 """

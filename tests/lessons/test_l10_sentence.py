@@ -1,11 +1,15 @@
-"""SentenceExplorer (lesson 10): typed sentences, toggles, and bad text kept out."""
+"""Lesson 10: SentenceExplorer (typed sentences, toggles, and bad text kept out) and the lesson's checkers
+(solutions pass; typical slips get their hint and mistake id)."""
 
 from __future__ import annotations
+
+import math
 
 import pytest
 import torch
 
-from attnlib import examples, init_projections
+from attnlib import examples, init_projections, score, softmax
+from attnlib.lessons import check
 from attnlib.lessons.l10_sentence import SentenceExplorer
 from attnlib.text import build_vocabulary, embed, encode, tokenize
 
@@ -90,3 +94,24 @@ def test_32_tokens_are_accepted_unannotated_above_16():
     assert explorer.message.value == ""
     assert explorer.views["weights"].data.shape == (32, 32)
     assert explorer.views["weights"].annotations == []
+
+
+def test_id_of_to():
+    assert check("sentence.1", 5).correct
+    assert check("sentence.1", build_vocabulary("to be or not to be")["to"]).correct
+    fb = check("sentence.1", 3)
+    assert not fb.correct and "duplicates" in fb.message
+
+
+def test_simple_attention_runs_on_fresh_inputs():
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=-1) @ x).correct
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=0) @ x).mistake == "softmax-axis"
+    assert check("sentence.2", lambda x: torch.softmax(x @ x.T, dim=-1)).mistake == "weights-not-values"
+
+
+def test_context_of_this():
+    q, k, v = examples.translate.qkv()
+    right = softmax(score(q, k)[6] / math.sqrt(16), dim=0) @ v
+    assert check("sentence.3", right).correct
+    assert check("sentence.3", softmax(score(k, q)[6] / 4, dim=0) @ v).mistake == "k-q-transposed"
+    assert check("sentence.3", softmax(score(q, k)[6], dim=0) @ v).mistake == "scale-forgotten"

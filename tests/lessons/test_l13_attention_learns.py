@@ -1,15 +1,55 @@
-"""Lesson 13 checkers: the solutions pass; the typical slips get their hint; the library is not an answer."""
+"""Lesson 13: TrainingExplorer (bad input gets an inline message naming the problem; the last good map
+stays) and the lesson's checkers (solutions pass; typical slips get their hint; the library is not an
+answer)."""
 
+from __future__ import annotations
+
+import pytest
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from attnlib import MultiHeadAttention
+from attnlib import MultiHeadAttention, pretrained
 from attnlib.lessons import check
-from attnlib.lessons.l13_attention_learns import pick_yours
+from attnlib.lessons.l13_attention_learns import TrainingExplorer, parse_tokens, pick_yours
 from attnlib.tasks import ReverseTask
 from attnlib.training import train
-from attnlib.transformer import Block
+from attnlib.transformer import Block, TinyTransformer
+
+
+@pytest.fixture(scope="module")
+def trained():
+    recipe = pretrained.RECIPES["reverse"]
+    torch.manual_seed(0)
+    model = TinyTransformer(**recipe.config)
+    history = train(model, recipe.task, steps=20, progress=False, snapshot_steps=(0, 20))
+    return history, model.eval(), recipe.task
+
+
+def test_training_explorer_names_bad_sequences_and_keeps_the_map(trained):
+    history, model, task = trained
+    e = TrainingExplorer(history, model, task, step=0)
+    e.controls["sequence"].value = "1 2 3 4 5 6 7 8"
+    good = e.views["trained"].spec()
+    e.controls["sequence"].value = "1 2 3"
+    assert "type exactly 8 token ids" in e.message.value
+    e.controls["sequence"].value = "1 2 3 4 5 6 7 99"
+    assert "token id 99 is out of range" in e.message.value
+    assert e.views["trained"].spec() == good
+    e.controls["sequence"].value = "7 6 5 4 3 2 1 0"
+    assert e.message.value == ""
+
+
+def test_training_explorer_refuses_a_step_it_does_not_have(trained):
+    history, model, task = trained
+    with pytest.raises(ValueError, match=r"step must be one of the stored steps \[0, 20\]"):
+        TrainingExplorer(history, model, task, step=5)
+
+
+def test_parse_tokens_says_what_is_wrong():
+    with pytest.raises(ValueError, match="type exactly 4 token ids"):
+        parse_tokens("1 2", vocab_size=10, n_tokens=4)
+    assert parse_tokens("1, 2, 3", vocab_size=10, n_tokens=3).tolist() == [[1, 2, 3]]
 
 
 class Parts(nn.Module):

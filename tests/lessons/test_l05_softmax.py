@@ -1,12 +1,15 @@
-"""SoftmaxExplorer headless: what is shown equals attnlib's computation for each setting."""
+"""Lesson 05: SoftmaxExplorer headless (what is shown equals attnlib's computation for each setting) and
+the lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import math
 
 import numpy as np
 import pytest
 import torch
+import torch.nn.functional as F
 
 from attnlib import examples, score, softmax
+from attnlib.lessons import check
 from attnlib.lessons.l05_softmax import SoftmaxExplorer, entropy, example_scores
 
 
@@ -89,3 +92,35 @@ def test_bar_title_follows_query():
     e = SoftmaxExplorer()
     e.controls["query"].value = 1
     assert "weights of Input 2" in e.bar_caption.value
+
+
+def test_softmax():
+    assert check("softmax.1", [0.25, 0.25, 0.5]).correct
+
+    def my_softmax(scores):
+        exps = (scores - scores.max(dim=-1, keepdim=True).values).exp()
+        return exps / exps.sum(dim=-1, keepdim=True)
+
+    assert check("softmax.2", my_softmax).correct
+    naive = check("softmax.2", lambda s: s.exp() / s.exp().sum(dim=-1, keepdim=True))
+    assert not naive.correct and "subtract each row's maximum" in naive.message
+    over_queries = check("softmax.2", lambda s: (s - s.max(0).values).exp() / (s - s.max(0).values).exp().sum(0))
+    assert over_queries.mistake == "softmax-axis"
+    for library in (softmax, torch.softmax, F.softmax, lambda s: s.softmax(-1), lambda s: torch.softmax(s, dim=0)):
+        assert check("softmax.2", library).mistake == "library-function"
+    global_max = check("softmax.2", lambda s: (s - s.max()).exp() / (s - s.max()).exp().sum(-1, keepdim=True))
+    assert not global_max.correct and "underflows" in global_max.message and "overflows" not in global_max.message
+
+    q, k, _ = examples.four_inputs.qkv()
+    s = score(q, k).double()
+    low, high = 1.0, 100.0  # the smallest T with every weight of softmax(s / T) at most 0.9, by bisection
+    for _ in range(60):
+        mid = (low + high) / 2
+        low, high = (mid, high) if softmax(s / mid).max() > 0.9 else (low, mid)
+    assert 7.9 < high < 8.0
+    assert check("softmax.3", high).correct
+    assert check("softmax.3", high + 0.005).correct
+    assert not check("softmax.3", high + 0.05).correct
+    assert "√5 is lesson 08's scale" in check("softmax.3", math.sqrt(5)).message
+    assert "row 1 alone" in check("softmax.3", 2.1258).message
+    assert not check("softmax.3", softmax(s / math.sqrt(5))).correct  # the old one-liner

@@ -13,7 +13,7 @@ from PIL import Image
 from attnlib import examples, steps
 from attnlib.show import figures, style
 
-IMAGES = Path(__file__).resolve().parent.parent / "images"
+IMAGES = Path(__file__).resolve().parents[2] / "images"
 STATIC = [
     "step1_inputs.png",
     "step2_weights.png",

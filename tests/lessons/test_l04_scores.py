@@ -1,9 +1,12 @@
-"""ScoresExplorer headless: the heatmap is Q Kᵀ, the chosen row is outlined and written out."""
+"""Lesson 04: ScoresExplorer headless (the heatmap is Q Kᵀ, the chosen row is outlined and written out)
+and the lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import numpy as np
 import pytest
+import torch
 
 from attnlib import examples, score
+from attnlib.lessons import check
 from attnlib.lessons.l04_scores import ScoresExplorer, dot_product_line
 
 
@@ -63,3 +66,18 @@ def test_dot_product_line_numbers():
 def test_bad_example():
     with pytest.raises(ValueError, match="example"):
         ScoresExplorer("004")
+
+
+def test_scores():
+    assert check("scores.1", [1, 2, 4]).correct
+    assert check("scores.1", [1, 2, 7]).mistake == "k-q-transposed"
+    assert check("scores.2", lambda q, k: q @ k.T).correct
+    assert check("scores.2", lambda q, k: k @ q.T).mistake == "k-q-transposed"
+    assert check("scores.2", score).mistake == "library-function"
+    x = torch.tensor([[1.0, 0, 1], [0, 2, 1], [1, 1, 0], [2, 0, 0]])
+    w = torch.tensor([[1.0, 0], [0, 1], [1, 1]])
+    assert check("scores.3", (x @ w) @ (x @ w).T).correct
+    assert check("scores.3", [[5, 5, 3, 4], [5, 10, 4, 2], [3, 4, 2, 2], [4, 2, 2, 4]]).correct
+    assert "project them first" in check("scores.3", x @ x.T).message
+    _, keys, _ = examples.three_inputs.qkv()
+    assert not check("scores.3", keys @ keys.T).correct  # the old one-liner on the lesson's variable

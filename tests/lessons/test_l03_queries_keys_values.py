@@ -1,9 +1,12 @@
-"""QKVExplorer headless: the highlighted row, column and products match derive_qkv."""
+"""Lesson 03: QKVExplorer headless (the highlighted row, column and products match derive_qkv) and the
+lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import numpy as np
 import pytest
+import torch
 
-from attnlib import derive_qkv, examples
+from attnlib import derive_qkv, examples, project
+from attnlib.lessons import check
 from attnlib.lessons.l03_queries_keys_values import KINDS, QKVExplorer, product_lines
 
 
@@ -77,3 +80,19 @@ def test_static_fallback_is_the_result_and_follows_controls():
     assert before == e.views["result"].to_png()
     e.controls["kind"].value = "value"  # another result matrix: another picture
     assert e.snapshot_png() == e.views["result"].to_png() != before
+
+
+def test_qkv():
+    w = examples.three_inputs.projections
+    assert check("qkv.1", torch.tensor([2.0, 0, 0, 1]) @ w.w_key).correct
+    assert check("qkv.1", [1, 1, 2]).correct
+    assert check("qkv.2", lambda x, wq, wk, wv: (x @ wq, x @ wk, x @ wv)).correct
+    assert check("qkv.2", lambda x, wq, wk, wv: tuple(derive_qkv(x, wq, wk, wv))).mistake == "library-function"
+    assert check("qkv.2", lambda x, wq, wk, wv: (project(x, wq), project(x, wk), project(x, wv))).mistake == (
+        "library-function"
+    )
+    assert "three tensors" in check("qkv.2", lambda x, wq, wk, wv: x @ wq).message
+    assert "swapped" in check("qkv.2", lambda x, wq, wk, wv: (x @ wk, x @ wq, x @ wv)).message
+    x, u = torch.tensor([[1.0, 2.0], [3.0, -1.0]]), torch.tensor([[0.0, 1.0], [2.0, 1.0]])
+    assert check("qkv.3", x @ u.T).correct
+    assert check("qkv.3", x @ u).mistake == "transposed"

@@ -1,9 +1,12 @@
-"""WeightsExplorer headless: the three heatmaps show the documents' or init_projections' matrices."""
+"""Lesson 02: WeightsExplorer headless (the three heatmaps show the documents' or init_projections'
+matrices) and the lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import numpy as np
 import pytest
+from torch import nn
 
 from attnlib import examples, init_projections
+from attnlib.lessons import check
 from attnlib.lessons.l02_weights import WeightsExplorer
 
 VIEWS = ("w_query", "w_key", "w_value")
@@ -58,3 +61,20 @@ def test_same_seed_same_weights_other_seed_other_weights():
 def test_bad_source_rejected():
     with pytest.raises(ValueError, match="source"):
         WeightsExplorer("002")
+
+
+def test_weights():
+    assert check("projections.1", [[6, 2], [6, 2], [6, 3]]).correct
+    assert check("projections.1", [[2, 6], [2, 6], [3, 6]]).mistake == "transposed"
+    swapped = check("projections.1", [[6, 2], [6, 3], [6, 2]])
+    assert not swapped.correct and "W_k and W_v are swapped" in swapped.message
+
+    def count_parameters(d_in, d_k, d_v):
+        return d_in * (2 * d_k + d_v)
+
+    assert check("projections.2", count_parameters).correct
+    assert "W_v is d_in × d_v" in check("projections.2", lambda a, b, c: 3 * a * b).message
+    via_library = check("projections.2", lambda a, b, c: sum(w.numel() for w in init_projections(a, b, c)))
+    assert via_library.mistake == "library-function"
+    assert check("projections.3", list(nn.Linear(4, 3).weight.shape)).correct
+    assert check("projections.3", [4, 3]).mistake == "transposed"

@@ -1,4 +1,5 @@
-"""Projector style: one call restyles rcParams, new plots, plots already drawn and explorers' views."""
+"""The laptop and projector styles (attnlib.show.style): one call restyles rcParams, new plots, plots already
+drawn and explorers' views."""
 
 from __future__ import annotations
 
@@ -140,3 +141,33 @@ def test_listeners_are_held_weakly() -> None:
     del hm
     gc.collect()
     assert len(style._listeners) < n
+
+
+def test_style_use_switches_and_sets_rc() -> None:
+    st = style.use("projector")
+    assert style.current() is st is style.STYLES["projector"]
+    assert mpl.rcParams["font.size"] == st.font_size
+    assert mpl.rcParams["image.cmap"] == st.cmap
+    style.use("laptop")
+    assert style.current().name == "laptop"
+    assert mpl.rcParams["font.size"] == style.STYLES["laptop"].font_size
+
+
+def test_style_use_unknown_name() -> None:
+    with pytest.raises(ValueError, match=r"style must be one of \['laptop', 'projector'\], got 'beamer'"):
+        style.use("beamer")
+
+
+def test_style_projector_is_larger_and_colour_blind_safe() -> None:
+    laptop, projector = style.STYLES["laptop"], style.STYLES["projector"]
+    assert projector.font_size > laptop.font_size
+    assert projector.line_width > laptop.line_width
+    assert projector.cmap == "cividis"
+
+
+def test_style_use_restyles_existing_heatmaps() -> None:
+    hm = plots.heatmap(np.eye(2))
+    small = hm.texts[0].get_fontsize()
+    style.use("projector")
+    assert hm.texts[0].get_fontsize() > small
+    assert hm.texts[0].get_fontsize() == pytest.approx(style.STYLES["projector"].annotation_size)

@@ -1,12 +1,14 @@
-"""MultiHeadExplorer (lesson 11): head selector, all-heads grid, scaling and causal toggles."""
+"""Lesson 11: MultiHeadExplorer (head selector, all-heads grid, scaling and causal toggles) and the
+lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnlib import examples
+from attnlib import MultiHeadAttention, examples
 from attnlib.formatting import annotation
+from attnlib.lessons import check
 from attnlib.lessons.l11_multihead import MultiHeadExplorer, multihead_inputs
 from attnlib.modules import causal_mask, split_heads
 
@@ -69,3 +71,25 @@ def test_two_heads_and_png_fallback():
     bundle, _ = explorer._repr_mimebundle_()
     assert bundle["text/plain"] == "MultiHeadExplorer(num_heads=2, head='all', scaled=True, causal=False)"
     assert bundle["image/png"]
+
+
+def test_parameters():
+    count = sum(p.numel() for p in MultiHeadAttention(512, num_heads=8).parameters())
+    assert check("multihead.1", count).correct
+    assert check("multihead.1", 8 * count).mistake == "heads-parameters"
+
+
+def test_split_runs_on_fresh_inputs():
+    def split(x, h):
+        b, n, d = x.shape
+        return x.view(b, n, h, d // h).transpose(1, 2)
+
+    assert check("multihead.2", split).correct
+    no_transpose = check("multihead.2", lambda x, h: x.view(x.shape[0], h, x.shape[1], x.shape[2] // h))
+    assert no_transpose.mistake == "heads-view-no-transpose"
+
+
+def test_window_mask():
+    i = torch.arange(5)
+    assert check("multihead.3", (i[:, None] - i[None, :]).abs() > 1).correct
+    assert not check("multihead.3", (i[:, None] - i[None, :]).abs() <= 1).correct

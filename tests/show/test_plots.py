@@ -1,17 +1,17 @@
-"""Basics of the plotting helpers (attnlib.show.plots) and the plot styles (attnlib.show.style)."""
+"""The plotting helpers (attnlib.show.plots): heatmaps, bar charts and curves, drawn and updated in place."""
 
 from __future__ import annotations
 
 import base64
 import io
 
-import matplotlib as mpl
 import numpy as np
 import pytest
 import torch
 from PIL import Image
 
 from attnlib.show import plots, style
+from attnlib.show.plots import Heatmap
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -112,37 +112,6 @@ def test_no_pyplot_figures_are_left_open() -> None:
     assert len(plt.get_fignums()) == before
 
 
-# ---------------------------------------------------------------- style
-def test_style_use_switches_and_sets_rc() -> None:
-    st = style.use("projector")
-    assert style.current() is st is style.STYLES["projector"]
-    assert mpl.rcParams["font.size"] == st.font_size
-    assert mpl.rcParams["image.cmap"] == st.cmap
-    style.use("laptop")
-    assert style.current().name == "laptop"
-    assert mpl.rcParams["font.size"] == style.STYLES["laptop"].font_size
-
-
-def test_style_use_unknown_name() -> None:
-    with pytest.raises(ValueError, match=r"style must be one of \['laptop', 'projector'\], got 'beamer'"):
-        style.use("beamer")
-
-
-def test_style_projector_is_larger_and_colour_blind_safe() -> None:
-    laptop, projector = style.STYLES["laptop"], style.STYLES["projector"]
-    assert projector.font_size > laptop.font_size
-    assert projector.line_width > laptop.line_width
-    assert projector.cmap == "cividis"
-
-
-def test_style_use_restyles_existing_heatmaps() -> None:
-    hm = plots.heatmap(np.eye(2))
-    small = hm.texts[0].get_fontsize()
-    style.use("projector")
-    assert hm.texts[0].get_fontsize() > small
-    assert hm.texts[0].get_fontsize() == pytest.approx(style.STYLES["projector"].annotation_size)
-
-
 def test_distribution_draws_hist_and_kde_with_one_curve_per_label() -> None:
     rng = np.random.default_rng(0)
     samples = {"scores": rng.standard_normal(500) * 8, "scaled": rng.standard_normal(500)}
@@ -174,3 +143,18 @@ def test_cost_curves_log_log_with_guide_slopes() -> None:
     assert list(slope_2) == [1.0, 4.0, 16.0]  # through the first point, quadrupling per doubling
     assert repr(plot) == "<cost curves: attention, tiled>"
     assert plot.to_png().startswith(b"\x89PNG")
+
+
+def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
+    hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])
+    hm.update(np.eye(2) * 2, row_labels=["c", "d"])
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["c", "d"]
+    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["x", "y"]
+
+
+def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
+    hm = Heatmap(np.eye(3), row_labels=["a", "b", "c"])
+    hm.update(np.arange(10.0).reshape(2, 5))
+    assert [t.get_text() for t in hm.texts][-1] == "9.00"
+    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["1", "2"]
+    assert len(hm.fig.axes) == 2  # the heatmap and one colour bar, not one more per redraw

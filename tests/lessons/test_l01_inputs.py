@@ -1,9 +1,12 @@
-"""InputsExplorer headless: the heatmap shows attnlib's inputs; bad text keeps the last good state."""
+"""Lesson 01: InputsExplorer headless (the heatmap shows attnlib's inputs; bad text keeps the last good
+state) and the lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import numpy as np
 import pytest
+import torch
 
-from attnlib import examples
+from attnlib import examples, prepare_inputs
+from attnlib.lessons import check
 from attnlib.lessons.l01_inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
 from attnlib.show.explorer import parse_matrix
 
@@ -78,3 +81,15 @@ def test_format_matrix_round_trips():
 def test_unknown_example_is_rejected():
     with pytest.raises(ValueError, match="example"):
         InputsExplorer("999")
+
+
+def test_inputs():
+    assert check("inputs.1", [[1, 2], [0, -1], [3, 0.5]]).correct
+    assert check("inputs.1", [[1, 0, 3], [2, -1, 0.5]]).mistake == "transposed"
+    assert check("inputs.2", lambda vectors: torch.stack(vectors)).correct
+    assert check("inputs.2", lambda vectors: torch.stack(vectors, dim=1)).mistake == "transposed"
+    assert check("inputs.2", prepare_inputs).mistake == "library-function"
+    assert check("inputs.3", [28, 16]).correct
+    assert check("inputs.3", (28, 16)).correct
+    assert "distinct" in check("inputs.3", [26, 16]).message
+    assert len(examples.history.tokens) == 28 and len(set(examples.history.tokens)) == 26

@@ -1,0 +1,179 @@
+"""HeatmapView (attnlib.show.view), the Python side of the live heatmap: the numbers, labels and limits it
+sends, explanations, edits and selections from the browser, its PNG fallback and its packaged front end."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from attnlib.formatting import explain_softmax
+from attnlib.show import HeatmapView, parse_cell, style
+from attnlib.steps import softmax
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def test_view_sends_numbers_labels_and_limits() -> None:
+    view = HeatmapView(np.array([[0.25, 0.75], [1.0, 0.0]]), row_labels=["a", "b"], title="weights", vmin=0, vmax=1)
+    assert view.values == [[0.25, 0.75], [1.0, 0.0]]
+    assert (view.row_labels, view.col_labels) == (["a", "b"], ["1", "2"])
+    assert (view.vmin, view.vmax) == (0.0, 1.0)
+    assert view.annotate and len(view.palette) == 64 and all(c.startswith("#") for c in view.palette)
+    assert view.cmap == "cividis"  # colour-blind safe by default
+    assert "weights: a 2×2 matrix" in view.description and "a, b" in view.description
+    assert repr(view) == "<HeatmapView 2×2, 'weights'>"
+
+
+def test_view_signed_matrix_gets_symmetric_diverging_limits() -> None:
+    view = HeatmapView(np.array([[-1.0, 3.0]]))
+    assert (view.vmin, view.vmax) == (-3.0, 3.0)
+    assert view.cmap == style.current().diverging_cmap
+
+
+def test_view_update_keeps_labels_of_unchanged_side_and_clears_stale_explanations() -> None:
+    view = HeatmapView(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"], explanations=[["1", "2"], ["3", "4"]])
+    assert view.explanations == [["1", "2"], ["3", "4"]]
+    view.update(np.eye(2) * 2, row_labels=["c", "d"])
+    assert (view.row_labels, view.col_labels) == (["c", "d"], ["x", "y"])
+    assert view.explanations == []
+    view.update(np.ones((3, 1)))
+    assert (view.row_labels, view.col_labels) == (["1", "2", "3"], ["1"])
+
+
+def test_explanations_given_as_a_function_are_written_once_when_first_asked_for() -> None:
+    calls: list[int] = []
+
+    def table() -> list[list[str]]:
+        calls.append(1)
+        return [["a", "b"], ["c", "d"]]
+
+    view = HeatmapView(np.eye(2), explanations=table)
+    assert calls == [] and view.explained  # a change sends numbers; no text is written yet
+    assert "explanations" not in view.get_state()
+    assert view.explain_cell({"row": 1, "col": 0}, []) == ("c", [])  # the page's invoke("explain_cell", …)
+    assert view.explain_cell({"row": 0, "col": 1}, []) == ("b", [])
+    assert calls == [1]  # the whole table once, then from memory
+    assert view.explain_cell({"row": 5, "col": 5}, []) == ("", [])  # outside: nothing, no error
+    assert view.explain_cell({"row": "x"}, []) == ("", [])
+
+
+def test_an_explanation_asked_for_after_an_update_is_the_new_one() -> None:
+    view = HeatmapView(np.eye(2), explanations=[["1", "2"], ["3", "4"]])
+    view.update(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]])
+    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == "5"
+    view.update(np.eye(2) * 3)  # a new matrix without texts: the old ones are stale
+    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == ""
+
+
+def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
+    view = HeatmapView(np.eye(2))
+    assert not view.explained
+    view.update(np.eye(2), explanations=lambda: None)  # a function may find the matrix too large
+    assert view.explained and view.explanations == [] and view.explain(0, 0) == ""
+
+
+def test_view_refuses_non_finite_matrices() -> None:
+    view = HeatmapView(np.eye(2))
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        view.update(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_view_highlights_replace_each_other() -> None:
+    view = HeatmapView(np.zeros((3, 4)))
+    view.highlight(rows=[1], cols=[2], cells=[(0, 3)])
+    assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([1], [2], [[0, 3]])
+    view.highlight(cells=[(2, 0)])
+    assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([], [], [[2, 0]])
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("abc", "'abc' is not a number"),
+        ("", "the cell is empty"),
+        ("nan", "'nan' is not a number (NaN)"),
+        ("-inf", "'-inf' is infinite"),
+        ("1e30", "1e30 is too large"),
+    ],
+)
+def test_view_bad_edit_names_the_problem_and_keeps_the_last_good_state(text: str, message: str) -> None:
+    view = HeatmapView(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"], editable=True)
+    assert view.edit(1, 0, text) is False
+    assert view.message.startswith("⚠ b, x: ") and message in view.message
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_cell(text)
+
+
+def test_view_good_edit_without_callback_changes_the_cell_and_clears_the_message() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+    view.edit(0, 0, "oops")
+    assert view.message
+    assert view.edit(0, 1, " 2.5 ") is True
+    assert view.values == [[1.0, 2.5], [0.0, 1.0]] and view.message == ""
+
+
+def test_view_edit_goes_through_the_browser_message_to_the_callback() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+    seen = []
+    view.on_edit(lambda i, j, v: seen.append((i, j, v)))
+    view._handle_message(view, {"kind": "edit", "row": 1, "col": 0, "text": "-3"}, [])
+    assert seen == [(1, 0, -3.0)]
+    view._handle_message(view, {"kind": "edit", "row": 5, "col": 0, "text": "1"}, [])
+    assert "outside the 2×2 matrix" in view.message and seen == [(1, 0, -3.0)]
+
+
+def test_view_callback_error_is_shown_and_nothing_changes() -> None:
+    view = HeatmapView(np.eye(2), editable=True)
+
+    def refuse(i: int, j: int, value: float) -> None:
+        raise ValueError("weights must stay below 1")
+
+    view.on_edit(refuse)
+    assert view.edit(0, 0, "2") is False
+    assert "weights must stay below 1" in view.message
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_view_select_message_calls_back() -> None:
+    view = HeatmapView(np.eye(3))
+    chosen = []
+    view.on_select(lambda i, j: chosen.append((i, j)))
+    view._handle_message(view, {"kind": "select", "row": 2, "col": 1}, [])
+    view._handle_message(view, {"kind": "select"}, [])  # malformed: ignored
+    assert chosen == [(2, 1)]
+
+
+def test_softmax_view_stays_finite_for_huge_scores() -> None:
+    import torch
+
+    scores = torch.tensor([[1e4, -1e4, 0.0], [-1e4, -1e4, 1e4], [0.0, 0.0, 0.0]])
+    weights = softmax(scores)
+    view = HeatmapView(weights, vmin=0, vmax=1, explanations=explain_softmax(scores))
+    assert np.isfinite(np.array(view.values)).all()
+    assert view.values[0] == [1.0, 0.0, 0.0]
+    assert all("inf" not in t and "nan" not in t for row in view.explanations for t in row)
+
+
+def test_view_png_fallback_and_restyle() -> None:
+    view = HeatmapView(np.eye(3), title="t")
+    assert view.to_png().startswith(PNG_SIGNATURE)
+    laptop_font = view.font_size
+    style.use("projector")
+    try:
+        assert view.font_size > laptop_font and view.highlight_color == style.STYLES["projector"].highlight_color
+    finally:
+        style.use("laptop")
+    assert view.font_size == laptop_font
+
+
+def test_view_ships_its_front_end_in_the_package() -> None:
+    from attnlib.show.view import STATIC
+
+    js = (STATIC / "heatmap.js").read_text()
+    urls = set(re.findall(r"https?://[^\s\"'`]+", js))
+    assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
+    assert (STATIC / "heatmap.css").is_file()
