@@ -6,7 +6,9 @@ controls through real input (Playwright's keyboard and mouse: a key press on a s
 click on a toggle). The clock starts at the input event's own ``timeStamp`` (a capturing listener on
 the window) and stops at the animation frame after the one that painted the views' last change
 (``first``: the first view changed; ``all``: no view changed for 150 ms after). A
-``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented.
+``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented. ``floor``, the
+same clock on a change that stays in the page (an arrow key moving the first view's focused cell), is
+what the browser alone takes to show a redraw.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--baseline DIR]
 [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a ``git worktree`` of
@@ -114,11 +116,13 @@ def change(page, output, kind: str, index: int, step: int) -> None:
 
 
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
-    """``{"first": ms, "all": ms}`` per change of widget output ``k`` (after two that warm up)."""
+    """``{"first": ms, "all": ms}`` per change of widget output ``k`` (after two that warm up), and
+    ``"floor"``: the same clock on a change that never leaves the page (an arrow key moving the focused
+    cell of the first view redraws its outline), what the browser alone takes to show a redraw."""
     output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
-    times: dict[str, list[float]] = {"first": [], "all": []}
+    times: dict[str, list[float]] = {"first": [], "all": [], "floor": []}
     for step in range(changes + 2 if controls else 0):
         kind, index = controls[step % len(controls)]
         page.evaluate(ARM_JS, [panel, k, QUIET_MS])
@@ -128,6 +132,16 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
         if step >= 2 and got["first"] is not None:
             times["first"].append(got["first"])
             times["all"].append(got["all"])
+    grid = output.locator(".attn-heatmap-grid").first
+    for step in range(changes + 2 if controls else 0):
+        grid.focus()
+        page.evaluate(ARM_JS, [panel, k, QUIET_MS])
+        page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
+        got = page.evaluate("() => window.__benchDone")
+        page.keyboard.press("Escape")  # the tooltip away
+        page.wait_for_timeout(60)
+        if step >= 2 and got["first"] is not None:
+            times["floor"].append(got["first"])
     return times
 
 
@@ -200,7 +214,7 @@ def main() -> None:
 
     def write(got: dict) -> None:
         figures = {
-            path: {row: {m: results.summary(t) for m, t in timed.items()} for row, timed in rows.items()}
+            path: {row: {m: results.summary(t) for m, t in timed.items() if t} for row, timed in rows.items()}
             for path, rows in got.items()
         }
         results.write(args.json, {"changes": args.changes, **figures})

@@ -31,7 +31,7 @@ def _met(ok: bool) -> str:
 def browser(data: dict) -> str:
     paths = [p for p in data if p == "current" or p.startswith("baseline")]
     head = ["lesson, explorer", "median / p90 ms"]
-    head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60"]
+    head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60", "page alone: median / p90 ms"]
     rows = []
     for name, figures in data["current"].items():
         first = figures["all"]
@@ -40,6 +40,8 @@ def browser(data: dict) -> str:
             other = data[path].get(name, {}).get("all")
             row.append(f"{other['median']:.0f} / {other['p90']:.0f}" if other else "-")
         row.append(_met(first["median"] <= BROWSER_GOAL[0] and first["p90"] <= BROWSER_GOAL[1]))
+        floor = figures.get("floor")
+        row.append(f"{floor['median']:.0f} / {floor['p90']:.0f}" if floor and floor["n"] else "-")
         rows.append(row)
     return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
 
