@@ -171,14 +171,18 @@ def test_launch_links_can_name_a_tag_a_teacher_pins(monkeypatch: pytest.MonkeyPa
     )
 
 
+FINISHED_JS = """() => /finished/.test(document.querySelector('.search-summary')?.textContent)
+    && document.querySelectorAll('#search-results li p.context').length
+       === document.querySelectorAll('#search-results li').length"""
+
+
 def test_search_opened_from_disk_shows_excerpts(site: Path, browser) -> None:
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     blocked, errors = offline(page)
     try:
         page.goto((site / "search.html").as_uri() + "?q=softmax", wait_until="load")
-        page.wait_for_selector("#search-results li", timeout=30_000)
-        page.wait_for_function("() => document.querySelectorAll('#search-results li p.context').length > 0",
-                               timeout=30_000)  # fmt: skip
+        # Sphinx adds the results one by one and each excerpt when its page has loaded: wait for both
+        page.wait_for_function(FINISHED_JS, timeout=30_000)
         results = page.locator("#search-results li").count()
         excerpts = page.locator("#search-results li p.context").all_text_contents()
     finally:
