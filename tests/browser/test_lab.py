@@ -236,10 +236,11 @@ def _an_unanswered_explanation_lapses(page, panel_id: str, grid) -> None:
     tip.locator(".attn-tip-pending").wait_for(state="detached", timeout=4000)
     assert time.monotonic() - start > 1.0, "the question lapsed at once"
     assert tip.is_visible() and tip.locator(".attn-tip-why").count() == 0, tip.inner_html()  # the value alone
-    page.wait_for_timeout(2000)  # the kernel has written the texts
+    # the kernel handles messages in order: once this code has run, it has written the texts
+    assert page.evaluate(KERNEL_JS, [panel_id, "pass"]) == "ok"
     grid.hover(position=cell_point(grid, 1, 1))
     grid.hover(position=cell_point(grid, 0, 1))
-    answer = tip.locator(".attn-tip-why")
+    answer = tip.locator(".attn-tip-why:not(.attn-tip-pending)")
     answer.wait_for(state="visible", timeout=5000)
     assert "q_1·k_2 = " in answer.inner_text()
 
