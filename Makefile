@@ -22,8 +22,6 @@ TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 TEST_KERNEL ?= ATEN_CPU_CAPABILITY=default
 # the lessons the real-browser tests open in make test (the ones with checks of their own; nbval runs all)
 BROWSER_LESSONS ?= 04,07,12
-# the longest test modules, given first so that the two workers start them first and finish together
-SLOW_FIRST := tests/hub tests/browser tests/test_wheel.py tests/test_learner_env.py tests/test_launch.py
 
 # install the lock $(1) into $(VENV) with pip options $(2): torch first (CPU index), then the pins ($(3):
 # the installer, pip or uv), then attnlib itself (editable)
@@ -80,7 +78,7 @@ test:  ## the whole suite: lint, unit tests, nbval on every lesson (learner edit
 	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) node_modules/.package-lock.json chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
-	$(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope $(SLOW_FIRST) tests build/editions/learner $(NBVAL)
+	$(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/learner $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"
@@ -109,6 +107,7 @@ bench: $(STAMP) chromium  ## benchmarks → bench/results/*.json → the tables 
 	$(BIN)/python -m bench.bench_browser
 	$(BIN)/python -m bench.bench_nbval
 	$(BIN)/python -m bench.bench_hub
+	$(BIN)/python -m bench.bench_make_test
 	$(BIN)/python -m bench.report
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline

@@ -1,4 +1,4 @@
-"""Shared test helpers: hypothesis settings and strategies for attention's inputs."""
+"""Shared test helpers: hypothesis settings and strategies for attention's inputs; the order of the run."""
 
 from __future__ import annotations
 
@@ -11,6 +11,39 @@ PROPERTY = settings(max_examples=80, deadline=None, derandomize=True, database=N
 batch_shapes = st.lists(st.integers(1, 3), min_size=0, max_size=2).map(tuple)
 sizes = st.integers(1, 9)
 seeds = st.integers(0, 2**31 - 1)
+
+
+#: the longest test modules (tens of seconds each), in the order make test's workers start them; then the
+#: lessons under nbval, then every other module: the many short ones fill the gap between the two workers
+#: at the end (make test passes --no-loadscope-reorder, so xdist keeps this order)
+SLOW_FIRST = (
+    "tests/hub/test_hub.py",
+    "tests/browser/test_lab.py",
+    "tests/browser/test_site.py",
+    "tests/test_wheel.py",
+    "tests/test_launch.py",
+    "tests/browser/test_deck.py",
+    "tests/test_learner_env.py",
+    "tests/browser/test_notebook7.py",
+    "tests/browser/test_slides.py",
+    "tests/test_exercise_loopholes.py",
+    "tests/test_exercise_robustness.py",
+    "tests/test_notebook_flow.py",
+    "tests/show/test_figures.py",
+    "tests/hub/test_z2jh.py",
+)
+
+
+def pytest_collection_modifyitems(items: list) -> None:
+    rank = {path: k for k, path in enumerate(SLOW_FIRST)}
+
+    def order(item) -> tuple[int, int]:
+        path = item.nodeid.split("::")[0]
+        if path in rank:
+            return 0, rank[path]
+        return (1, 0) if path.endswith(".ipynb") else (2, 0)
+
+    items.sort(key=order)  # stable: the order within each module stays
 
 
 def randn(shape: tuple[int, ...], gen: torch.Generator) -> torch.Tensor:
