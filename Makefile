@@ -36,10 +36,8 @@ endef
 
 # The workshop's 180 pins go in with uv (from PyPI, pinned in requirements.lock like everything else):
 # it fetches and unpacks in parallel, which pip does one package at a time. Learners' installs use pip.
-# --compile-bytecode, as pip does: where PYTHONDONTWRITEBYTECODE is set (CI machines), a module without
-# its .pyc is compiled again by every process that imports it, i.e. by every kernel the tests start.
 UV_PIN := $(shell grep -m1 '^uv==' requirements.lock)
-UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python
+UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
 
 .PHONY: help env learner-env lock lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
 
@@ -73,12 +71,14 @@ learn: $(LEARNER_STAMP)  ## learners: install only what the lessons need, copy t
 editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
 	$(BIN)/python scripts/build_editions.py --out build/editions
 
+# Python writes the bytecode of what the tests import, once: where PYTHONDONTWRITEBYTECODE is set (CI
+# machines) every kernel, server and hub the tests start would compile the modules it imports again
 test:  ## the whole suite: lint, unit tests, nbval on every lesson (learner edition), browser tests
 	@# the Python environment and the npm packages install side by side
 	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) node_modules/.package-lock.json chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
-	$(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/learner $(NBVAL)
+	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/learner $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"

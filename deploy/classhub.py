@@ -142,6 +142,28 @@ def check_learners_can_run(python: Path) -> None:
         )
 
 
+#: what a learner's server and kernel import: its bytecode is written once, here (learners cannot write it)
+LEARNER_IMPORTS = (
+    "import importlib, pkgutil, jupyterhub.singleuser, jupyterlab, ipykernel.kernelapp\n"
+    "import ipywidgets, anywidget, tqdm.auto, matplotlib.pyplot, seaborn, attnlib.lessons, attnlib.show\n"
+    "for m in pkgutil.iter_modules(attnlib.lessons.__path__, 'attnlib.lessons.'): importlib.import_module(m.name)\n"
+)
+
+
+def write_bytecode() -> None:
+    """Import what learners' servers and kernels import, writing its bytecode: each kernel then loads it
+    instead of compiling every module again (learners may not write into the environment or the source).
+    Skipped while nothing changed since the last time (a stamp in the environment)."""
+    stamp = VENV_BIN.parent / ".bytecode-written"
+    sources = [VENV_BIN.parent / ".installed", *(REPO / "attnlib").rglob("*.py")]
+    newest = max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
+    if stamp.exists() and stamp.stat().st_mtime >= newest:
+        return
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", LEARNER_IMPORTS], env=env, cwd=REPO, check=True, capture_output=True)
+    stamp.touch()
+
+
 # ---------------------------------------------------------------- before starting anything
 def check_ports_free() -> None:
     for port in PORTS:
@@ -173,6 +195,7 @@ def preflight() -> Path:
     make_folders()
     python = learner_python()
     check_learners_can_run(python)
+    write_bytecode()
     return python
 
 
