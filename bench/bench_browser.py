@@ -8,7 +8,10 @@ the window) and stops at the animation frame after the one that painted the view
 (``first``: the first view changed; ``all``: no view changed for 150 ms after). A
 ``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented. ``floor``, the
 same clock on a change that stays in the page (an arrow key moving the first view's focused cell), is
-what the browser alone takes to show a redraw.
+what the browser alone takes to show a redraw. ``reply`` and ``answer`` split a change: the same clock
+stopped when the page's kernel websocket delivers the first message after the input (the kernel's
+"busy") and the last one before the views' last redraw (the last view's update), as the page's main
+thread sees them.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--baseline DIR]
 [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a ``git worktree`` of
@@ -42,6 +45,23 @@ NAMES_JS = """
   })
 """
 
+# every message a kernel websocket delivers to the page: its time on the page's clock (installed before
+# JupyterLab loads; wraps the page's WebSocket class, nothing of JupyterLab or attnlib)
+WEBSOCKET_JS = """
+(() => {
+  window.__benchMessages = [];
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      if (String(args[0]).includes('/channels')) {
+        this.addEventListener('message', () => window.__benchMessages.push(performance.now()));
+      }
+    }
+  };
+})();
+"""
+
 # arm the clock on output k: the next keydown / pointerdown's timeStamp starts it; the views' changes
 # stop it (window.__benchDone resolves to {first, all} in ms, or {first: null} after 5 s)
 ARM_JS = """
@@ -53,23 +73,31 @@ ARM_JS = """
   let t0 = null;
   const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
   for (const type of INPUTS) window.addEventListener(type, start, {capture: true});
+  window.__benchMessages = [];
   window.__benchDone = new Promise((resolve) => {
-    let first = null, last = null, timer = null;
+    let first = null, last = null, changed = null, timer = null;
     const done = (result) => {
       obs.disconnect();
       for (const type of INPUTS) window.removeEventListener(type, start, {capture: true});
       resolve(result);
     };
+    const finish = () => {
+      const got = window.__benchMessages.filter(t => t >= t0);
+      const before = got.filter(t => t <= changed);
+      done({first: first - t0, all: last - t0,
+            reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null});
+    };
     const giveUp = setTimeout(() => done({first: null}), 5000);
     const obs = new MutationObserver(() => {
       clearTimeout(giveUp);
+      changed = performance.now();
       // the frame that paints this change, then the next one: the change is on screen
       requestAnimationFrame(() => requestAnimationFrame(() => {
         const shown = performance.now();
         if (first === null) first = shown;
         last = shown;
         clearTimeout(timer);
-        timer = setTimeout(() => done({first: first - t0, all: last - t0}), quiet);
+        timer = setTimeout(finish, quiet);
       }));
     });
     for (const v of views) obs.observe(v, {subtree: true, childList: true, attributes: true, characterData: true});
@@ -116,13 +144,13 @@ def change(page, output, kind: str, index: int, step: int) -> None:
 
 
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
-    """``{"first": ms, "all": ms}`` per change of widget output ``k`` (after two that warm up), and
-    ``"floor"``: the same clock on a change that never leaves the page (an arrow key moving the focused
-    cell of the first view redraws its outline), what the browser alone takes to show a redraw."""
+    """``{"first": ms, "all": ms, "reply": ms, "answer": ms}`` per change of widget output ``k`` (after two
+    that warm up), and ``"floor"``: the same clock on a change that never leaves the page (an arrow key
+    moving the focused cell of the first view redraws its outline), what the browser alone takes."""
     output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
-    times: dict[str, list[float]] = {"first": [], "all": [], "floor": []}
+    times: dict[str, list[float]] = {"first": [], "all": [], "reply": [], "answer": [], "floor": []}
     for step in range(changes + 2 if controls else 0):
         kind, index = controls[step % len(controls)]
         page.evaluate(ARM_JS, [panel, k, QUIET_MS])
@@ -132,6 +160,9 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
         if step >= 2 and got["first"] is not None:
             times["first"].append(got["first"])
             times["all"].append(got["all"])
+            for phase in ("reply", "answer"):
+                if got[phase] is not None:
+                    times[phase].append(got[phase])
     grid = output.locator(".attn-heatmap-grid").first
     for step in range(changes + 2 if controls else 0):
         grid.focus()
@@ -180,7 +211,9 @@ def measure(
 
 
 def _measure_lesson(browser, server, lesson: Path, changes: int, into: dict, path: str) -> None:
-    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(WEBSOCKET_JS)
+    page = context.new_page()
     panel = open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
     for k, name in enumerate(page.evaluate(NAMES_JS, panel)):
         if name is None:

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import signal
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -105,7 +107,11 @@ def run_class(size: int, lesson: str) -> dict[str, object]:
         sampler.stop()
         hub_pss = pss(hub.process.pid) + pss(int((hub.private / "proxy.pid").read_text()))
         failures = [r for r in started + results if r is not True]
-        return {"size": size, "ready": ready, "finished": finished, "failures": failures,
+        kept = None
+        if failures:  # the hub's log (its servers' too) outlives the hub, for the diagnosis
+            kept = Path(tempfile.mkdtemp(prefix="bench-hub-")) / "hub.log"
+            shutil.copy(hub.private / "hub.log", kept)
+        return {"size": size, "ready": ready, "finished": finished, "failures": failures, "log": kept,
                 "per_learner": sampler.peak / size, "hub": hub_pss, "processes": sampler.peak_count}  # fmt: skip
     finally:
         hub.remove()
@@ -147,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |", flush=True)  # fmt: skip
         for failure in row["failures"]:
             print(f"    failure: {failure}")
+        if row["log"]:
+            print(f"    the hub's log, kept: {row['log']}")
     results.write(args.json, {"lesson": args.lesson, "memory_gib": round(memory / GIB), "rows": [
         {"size": r["size"], "ready_s": round(r["ready"], 1), "finished_s": round(r["finished"], 1),
          "failures": r["failures"], "per_learner_gib": round(r["per_learner"] / GIB, 2),

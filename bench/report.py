@@ -32,6 +32,7 @@ def browser(data: dict) -> str:
     paths = [p for p in data if p == "current" or p.startswith("baseline")]
     head = ["lesson, explorer", "median / p90 ms"]
     head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60", "page alone: median / p90 ms"]
+    head += ["kernel's first / last message: median ms"]
     rows = []
     for name, figures in data["current"].items():
         first = figures["all"]
@@ -42,6 +43,8 @@ def browser(data: dict) -> str:
         row.append(_met(first["median"] <= BROWSER_GOAL[0] and first["p90"] <= BROWSER_GOAL[1]))
         floor = figures.get("floor")
         row.append(f"{floor['median']:.0f} / {floor['p90']:.0f}" if floor and floor["n"] else "-")
+        reply, answer = figures.get("reply"), figures.get("answer")
+        row.append(f"{reply['median']:.0f} / {answer['median']:.0f}" if reply and answer else "-")
         rows.append(row)
     return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
 
@@ -91,6 +94,16 @@ def nbval(data: dict) -> str:
     )
 
 
+def make_test(data: dict) -> str:
+    verdict = "passed" if data["passed"] else f"**failed** ({data['outcome']})"
+    return (
+        f"`make test` on a fresh clone of `{data['commit']}`, nothing cached: {data['total_s'] / 60:.1f} min in all "
+        f"({data['total_s']} s, of which pytest {data['pytest_s']:.0f} s), {verdict}; goal ≤ "
+        f"{data['goal_s'] / 60:.0f} min {_met(data['passed'] and data['total_s'] <= data['goal_s'])}; "
+        f"{data['date']}, {data['machine']}."
+    )
+
+
 def hub(data: dict) -> str:
     rows = [
         [str(r["size"]), f"{r['ready_s']:.1f}", f"{r['finished_s']:.1f}", str(len(r["failures"])),
@@ -110,8 +123,15 @@ TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
     "attention": (attention, PAGE),
     "scale": (scale, PAGE),
     "nbval": (nbval, PAGE),
+    "make_test": (make_test, PAGE),
     "hub": (hub, GUIDE),
 }
+
+
+def span(page: str, name: str) -> tuple[int, int]:
+    """Where table ``name`` sits in ``page``: between ``<!-- table: name -->`` and ``<!-- end -->``."""
+    start = page.index(f"<!-- table: {name} -->\n") + len(f"<!-- table: {name} -->\n")
+    return start, page.index("\n<!-- end -->", start - 1)
 
 
 def main() -> None:
@@ -122,8 +142,7 @@ def main() -> None:
             continue
         body = render(json.loads(path.read_text()))
         page = pages[where]
-        start = page.index(f"<!-- table: {name} -->\n") + len(f"<!-- table: {name} -->\n")
-        end = page.index("\n<!-- end -->", start - 1)
+        start, end = span(page, name)
         pages[where] = page[:start] + body + page[end:]
     for where, page in pages.items():
         where.write_text(page)

@@ -1,0 +1,58 @@
+"""Benchmark: `make test` as CI runs it, on a fresh clone with nothing cached.
+
+Clones the checkout's HEAD into a temporary folder and runs ``.ci/run`` there (README's ``make test``:
+the environment installed from nothing, lint, every test, nbval on every lesson, the browser tests)
+with an empty uv cache, and times it: in all, and pytest's own session. A failing run is reported as
+such and its log kept. It tests what is committed: uncommitted changes are not in the clone.
+Goal (issues #26, #27): ≤ 8 minutes in all, installs included.
+
+Run: ``.venv/bin/python -m bench.bench_make_test``; writes ``bench/results/make_test.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench import results
+
+GOAL_S = 8 * 60
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", type=Path, default=results.RESULTS / "make_test.json", help="where to write")
+    args = parser.parse_args()
+    head = ["git", "rev-parse", "--short", "HEAD"]
+    commit = subprocess.run(head, cwd=results.REPO, capture_output=True, text=True, check=True).stdout.strip()
+    scratch = Path(tempfile.mkdtemp(prefix="bench-make-test-"))
+    clone, log = scratch / "clone", scratch / "make-test.log"
+    subprocess.run(["git", "clone", "-q", str(results.REPO), str(clone)], check=True)
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    env["UV_CACHE_DIR"] = str(scratch / "uv-cache")  # nothing cached, as on a fresh machine
+    print(f"make test on a fresh clone of {commit} (log: {log})", flush=True)
+    start = time.perf_counter()
+    with log.open("w") as out:
+        done = subprocess.run(["bash", ".ci/run"], cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)
+    elapsed = time.perf_counter() - start
+    text = log.read_text(errors="replace")
+    session = re.findall(r"=+ (.*) in ([\d.]+)s", text)
+    pytest_s = float(session[-1][1]) if session else None
+    outcome = session[-1][0] if session else "no pytest summary"
+    print(f"{'passed' if done.returncode == 0 else 'FAILED'}: {elapsed:.0f} s in all, pytest {pytest_s} s ({outcome})")
+    if done.returncode == 0:
+        shutil.rmtree(scratch, ignore_errors=True)
+    figures = {"commit": commit, "passed": done.returncode == 0, "outcome": outcome}
+    results.write(args.json, {**figures, "total_s": round(elapsed), "pytest_s": pytest_s, "goal_s": GOAL_S})
+    return done.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""The figures in the docs are the ones the benchmarks wrote: every table ``bench.report`` renders from
+``bench/results/*.json`` reads the same in its page (run ``python -m bench.report`` after ``make bench``)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bench import report, results
+
+
+@pytest.mark.parametrize("name", sorted(report.TABLES))
+def test_the_page_shows_what_the_benchmark_wrote(name: str) -> None:
+    render, page = report.TABLES[name]
+    recorded = results.RESULTS / f"{name}.json"
+    if not recorded.exists():
+        pytest.skip(f"{recorded.name} not recorded yet")
+    text = page.read_text()
+    start, end = report.span(text, name)
+    assert text[start:end] == render(json.loads(recorded.read_text())), "run python -m bench.report"
+
+
+def test_every_table_has_its_place() -> None:
+    for name, (_, page) in report.TABLES.items():
+        assert f"<!-- table: {name} -->" in page.read_text(), f"{page.name} has no place for the {name} table"
