@@ -33,6 +33,7 @@ def main() -> int:
     head = ["git", "rev-parse", "--short", "HEAD"]
     commit = subprocess.run(head, cwd=results.REPO, capture_output=True, text=True, check=True).stdout.strip()
     scratch = Path(tempfile.mkdtemp(prefix="bench-make-test-"))
+    scratch.chmod(0o755)  # as a checkout's folder: the hub tests' learner accounts must pass through it
     clone, log = scratch / "clone", scratch / "make-test.log"
     subprocess.run(["git", "clone", "-q", str(results.REPO), str(clone)], check=True)
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
