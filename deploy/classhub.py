@@ -160,7 +160,10 @@ def write_bytecode() -> None:
     if stamp.exists() and stamp.stat().st_mtime >= newest:
         return
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", LEARNER_IMPORTS], env=env, cwd=REPO, check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", LEARNER_IMPORTS], env=env, cwd=REPO, capture_output=True, text=True)
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["(no message)"])[-1]
+        raise NotReady(f"what learners' kernels import does not import here: {reason}. Reinstall: make env")
     stamp.touch()
 
 
