@@ -21,7 +21,6 @@ SLOW_FIRST = (
     "tests/browser/test_lab.py",
     "tests/browser/test_site.py",
     "tests/test_wheel.py",
-    "tests/test_launch.py",
     "tests/browser/test_deck.py",
     "tests/test_learner_env.py",
     "tests/browser/test_notebook7.py",

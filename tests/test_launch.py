@@ -3,20 +3,15 @@
 - The copy: every lesson, the images and the learner's index; a second run into the same folder keeps
   every file there and adds only what is missing; a folder it cannot write gets a message, not a traceback.
 - Every lesson's "Index" link opens the learner's index in the copy, and the index's links open lessons.
-- End to end (browser): the installed command starts JupyterLab on the copy while its port is taken (it
-  takes another), lesson 01 opens in headless Chromium and a cell runs; no "Jupyter news" pop-up.
+- End to end, from a venv of only the learner set: tests/test_learner_env.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -132,81 +127,3 @@ def test_every_lessons_index_link_works_in_a_learners_copy(tmp_path: Path) -> No
     assert {f"lessons/{p.name}" for p in LESSONS} <= set(targets)
     broken += [f"README.md -> {t}" for t in targets if not (tmp_path / unquote(t)).is_file()]
     assert not broken, "\n".join(broken)
-
-
-# ----------------------------------------------------------------------------- end to end, in Chromium
-# the first code cell's prompt shows /\[(%s)\]/ (queried afresh: JupyterLab may replace the element)
-PROMPT_SHOWS = (
-    "() => /\\[(%s)\\]/.test(document.querySelector("
-    "'.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')?.textContent ?? '')"
-)
-
-
-@pytest.mark.browser
-def test_command_starts_jupyterlab_on_another_port_and_lesson_01_runs(tmp_path: Path) -> None:
-    from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
-    from tools.labdriver import headless_chromium
-
-    env = {k: v for k, v in os.environ.items() if k not in ("JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH")}
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR", "JUPYTER_RUNTIME_DIR",
-                 "IPYTHONDIR"):  # fmt: skip
-        (tmp_path / name).mkdir()
-        env[name] = str(tmp_path / name)
-    taken = socket.socket()
-    taken.bind(("127.0.0.1", 0))
-    taken.listen()
-    port = taken.getsockname()[1]
-    log = tmp_path / "lab.log"
-    start = time.monotonic()
-    process = subprocess.Popen(
-        [str(COMMAND), "--dir", "course", "--no-browser", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline, url = time.monotonic() + 60, None
-        while url is None and time.monotonic() < deadline:
-            assert process.poll() is None, log.read_text()[-3000:]
-            found = re.search(r"http://127\.0\.0\.1:(\d+)/lab\?token=(\w+)", log.read_text())
-            url = found and (int(found[1]), found[2])
-            time.sleep(0.25)
-        assert url, log.read_text()[-3000:]
-        served, token = url
-        assert served != port  # the port was taken: it took another
-        with headless_chromium() as browser:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"http://127.0.0.1:{served}/lab/tree/lessons/{LESSONS[0].name}?reset&token={token}")
-            cell = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell").first
-            cell.wait_for(timeout=90_000)
-            opened = time.monotonic() - start
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
-            prompt = cell.locator(".jp-InputArea-prompt")
-            # the learner's way: select the cell, press the toolbar's run button. A press that lands while
-            # the notebook is still settling can run nothing: press again while the prompt stays empty
-            panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
-            run = page.locator(f"{panel} [data-command='notebook:run-cell-and-select-next']")
-            for _ in range(6):
-                cell.locator(".jp-InputPrompt").click()
-                run.first.click()
-                try:
-                    page.wait_for_function(PROMPT_SHOWS % r"\d+|\*", timeout=15_000)
-                    break
-                except PlaywrightTimeout:
-                    continue
-            # query the prompt afresh each time: JupyterLab may replace its element while the cell runs
-            page.wait_for_function(PROMPT_SHOWS % r"\d+", timeout=120_000)
-            assert re.fullmatch(r"\[\d+\]:", prompt.text_content().strip())
-            assert not cell.locator("[data-mime-type='application/vnd.jupyter.error']").count()
-            assert page.get_by_text("official Jupyter news").count() == 0  # etc/labconfig: no news pop-up
-            print(f"\nattnlib-lessons: lesson 01 open {opened:.1f} s after the command started, a cell run at "
-                  f"{time.monotonic() - start:.1f} s")  # fmt: skip
-            page.close()
-    finally:
-        taken.close()
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait(timeout=5)
