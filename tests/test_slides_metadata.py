@@ -3,7 +3,7 @@
 jupyterlab-slideshow (live, widgets working) and `make slides` (static reveal.js decks) both read
 ``cell.metadata.slideshow.slide_type``. A cell without one continues the current slide, for both.
 The classic Notebook's explicit ``"-"`` means the same to nbconvert, but jupyterlab-slideshow 0.3.4
-leaves such cells out of the deck entirely (tests/browser/test_deck.py): the lessons never use it.
+leaves such cells out of the deck entirely (tests/browser/test_lab.py, the deck test): the lessons never use it.
 """
 
 from __future__ import annotations

@@ -140,6 +140,7 @@ def start_lab(
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
         "--LabApp.expose_app_in_browser=True",  # window.jupyterapp: open/run notebooks by command
+        "--JupyterNotebookApp.expose_app_in_browser=True",  # the same in Notebook 7's pages (/notebooks/…)
         "--LabApp.news_url=",
         f"--config={config}",
     ]
@@ -311,14 +312,16 @@ STATE_JS = """
 """
 
 
-def start_lab_on_lessons(base: Path, *, windowing: str | None = "none", config: Path = SERVER_CONFIG) -> LabServer:
-    """A JupyterLab (see :func:`start_lab`, ``windowing`` and ``config`` as there) on a copy of the lessons:
-    ``base/root`` holds notebooks/ and images/ (the lessons' markdown shows ../images/*.png); its private
-    files go in ``base/jupyter``."""
+def start_lab_on_lessons(
+    base: Path, *, windowing: str | None = "none", config: Path = SERVER_CONFIG, checkout: Path = REPO
+) -> LabServer:
+    """A JupyterLab (see :func:`start_lab`, ``windowing`` and ``config`` as there) on a copy of the lessons
+    of ``checkout``: ``base/root`` holds notebooks/ and images/ (the lessons' markdown shows
+    ../images/*.png); its private files go in ``base/jupyter``."""
     root = base / "root"
-    shutil.copytree(REPO / "notebooks", root / "notebooks")
-    if (REPO / "images").is_dir():
-        shutil.copytree(REPO / "images", root / "images")
+    shutil.copytree(checkout / "notebooks", root / "notebooks")
+    if (checkout / "images").is_dir():
+        shutil.copytree(checkout / "images", root / "images")
     return start_lab(root, base / "jupyter", windowing=windowing, config=config)
 
 
