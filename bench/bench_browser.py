@@ -15,7 +15,7 @@ thread sees them.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--baseline DIR]
 [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a ``git worktree`` of
-an older commit), in a second JupyterLab, taking turns lesson by lesson.
+an older commit) with its own lessons, in a second JupyterLab, taking turns lesson by lesson.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer.
 """
 
@@ -193,7 +193,9 @@ def measure(
                 env = os.environ.pop("PYTHONPATH", None)
                 if checkout is not None:
                     os.environ["PYTHONPATH"] = str(checkout)
-                servers[name] = start_lab_on_lessons(Path(tmp) / name, windowing=None)
+                servers[name] = start_lab_on_lessons(
+                    Path(tmp) / name, windowing=None, checkout=checkout or results.REPO
+                )
                 os.environ.pop("PYTHONPATH", None)
                 if env is not None:
                     os.environ["PYTHONPATH"] = env
