@@ -22,8 +22,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-# a lesson with a live view (HeadsExplorer) that loads a trained checkpoint
-LIVE_VIEW_AND_CHECKPOINT = "14_what_heads_learn.ipynb"
+# a lesson with a live view (ReferentExplorer) that loads a trained checkpoint (the lightest of those)
+LIVE_VIEW_AND_CHECKPOINT = "16_what_it_refers_to.ipynb"
 
 
 def _run(*args: str | Path, cwd: Path, timeout: float = 300) -> subprocess.CompletedProcess:
