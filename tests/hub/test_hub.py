@@ -251,10 +251,29 @@ def test_a_learners_kernel_cannot_reach_others_or_the_hub(hub: Hub, learners: di
     assert not (REPO / "notebooks" / "pwned.txt").exists()
 
 
+def _taken_after_a_free_port(taken: socket.socket) -> int:
+    """Bind ``taken`` to a port whose predecessor is free (the hub's first port), and return it."""
+    for _ in range(50):
+        probe = socket.socket()
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+        probe.close()
+        with socket.socket() as before:
+            try:
+                before.bind(("127.0.0.1", port - 1))
+            except OSError:
+                continue  # taken by something else: the hub would stop there, not at ours
+        try:
+            taken.bind(("127.0.0.1", port))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no port with a free predecessor in 50 tries")
+
+
 def test_a_taken_port_stops_the_start_before_anything_runs(hub: Hub) -> None:
     with socket.socket() as taken:
-        taken.bind(("127.0.0.1", 0))
-        port = taken.getsockname()[1]
+        port = _taken_after_a_free_port(taken)
         env = {**os.environ, "HUB_STATE_DIR": str(hub.state / "unused"), "HUB_PORT": str(port - 1)}
         done = subprocess.run([sys.executable, str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
