@@ -44,9 +44,11 @@ UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip i
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
 
+# --no-compile (uv does not compile either): make test writes the bytecode of what it imports, once, instead
+# of compiling every module of torch at install
 $(STAMP): requirements.lock pyproject.toml
 	@echo "installing the whole workshop (requirements.lock: tests, site, hub) into $(VENV); learners need only make learn"
-	$(call install_lock,requirements.lock,,$(UV_INSTALL))
+	$(call install_lock,requirements.lock,--no-compile,$(UV_INSTALL))
 	@touch $@ $(LEARNER_STAMP)
 
 # --no-compile: Python writes the bytecode of what the lessons import when they first do (the venv is
