@@ -5,7 +5,8 @@ and run top to bottom; then every widget output with a live view gets ``--change
 controls through real input (Playwright's keyboard and mouse: a key press on a slider or a menu, a
 click on a toggle). The clock starts at the input event's own ``timeStamp`` (a capturing listener on
 the window) and stops at the animation frame after the one that painted the views' last change
-(``first``: the first view changed; ``all``: no view changed for 150 ms after). A
+(``first``: the first view changed; ``all``: no view changed for 150 ms after); a change made inside an
+animation frame's callbacks is painted by that frame. A
 ``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented. ``floor``, the
 same clock on a change that stays in the page (an arrow key moving the first view's focused cell), is
 what the browser alone takes to show a redraw. ``reply`` and ``answer`` split a change: the same clock
@@ -45,10 +46,18 @@ NAMES_JS = """
   })
 """
 
-# every message a kernel websocket delivers to the page: its time on the page's clock (installed before
-# JupyterLab loads; wraps the page's WebSocket class, nothing of JupyterLab or attnlib)
+# every message a kernel websocket delivers to the page: its time on the page's clock; and whether the
+# page is inside an animation frame's callbacks now (a change made there is painted by that frame).
+# Installed before JupyterLab loads; wraps the page's WebSocket class and requestAnimationFrame, nothing
+# of JupyterLab or attnlib
 WEBSOCKET_JS = """
 (() => {
+  window.__benchInFrame = false;
+  const nativeFrame = window.requestAnimationFrame.bind(window);
+  window.requestAnimationFrame = (callback) => nativeFrame((time) => {
+    window.__benchInFrame = true;
+    try { callback(time); } finally { queueMicrotask(() => { window.__benchInFrame = false; }); }
+  });
   window.__benchMessages = [];
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
@@ -91,14 +100,17 @@ ARM_JS = """
     const obs = new MutationObserver(() => {
       clearTimeout(giveUp);
       changed = performance.now();
-      // the frame that paints this change, then the next one: the change is on screen
-      requestAnimationFrame(() => requestAnimationFrame(() => {
+      const stop = () => {
         const shown = performance.now();
         if (first === null) first = shown;
         last = shown;
         clearTimeout(timer);
         timer = setTimeout(finish, quiet);
-      }));
+      };
+      // the frame that paints this change (this one, when made in its animation callbacks), then the next
+      // one begins: the change is on screen
+      if (window.__benchInFrame) requestAnimationFrame(stop);
+      else requestAnimationFrame(() => requestAnimationFrame(stop));
     });
     for (const v of views) obs.observe(v, {subtree: true, childList: true, attributes: true, characterData: true});
   });

@@ -623,12 +623,13 @@ function listen(v) {
 function render({ model, el, experimental }) {
   const v = createView(model, el, experimental);
   listen(v);
-  // one draw per update, whatever number of traits it changes (it waits for the update's other changes)
+  // one draw per frame, whatever number of traits and messages changed since the last: the views of one
+  // change (a message each) are drawn together, just before the browser paints
   let queued = false;
   const queueDraw = () => {
     if (queued) return;
     queued = true;
-    queueMicrotask(() => {
+    requestAnimationFrame(() => {
       queued = false;
       draw(v);
     });
