@@ -7,7 +7,7 @@
   does: ``attnlib-lessons`` copies them and opens JupyterLab, where lesson 01 runs top to bottom in
   headless Chromium.
 
-The real install (``make learner-env`` into a new folder: pip, the CPU index, minutes of copying torch)
+The real install (``make learner-env`` into a new folder: pip, the CPU index, copying torch)
 is measured, not run here: set ATTNLIB_TEST_LEARNER_INSTALL=1 to run it and check the venv's size.
 """
 
