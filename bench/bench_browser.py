@@ -50,7 +50,7 @@ NAMES_JS = """
 # page is inside an animation frame's callbacks now (a change made there is painted by that frame).
 # Installed before JupyterLab loads; wraps the page's WebSocket class and requestAnimationFrame, nothing
 # of JupyterLab or attnlib
-WEBSOCKET_JS = """
+PAGE_CLOCKS_JS = """
 (() => {
   window.__benchInFrame = false;
   const nativeFrame = window.requestAnimationFrame.bind(window);
@@ -226,7 +226,7 @@ def measure(
 
 def _measure_lesson(browser, server, lesson: Path, changes: int, into: dict, path: str) -> None:
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_init_script(WEBSOCKET_JS)
+    context.add_init_script(PAGE_CLOCKS_JS)
     page = context.new_page()
     panel = open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
     for k, name in enumerate(page.evaluate(NAMES_JS, panel)):
