@@ -3,16 +3,22 @@
 Each lesson of ``notebooks/`` is opened in JupyterLab (its default windowing) in headless Chromium
 and run top to bottom; then every widget output with a live view gets ``--changes`` changes of its
 controls through real input (Playwright's keyboard and mouse: a key press on a slider or a menu, a
-click on a toggle). The clock starts at the input event's own ``timeStamp`` (a capturing listener on
-the window) and stops at the animation frame after the one that painted the views' last change
-(``first``: the first view changed; ``all``: no view changed for 150 ms after); a change made inside an
-animation frame's callbacks is painted by that frame. A
-``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented. ``floor``, the
-same clock on a change that stays in the page (an arrow key moving the first view's focused cell), is
-what the browser alone takes to show a redraw. ``reply`` and ``answer`` split a change: the same clock
-stopped when the page's kernel websocket delivers the first message after the input (the kernel's
-"busy") and the last one before the views' last redraw (the last view's update), as the page's main
-thread sees them.
+click on a toggle). The clock starts at the ``timeStamp`` of the input event that changes the control
+(a capturing listener on the window): the key press, the click (not the pointer's press before it,
+which lasts as long as the finger stays down) or the menu's ``input``. It stops at the animation frame
+after the one that painted the views' last change (``first``: the first view changed; ``all``: no view
+changed for 150 ms after); a change made inside an animation frame's callbacks is painted by that
+frame. A ``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented.
+``floor``, the same clock on a change that stays in the page (an arrow key moving the first view's
+focused cell), is what the browser alone takes to show a redraw. ``sent``, ``reply`` and ``answer``
+split a change: the same clock stopped when the page sends its first message on the kernel websocket
+after the input (the control's new value), when the websocket delivers the first message after it (the
+kernel's "busy") and the last one before the views' last redraw (the last view's update), as the page's
+main thread sees them.
+
+Reference rows: every lesson's page gets one more cell, a slider redrawing a text through the kernel
+(``NN Jupyter alone``: Jupyter and ipywidgets alone on that page, the least an explorer there can take),
+and "lesson" 00 is a page of its own with that slider and one redrawing a 6 × 6 ``HeatmapView``.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--baseline DIR]
 [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a ``git worktree`` of
@@ -34,13 +40,36 @@ from tools.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, star
 LESSONS = results.REPO / "notebooks"
 QUIET_MS = 150
 
-# every widget output with a live view: the explorer its cell builds ("ScalingExplorer"), or null
+# the reference rows: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least
+# any explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that
+# slider and one redrawing a 6 × 6 HeatmapView (attnlib's view alone)
+REFERENCE = "00_reference.ipynb"
+JUPYTER_ALONE = """# bench: "Jupyter alone"
+import ipywidgets as widgets
+
+bench_slider = widgets.IntSlider(description="n", max=50)
+bench_text = widgets.HTML(value="0")
+bench_slider.observe(lambda change: setattr(bench_text, "value", str(change.new)), names="value")
+widgets.VBox([bench_slider, bench_text])"""
+HEATMAP_ALONE = """# bench: "HeatmapView alone"
+import numpy as np
+from attnlib.show import HeatmapView
+
+bench_view = HeatmapView(np.zeros((6, 6)), vmin=0, vmax=50)
+bench_n = widgets.IntSlider(description="n", max=50)
+bench_n.observe(lambda change: bench_view.update(np.arange(36.0).reshape(6, 6) % (change.new + 1)), names="value")
+widgets.VBox([bench_n, bench_view])"""
+
+# every widget output with a live view: the explorer its cell builds ("ScalingExplorer"), the name in a
+# "# bench: NAME" comment of the cell (the reference rows), or null
 NAMES_JS = """
 (id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
   .filter(o => o.querySelector('.jupyter-widgets'))
   .map(o => {
-    if (!o.querySelector('.attn-heatmap')) return null;
     const source = o.closest('.jp-Cell')?.querySelector('.jp-InputArea-editor')?.textContent || '';
+    const given = source.match(/# bench: "([^"]+)"/);
+    if (given) return given[1];
+    if (!o.querySelector('.attn-heatmap')) return null;
     const named = [...source.matchAll(/([A-Z][A-Za-z]*Explorer)\\(/g)].map(m => m[1]);
     return named.length ? named[named.length - 1] : 'live view';
   })
@@ -59,30 +88,38 @@ PAGE_CLOCKS_JS = """
     try { callback(time); } finally { queueMicrotask(() => { window.__benchInFrame = false; }); }
   });
   window.__benchMessages = [];
+  window.__benchSent = [];
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
-      if (String(args[0]).includes('/channels')) {
+      this.__bench = String(args[0]).includes('/channels');
+      if (this.__bench) {
         this.addEventListener('message', () => window.__benchMessages.push(performance.now()));
       }
+    }
+    send(data) {
+      if (this.__bench) window.__benchSent.push(performance.now());
+      return super.send(data);
     }
   };
 })();
 """
 
-# arm the clock on output k: the next keydown / pointerdown's timeStamp starts it; the views' changes
+# arm the clock on output k: the next keydown / click / input's timeStamp starts it; the views' changes
 # stop it (window.__benchDone resolves to {first, all} in ms, or {first: null} after 5 s)
 ARM_JS = """
 ([id, k, quiet]) => {
-  const INPUTS = ['keydown', 'pointerdown', 'input', 'change'];
+  const INPUTS = ['keydown', 'click', 'input', 'change'];
   const out = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
     .filter(o => o.querySelector('.jupyter-widgets'))[k];
-  const views = [...out.querySelectorAll('.attn-heatmap')];
+  let views = [...out.querySelectorAll('.attn-heatmap')];
+  if (!views.length) views = [...out.querySelectorAll('.widget-html-content')];  // a reference row
   let t0 = null;
   const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
   for (const type of INPUTS) window.addEventListener(type, start, {capture: true});
   window.__benchMessages = [];
+  window.__benchSent = [];
   window.__benchDone = new Promise((resolve) => {
     let first = null, last = null, changed = null, timer = null;
     const done = (result) => {
@@ -93,7 +130,8 @@ ARM_JS = """
     const finish = () => {
       const got = window.__benchMessages.filter(t => t >= t0);
       const before = got.filter(t => t <= changed);
-      done({first: first - t0, all: last - t0,
+      const sent = window.__benchSent.filter(t => t >= t0);
+      done({first: first - t0, all: last - t0, sent: sent.length ? sent[0] - t0 : null,
             reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null});
     };
     const giveUp = setTimeout(() => done({first: null}), 5000);
@@ -162,7 +200,7 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
     output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
-    times: dict[str, list[float]] = {"first": [], "all": [], "reply": [], "answer": [], "floor": []}
+    times: dict[str, list[float]] = {"first": [], "all": [], "sent": [], "reply": [], "answer": [], "floor": []}
     for step in range(changes + 2 if controls else 0):
         kind, index = controls[step % len(controls)]
         page.evaluate(ARM_JS, [panel, k, QUIET_MS])
@@ -172,11 +210,11 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
         if step >= 2 and got["first"] is not None:
             times["first"].append(got["first"])
             times["all"].append(got["all"])
-            for phase in ("reply", "answer"):
+            for phase in ("sent", "reply", "answer"):
                 if got[phase] is not None:
                     times[phase].append(got[phase])
     grid = output.locator(".attn-heatmap-grid").first
-    for step in range(changes + 2 if controls else 0):
+    for step in range(changes + 2 if controls and grid.count() else 0):
         grid.focus()
         page.evaluate(ARM_JS, [panel, k, QUIET_MS])
         page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
@@ -208,6 +246,7 @@ def measure(
                 servers[name] = start_lab_on_lessons(
                     Path(tmp) / name, windowing=None, checkout=checkout or results.REPO
                 )
+                add_references(servers[name].root / "notebooks")
                 os.environ.pop("PYTHONPATH", None)
                 if env is not None:
                     os.environ["PYTHONPATH"] = env
@@ -222,6 +261,19 @@ def measure(
                 server.shutdown_kernels()
                 server.stop()
     return got
+
+
+def add_references(notebooks: Path) -> None:
+    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; write the page of "lesson" 00."""
+    import nbformat
+
+    for path in notebooks.glob("[0-9][0-9]_*.ipynb"):
+        notebook = nbformat.read(path, as_version=4)
+        notebook.cells.append(nbformat.v4.new_code_cell(JUPYTER_ALONE))
+        nbformat.write(notebook, path)
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (JUPYTER_ALONE, HEATMAP_ALONE)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, notebooks / REFERENCE)
 
 
 def _measure_lesson(browser, server, lesson: Path, changes: int, into: dict, path: str) -> None:
@@ -254,7 +306,7 @@ def main() -> None:
     args = parser.parse_args()
     if find_chromium() is None:
         raise SystemExit("no chromium executable: install Debian's chromium (make chromium)")
-    lessons = sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))
+    lessons = [Path(REFERENCE), *sorted(LESSONS.glob("[0-9][0-9]_*.ipynb"))]
     if args.lessons:
         lessons = [lesson for lesson in lessons if lesson.name[:2] in args.lessons]
     paths = {"current": None, **{f"baseline {path.name}": path for path in args.baseline}}

@@ -30,23 +30,38 @@ def _met(ok: bool) -> str:
 
 def browser(data: dict) -> str:
     paths = [p for p in data if p == "current" or p.startswith("baseline")]
+    current = data["current"]
     head = ["lesson, explorer", "median / p90 ms"]
-    head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60", "page alone: median / p90 ms"]
-    head += ["kernel's first / last message: median ms"]
+    head += [f"{p}: median / p90 ms" for p in paths[1:]] + ["goal ≤ 30 / 60", "Jupyter alone, same page"]
+    head += ["page alone", "kernel's first / last message: median ms"]
+
+    def both(figures: dict | None) -> str:
+        return f"{figures['median']:.0f} / {figures['p90']:.0f}" if figures and figures["n"] else "-"
+
     rows = []
-    for name, figures in data["current"].items():
-        first = figures["all"]
-        row = [name, f"{first['median']:.0f} / {first['p90']:.0f}"]
-        for path in paths[1:]:
-            other = data[path].get(name, {}).get("all")
-            row.append(f"{other['median']:.0f} / {other['p90']:.0f}" if other else "-")
-        row.append(_met(first["median"] <= BROWSER_GOAL[0] and first["p90"] <= BROWSER_GOAL[1]))
-        floor = figures.get("floor")
-        row.append(f"{floor['median']:.0f} / {floor['p90']:.0f}" if floor and floor["n"] else "-")
+    for name, figures in current.items():
+        if name.endswith(" Jupyter alone") and not name.startswith("00 "):
+            continue  # shown beside its lesson's explorers
+        shown = figures["all"]
+        row = [name + (" (reference)" if name.startswith("00 ") else ""), both(shown)]
+        row += [both(data[path].get(name, {}).get("all")) for path in paths[1:]]
+        row.append(_met(shown["median"] <= BROWSER_GOAL[0] and shown["p90"] <= BROWSER_GOAL[1]))
+        row.append(both(current.get(f"{name[:2]} Jupyter alone", {}).get("all")))
+        row.append(both(figures.get("floor")))
         reply, answer = figures.get("reply"), figures.get("answer")
         row.append(f"{reply['median']:.0f} / {answer['median']:.0f}" if reply and answer else "-")
         rows.append(row)
-    return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
+    alone = [f["all"] for name, f in current.items() if name.endswith(" Jupyter alone") and not name.startswith("00 ")]
+    meets = sum(a["median"] <= BROWSER_GOAL[0] and a["p90"] <= BROWSER_GOAL[1] for a in alone)
+    reference = (
+        f"Jupyter alone on the lessons' pages: medians {min(a['median'] for a in alone):.0f}–"
+        f"{max(a['median'] for a in alone):.0f} ms; it meets the goal on {meets} of {len(alone)} pages.\n\n"
+        if alone
+        else ""
+    )
+    return (
+        _rows(head, rows) + f"\n\n{reference}{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
+    )
 
 
 def kernel(data: dict) -> str:
