@@ -56,11 +56,26 @@ def _heads() -> Explorer:
     return HeadsExplorer(pretrained.load("induction"), [7, 21, 3, 44, 9, 12, 7, 21, 3, 44, 9, 12], layer=1)
 
 
+def _referent() -> Explorer:
+    from attnlib import pronouns
+    from attnlib.lessons.l16_what_it_refers_to import ReferentExplorer
+
+    return ReferentExplorer(pronouns.load(), "the animal did not cross the street because it was too tired")
+
+
+def _merges() -> Explorer:
+    from attnlib.lessons.l17_where_next import MergesExplorer
+
+    return MergesExplorer("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, merges=0)
+
+
 #: explorers whose lesson builds them with arguments (the rest with their defaults)
 FACTORIES: dict[str, Callable[[], Explorer]] = {
     "PipelineExplorer": _pipeline,
     "TrainingExplorer": _training,
     "HeadsExplorer": _heads,
+    "ReferentExplorer": _referent,
+    "MergesExplorer": _merges,
 }
 
 

@@ -24,3 +24,21 @@ def test_the_page_shows_what_the_benchmark_wrote(name: str) -> None:
 def test_every_table_has_its_place() -> None:
     for name, (_, page) in report.TABLES.items():
         assert f"<!-- table: {name} -->" in page.read_text(), f"{page.name} has no place for the {name} table"
+
+
+def test_the_kernel_benchmark_can_build_every_explorer() -> None:
+    """Each explorer is built by a factory of ``bench_widgets`` or with its defaults (a new lesson's
+    explorer with required arguments needs a factory, or ``make bench`` stops at it)."""
+    import inspect
+
+    from bench import bench_widgets
+
+    for cls in bench_widgets.explorers():
+        required = [
+            name
+            for name, parameter in inspect.signature(cls).parameters.items()
+            if parameter.default is inspect.Parameter.empty and parameter.kind is not parameter.VAR_KEYWORD
+        ]
+        assert cls.__name__ in bench_widgets.FACTORIES or not required, (
+            f"{cls.__name__} needs {required}: add a factory"
+        )
