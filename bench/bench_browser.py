@@ -246,7 +246,7 @@ def measure(
                 servers[name] = start_lab_on_lessons(
                     Path(tmp) / name, windowing=None, checkout=checkout or results.REPO
                 )
-                add_references(servers[name].root / "notebooks")
+                add_references(servers[name].root / "notebooks", own_page=checkout is None)
                 os.environ.pop("PYTHONPATH", None)
                 if env is not None:
                     os.environ["PYTHONPATH"] = env
@@ -263,20 +263,25 @@ def measure(
     return got
 
 
-def add_references(notebooks: Path) -> None:
-    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; write the page of "lesson" 00."""
+def add_references(notebooks: Path, *, own_page: bool = True) -> None:
+    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; write the page of "lesson" 00
+    (``own_page``: this checkout's, whose ``attnlib.show`` has the ``HeatmapView``)."""
     import nbformat
 
     for path in notebooks.glob("[0-9][0-9]_*.ipynb"):
         notebook = nbformat.read(path, as_version=4)
         notebook.cells.append(nbformat.v4.new_code_cell(JUPYTER_ALONE))
         nbformat.write(notebook, path)
+    if not own_page:
+        return
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (JUPYTER_ALONE, HEATMAP_ALONE)])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, notebooks / REFERENCE)
 
 
 def _measure_lesson(browser, server, lesson: Path, changes: int, into: dict, path: str) -> None:
+    if not (server.root / "notebooks" / lesson.name).exists():
+        return  # a lesson (or the reference page) this checkout does not have
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     context.add_init_script(PAGE_CLOCKS_JS)
     page = context.new_page()
