@@ -20,9 +20,11 @@ Reference rows: every lesson's page gets one more cell, a slider redrawing a tex
 (``NN Jupyter alone``: Jupyter and ipywidgets alone on that page, the least an explorer there can take),
 and "lesson" 00 is a page of its own with that slider and one redrawing a 6 × 6 ``HeatmapView``.
 
-Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--baseline DIR]
-[--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a ``git worktree`` of
-an older commit) with its own lessons, in a second JupyterLab, taking turns lesson by lesson.
+Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--runs R]
+[--baseline DIR] [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a
+``git worktree`` of an older commit) with its own lessons, in a second JupyterLab, taking turns lesson
+by lesson. ``--runs R`` repeats the whole run, each with a new JupyterLab and Chromium, and pools the
+changes: the spread between runs is larger than within one.
 Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer.
 """
 
@@ -304,6 +306,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lessons", nargs="*", metavar="NN", help="only the lessons numbered NN")
     parser.add_argument("--changes", type=int, default=20, help="timed changes per explorer")
+    parser.add_argument("--runs", type=int, default=1, help="repeat the whole run, pooling the changes")
     parser.add_argument(
         "--baseline", type=Path, action="append", default=[], help="also time this checkout's attnlib, taking turns"
     )
@@ -321,9 +324,24 @@ def main() -> None:
             path: {row: {m: results.summary(t) for m, t in timed.items() if t} for row, timed in rows.items()}
             for path, rows in got.items()
         }
-        results.write(args.json, {"changes": args.changes, **figures})
+        results.write(args.json, {"changes": args.changes, "runs": args.runs, **figures})
 
-    measure(lessons, args.changes, paths, write)
+    pooled: dict[str, dict] = {path: {} for path in paths}
+
+    def with_pooled(got: dict) -> dict:
+        """The earlier runs' changes and ``got``'s, row by row."""
+        both = {
+            path: {row: {m: list(t) for m, t in ts.items()} for row, ts in rows.items()}
+            for path, rows in pooled.items()
+        }
+        for path, rows in got.items():
+            for row, timed in rows.items():
+                for m, t in timed.items():
+                    both[path].setdefault(row, {}).setdefault(m, []).extend(t)
+        return both
+
+    for _ in range(args.runs):  # a new JupyterLab and Chromium each time: the spread between runs counts
+        pooled = with_pooled(measure(lessons, args.changes, paths, lambda got: write(with_pooled(got))))
 
 
 if __name__ == "__main__":

@@ -28,6 +28,11 @@ def _met(ok: bool) -> str:
     return "met" if ok else "**not met**"
 
 
+def _changes(data: dict) -> str:
+    runs = data.get("runs", 1)
+    return f"{data['changes']} changes" if runs == 1 else f"{runs} runs of {data['changes']} changes"
+
+
 def browser(data: dict) -> str:
     paths = [p for p in data if p == "current" or p.startswith("baseline")]
     current = data["current"]
@@ -59,9 +64,7 @@ def browser(data: dict) -> str:
         if alone
         else ""
     )
-    return (
-        _rows(head, rows) + f"\n\n{reference}{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
-    )
+    return _rows(head, rows) + f"\n\n{reference}{_changes(data)} per explorer; {data['date']}, {data['machine']}."
 
 
 def kernel(data: dict) -> str:
