@@ -46,7 +46,7 @@ QUIET_MS = 150
 # any explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that
 # slider and one redrawing a 6 × 6 HeatmapView (attnlib's view alone)
 REFERENCE = "00_reference.ipynb"
-JUPYTER_ALONE = """# bench: "Jupyter alone"
+JUPYTER_ALONE = f"""# bench: "{results.JUPYTER_ALONE}"
 import ipywidgets as widgets
 
 bench_slider = widgets.IntSlider(description="n", max=50)
@@ -109,7 +109,7 @@ PAGE_CLOCKS_JS = """
 """
 
 # arm the clock on output k: the next keydown / click / input's timeStamp starts it; the views' changes
-# stop it (window.__benchDone resolves to {first, all} in ms, or {first: null} after 5 s)
+# stop it (window.__benchDone resolves to {first, all, sent, reply, answer} in ms, or {first: null} after 5 s)
 ARM_JS = """
 ([id, k, quiet]) => {
   const INPUTS = ['keydown', 'click', 'input', 'change'];

@@ -60,7 +60,7 @@ def _referent() -> Explorer:
     from attnlib import pronouns
     from attnlib.lessons.l16_what_it_refers_to import ReferentExplorer
 
-    return ReferentExplorer(pronouns.load(), "the animal did not cross the street because it was too tired")
+    return ReferentExplorer(pronouns.load(), " ".join(pronouns.example()))  # the lesson's sentence
 
 
 def _merges() -> Explorer:

@@ -43,25 +43,27 @@ def browser(data: dict) -> str:
     def both(figures: dict | None) -> str:
         return f"{figures['median']:.0f} / {figures['p90']:.0f}" if figures and figures["n"] else "-"
 
+    # each page's reference row ("05 Jupyter alone"), shown beside its explorers; 00 is a page of its own
+    alone = {name[:2]: f["all"] for name, f in current.items() if name[3:] == results.JUPYTER_ALONE}
+    lessons = [a for page, a in alone.items() if page != "00"]
     rows = []
     for name, figures in current.items():
-        if name.endswith(" Jupyter alone") and not name.startswith("00 "):
-            continue  # shown beside its lesson's explorers
+        if name[3:] == results.JUPYTER_ALONE and name[:2] != "00":
+            continue
         shown = figures["all"]
         row = [name + (" (reference)" if name.startswith("00 ") else ""), both(shown)]
         row += [both(data[path].get(name, {}).get("all")) for path in paths[1:]]
         row.append(_met(shown["median"] <= BROWSER_GOAL[0] and shown["p90"] <= BROWSER_GOAL[1]))
-        row.append(both(current.get(f"{name[:2]} Jupyter alone", {}).get("all")))
+        row.append(both(alone.get(name[:2])))
         row.append(both(figures.get("floor")))
         reply, answer = figures.get("reply"), figures.get("answer")
         row.append(f"{reply['median']:.0f} / {answer['median']:.0f}" if reply and answer else "-")
         rows.append(row)
-    alone = [f["all"] for name, f in current.items() if name.endswith(" Jupyter alone") and not name.startswith("00 ")]
-    meets = sum(a["median"] <= BROWSER_GOAL[0] and a["p90"] <= BROWSER_GOAL[1] for a in alone)
+    meets = sum(a["median"] <= BROWSER_GOAL[0] and a["p90"] <= BROWSER_GOAL[1] for a in lessons)
     reference = (
-        f"Jupyter alone on the lessons' pages: medians {min(a['median'] for a in alone):.0f}–"
-        f"{max(a['median'] for a in alone):.0f} ms; it meets the goal on {meets} of {len(alone)} pages.\n\n"
-        if alone
+        f"{results.JUPYTER_ALONE} on the lessons' pages: medians {min(a['median'] for a in lessons):.0f}–"
+        f"{max(a['median'] for a in lessons):.0f} ms; it meets the goal on {meets} of {len(lessons)} pages.\n\n"
+        if lessons
         else ""
     )
     return _rows(head, rows) + f"\n\n{reference}{_changes(data)} per explorer; {data['date']}, {data['machine']}."

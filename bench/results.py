@@ -13,6 +13,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
 
+#: the browser bench's reference row on each lesson's page ("05 Jupyter alone"): ipywidgets alone
+JUPYTER_ALONE = "Jupyter alone"
+
 
 def summary(times: list[float]) -> dict[str, float]:
     """``{"median", "p90", "n"}`` of timings in ms (one decimal)."""

@@ -37,7 +37,8 @@ def test_the_kernel_benchmark_can_build_every_explorer() -> None:
         required = [
             name
             for name, parameter in inspect.signature(cls).parameters.items()
-            if parameter.default is inspect.Parameter.empty and parameter.kind is not parameter.VAR_KEYWORD
+            if parameter.default is inspect.Parameter.empty
+            and parameter.kind not in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD)
         ]
         assert cls.__name__ in bench_widgets.FACTORIES or not required, (
             f"{cls.__name__} needs {required}: add a factory"
