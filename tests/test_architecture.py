@@ -111,13 +111,14 @@ def test_import_attnlib_loads_no_plotting_or_widgets() -> None:
     assert loaded.strip() == "[]", f"import attnlib loaded {loaded.strip()}"
 
 
-# private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only)
+# private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only);
+# of a front end's widget manager, anywidget's types declare only get_model public
 PRIVATE = re.compile(
     r"\b_holding_sync\b|\b_states_to_send\b|\b_property_lock\b|\b_remove_buffers\b|\b_put_buffers\b"
     r"|\b_deserialize_state\b|\b_handle_custom_msg\b|\b_send\b|\b_trait_values\b|\b_trait_notifiers\b"
     r"|\b_cross_validation_lock\b|\b_comm_changed\b|\b_lock_property\b|\b_should_send_property\b"
     r"|\b_anywidget_\w+|\bipywidgets\.widgets\.widget\b|\bjupyter_\w+\.\w*\._|\btraitlets\.\w*\._"
-    r"|\bstate_change\b|\bset_state\b|\bwidget_manager\b"
+    r"|\bstate_change\b|\bset_state\b|\bwidget_manager\b(?!\.get_model\()"
 )
 
 

@@ -109,6 +109,7 @@ class SoftmaxExplorer(Explorer):
         self.controls["example"].observe(self._on_example, names="value")
         for name in ("scores", "temperature", "query"):
             self.controls[name].observe(self._on_change, names="value")
+        self.join_views()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),

@@ -24,8 +24,9 @@ Displayed, an explorer sends three representations: the live widget, a PNG of it
 drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
-One change, one message per widget that changed: :meth:`Explorer.batched` holds the views' and
-texts' updates with ``hold_sync()`` until the update ends, so the page redraws each view once.
+One change, few messages: the views join the explorer's :class:`~attnlib.show.view.ViewGroup`, and
+:meth:`Explorer.batched` holds it and the texts with ``hold_sync()`` until the update ends; the page
+gets the views' new states in one message and each text that changed in one of its own.
 
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
@@ -43,7 +44,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .plots import heatmap_png, png_bundle
-from .view import HeatmapView, parse_cell
+from .view import HeatmapView, ViewGroup, parse_cell
 
 __all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
 
@@ -109,11 +110,19 @@ class Explorer:
         self.views: dict[str, HeatmapView] = {}
         self.message = widgets.HTML(value="")
         self.widget: widgets.Box = widgets.VBox()
+        self.group = ViewGroup()
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
+        """A change of any control calls :meth:`update`; the views join the explorer's group."""
         for control in self.controls.values():
             control.observe(self._on_change, names="value")
+        self.join_views()
+
+    def join_views(self) -> None:
+        """Every view in :attr:`views` sends what it draws through :attr:`group` (one message per change)."""
+        for key, view in self.views.items():
+            view.join(self.group, key)
 
     def fit_labels(self) -> None:
         """Give each control whose label is longer than :data:`LABEL_FITS` characters the width it needs."""
@@ -149,13 +158,14 @@ class Explorer:
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold the views' and texts' updates until the block ends: one message per widget that changed.
+        """Hold the updates until the block ends: one message for the views, one per other widget changed.
 
         The controls are left out: their changes must reach the browser in order (a slider's new
         ``max`` before its ``value``, a menu's ``options`` before its choice), which one merged
         update of a control does not keep.
         """
         with ExitStack() as stack:
+            stack.enter_context(self.group.hold_sync())  # left last: gets every view's changes first
             for widget in self.outputs():
                 stack.enter_context(widget.hold_sync())
             yield
@@ -210,6 +220,7 @@ class Explorer:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The live widget, the PNG fallback (shown at half its pixel size: sharp when zoomed) and the summary."""
         self.fit_labels()
+        self.join_views()
         bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
         metadata: dict[str, object] = {}

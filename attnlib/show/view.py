@@ -35,6 +35,11 @@ map is ``cividis`` (colour-blind safe); pass ``vmin=0, vmax=1`` for attention we
 
 Displayed on its own, a view is a widget plus a PNG drawn with seaborn (:meth:`to_png`) for readers
 without a kernel; explorers put their views' PNGs together in one fallback image.
+
+Views that change together join one :class:`ViewGroup` (every explorer's views do): from then on what a
+change moves (the numbers, labels, limits, highlights) travels in the group, one trait per view, so one
+change of an explorer reaches the page as one message with the views that moved. Style and sizes stay
+in each view's own model.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import anywidget
+import ipywidgets as widgets
 import numpy as np
 import traitlets
 from anywidget.experimental import command
@@ -55,7 +61,7 @@ from ..formatting import annotation
 from . import style
 from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits, png_bundle
 
-__all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "parse_cell"]
+__all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "ViewGroup", "parse_cell"]
 
 #: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
 Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
@@ -91,6 +97,34 @@ def palette(cmap: str, n: int = 64) -> tuple[str, ...]:
 
 def _labels(given: Sequence[object] | None, n: int) -> list[str]:
     return [str(x) for x in given] if given is not None else [str(k + 1) for k in range(n)]
+
+
+class ViewGroup(anywidget.AnyWidget):
+    """What the views of one explorer redraw from, in one model: one synced trait per view.
+
+    Never displayed itself: each view's front end reads its own trait here over its own model. Hold it
+    (``hold_sync()``) around a change and the views that moved leave together, as one message.
+    """
+
+    _esm = "export default {};"  # the views read the state; nothing here is drawn
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._names: dict[str, str] = {}
+
+    def add(self, key: str) -> str:
+        """The name of view ``key``'s trait (added the first time)."""
+        if key not in self._names:
+            self._names[key] = f"view_{len(self._names)}"
+            self.add_traits(**{self._names[key]: traitlets.Dict().tag(sync=True)})
+        return self._names[key]
+
+    def stage(self, name: str, state: dict) -> None:
+        """Changed traits of the view whose trait is ``name`` (serialized, as
+        :meth:`ipywidgets.Widget.get_state` gives them)."""
+        entry = getattr(self, name)
+        if any(entry.get(k, self) != v for k, v in state.items()):
+            setattr(self, name, {**entry, **state})
 
 
 class HeatmapView(anywidget.AnyWidget):
@@ -139,6 +173,9 @@ class HeatmapView(anywidget.AnyWidget):
     cell_size = traitlets.Float(40.0).tag(sync=True)
     highlight_color = traitlets.Unicode("#d62728").tag(sync=True)
     line_width = traitlets.Float(2.0).tag(sync=True)
+    # the group the view joined (None: on its own) and its name there; what it draws travels there
+    group = traitlets.Instance(ViewGroup, allow_none=True).tag(sync=True, **widgets.widget_serialization)
+    group_key = traitlets.Unicode("").tag(sync=True)
 
     def __init__(
         self,
@@ -175,6 +212,32 @@ class HeatmapView(anywidget.AnyWidget):
         style.register(self)
 
     # ------------------------------------------------------------------ kernel → browser
+    def join(self, group: ViewGroup, key: str) -> HeatmapView:
+        """Send what a change of this view moves through ``group`` (see :class:`ViewGroup`), as view ``key``."""
+        if self.group is not group:
+            name = group.add(key)
+            group.stage(name, self.get_state(self.drawn_traits()))
+            with self.hold_sync():
+                self.group_key = name
+                self.group = group
+        return self
+
+    @staticmethod
+    def drawn_traits() -> frozenset[str]:
+        """The synced traits a change moves (those a group carries)."""
+        return DRAWN
+
+    def send_state(self, key: str | Sequence[str] | None = None) -> None:
+        """ipywidgets' sync; in a group, the traits a change moves go to :meth:`ViewGroup.stage` instead."""
+        if self.group is None or key is None:
+            return super().send_state(key)
+        names = {key} if isinstance(key, str) else set(key)
+        drawn = names & DRAWN
+        if names - drawn:
+            super().send_state(names - drawn)
+        if drawn:
+            self.group.stage(self.group_key, self.get_state(drawn))
+
     def update(
         self,
         matrix: object | None = None,
@@ -413,3 +476,11 @@ class HeatmapView(anywidget.AnyWidget):
         n_rows, n_cols = self.data.shape
         title = f", {self.title!r}" if self.title else ""
         return f"<HeatmapView {n_rows}×{n_cols}{title}>"
+
+
+#: the traits of :class:`HeatmapView` a change moves (what a :class:`ViewGroup` carries); the others
+#: (style, palette, sizes) stay in the view's own model
+DRAWN = frozenset(
+    {"buffer", "shape", "vmin", "vmax", "description", "title", "row_labels", "col_labels", "decimals", "message"}
+    | {"highlight_rows", "highlight_cols", "highlight_cells", "explained"}
+)

@@ -424,11 +424,14 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
         root.locator(".attn-heatmap-table-toggle").press("Enter")  # close it, look again
         page.wait_for_timeout(150)
     assert got == pytest.approx(want.flatten().tolist(), abs=1e-4)
-    # the edit reached the page as one message per widget that changed, not one per trait (Explorer.batched)
+    # the edit reached the page as one message for all the views (the explorer's ViewGroup) and at most one
+    # per other widget that changed, not one per trait or per view (Explorer.batched)
     page.wait_for_timeout(300)
-    updated = [re.search(r'"comm_id":\s*"([^"]+)"', f) for f in FRAMES[frames_before:] if WIDGET_UPDATE.search(f)]
-    ids = [m[1] for m in updated if m]
-    assert len(ids) >= 3 and len(ids) == len(set(ids)), ids
+    updates = [f for f in FRAMES[frames_before:] if WIDGET_UPDATE.search(f)]
+    ids = [m[1] for m in (re.search(r'"comm_id":\s*"([^"]+)"', f) for f in updates) if m]
+    assert len(ids) == len(set(ids)), ids
+    views = [f for f in updates if '"view_' in f]
+    assert len(views) == 1 and len(re.findall(r'"view_\d+":', views[0])) >= 3, views
 
 
 @pytest.mark.parametrize("lesson", LESSONS)

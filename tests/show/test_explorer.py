@@ -168,7 +168,7 @@ def sent(monkeypatch):
     return log
 
 
-def test_explorer_change_sends_one_message_per_changed_widget_after_the_update(sent) -> None:
+def test_explorer_change_sends_its_views_in_one_message_after_the_update(sent) -> None:
     ex = TinyExplorer("1 2; 3 4")
     view = ex.views["heatmap"]
     updates_seen: list[int] = []
@@ -182,14 +182,16 @@ def test_explorer_change_sends_one_message_per_changed_widget_after_the_update(s
     sent.clear()
     ex.controls["matrix"].value = "5 6; 7 8"  # the view gets a new matrix and its highlight again
     assert updates_seen == [1]  # only the text box's own message, sent before the update
-    to_view = [msg for widget, msg in sent if widget is view]
-    assert len(to_view) == 1, to_view  # update() and highlight() travel together
-    assert "description" in to_view[0]["state"] and ["buffer"] in to_view[0]["buffer_paths"]  # binary matrix
+    assert not [msg for widget, msg in sent if widget is view]  # the view's changes travel in its group
+    to_group = [msg for widget, msg in sent if widget is ex.group]
+    assert len(to_group) == 1, to_group  # update() and highlight() travel together
+    entry = to_group[0]["state"][view.group_key]
+    assert "description" in entry and [view.group_key, "buffer"] in to_group[0]["buffer_paths"]  # binary
     assert view.values == [[5, 6], [7, 8]]
 
 
 @pytest.mark.parametrize("key", ["query", "scaled"])
-def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
+def test_linked_explorer_change_is_one_message_for_all_its_views(sent, key: str) -> None:
     from attnlib.lessons.pipeline import PipelineExplorer
 
     ex = PipelineExplorer("001")
@@ -199,9 +201,12 @@ def test_linked_explorer_change_is_one_burst(sent, key: str) -> None:
     sent.clear()
     control = ex.controls[key]
     control.value = 1 if key == "query" else not control.value
-    views = [k for k, (widget, msg) in enumerate(sent) if isinstance(widget, HeatmapView)]
-    assert len(views) >= 3, "the views were not updated"
-    assert min(views) >= during[0], "a view's message left before the update ended"
+    assert not [w for w, msg in sent if isinstance(w, HeatmapView) and "buffer" in msg.get("state", {})]
+    to_group = [k for k, (widget, msg) in enumerate(sent) if widget is ex.group]
+    assert len(to_group) == 1, "the views' changes did not leave as one message"
+    assert to_group[0] >= during[0], "a view's message left before the update ended"
+    moved = sent[to_group[0]][1]["state"]
+    assert len(moved) >= 3 and set(moved) <= {view.group_key for view in ex.views.values()}
     widgets = [id(widget) for widget, msg in sent if msg["method"] == "update"]
     assert len(widgets) == len(set(widgets)), "a widget sent twice for one change"
 

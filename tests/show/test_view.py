@@ -177,3 +177,39 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     urls = set(re.findall(r"https?://[^\s\"'`]+", js))
     assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
     assert (STATIC / "heatmap.css").is_file()
+
+
+def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> None:
+    import ipywidgets as widgets
+
+    from attnlib.show import ViewGroup
+
+    sent: list[tuple[object, dict]] = []
+    monkeypatch.setattr(widgets.Widget, "_send", lambda self, msg, buffers=None: sent.append((self, msg)))
+    group = ViewGroup()
+    a, b, alone = HeatmapView(np.eye(2), title="a"), HeatmapView(np.zeros((1, 3))), HeatmapView(np.eye(2))
+    a.join(group, "a")
+    b.join(group, "b")
+    assert a.group is group and a.group_key != b.group_key and a.join(group, "a") is a  # joining twice: no change
+    entry_a, entry_b = getattr(group, a.group_key), getattr(group, b.group_key)
+    assert entry_a["title"] == "a" and entry_b["shape"] == [1, 3]  # what a change moves, from the start
+    sent.clear()
+    with group.hold_sync():
+        a.update(np.eye(2) * 3)
+        b.highlight(cells=[(0, 2)])
+        alone.update(np.ones((2, 2)))
+    assert [w for w, _ in sent].count(group) == 1 and not [w for w, _ in sent if w in (a, b)]
+    message = next(msg for w, msg in sent if w is group)
+    assert set(message["state"]) == {a.group_key, b.group_key}  # the views that moved, in one message
+    assert message["state"][b.group_key]["highlight_cells"] == [[0, 2]]
+    assert [a.group_key, "buffer"] in message["buffer_paths"]  # the matrix stays binary
+    assert np.frombuffer(getattr(group, a.group_key)["buffer"], "<f8").tolist() == [3.0, 0.0, 0.0, 3.0]
+    assert [msg["buffer_paths"] for w, msg in sent if w is alone] == [[["buffer"]]]  # on its own: its own message
+    sent.clear()
+    with group.hold_sync():
+        b.update(np.ones((1, 3)))
+    assert set(next(msg for w, msg in sent if w is group)["state"]) == {b.group_key}  # a did not move: not sent
+    sent.clear()
+    a.update(np.eye(2) * 3)  # the same numbers: nothing leaves
+    assert not sent
+    assert "buffer" in a.drawn_traits() and not {"group", "group_key", "palette"} & a.drawn_traits()

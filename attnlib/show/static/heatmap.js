@@ -3,6 +3,8 @@
 // The frame (title, labels, colour bar) is rebuilt when something moves; the grid's cells (a rectangle
 // and, when annotated, a number each) are kept from one change to the next and recoloured; a matrix
 // of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
+// A view that joined a group (an explorer's ViewGroup) draws from its entry in the group's model, so the
+// views of one change arrive in one message and are drawn in one frame; on its own, from its own model.
 // The browser sends {kind: "edit", row, col, text} (a number typed into a cell) and {kind: "select",
 // row, col} (a cell clicked or chosen with Enter / Space); a cell's explanation is asked for with
 // anywidget's invoke("explain_cell", {row, col}). No build step, no CDN: this file is the whole front end.
@@ -33,9 +35,14 @@
  * @prop {number} cell_size
  * @prop {string} highlight_color
  * @prop {number} line_width
+ * @prop {string | null} group  the group's model as "IPY_MODEL_<id>", or null
+ * @prop {string} group_key  this view's entry in the group
  */
+/** @typedef {Record<string, Partial<Model>>} GroupModel  one trait per view: what a change moves */
 
 /** @typedef {import("@anywidget/types").AnyModel<Model>} AnyModel */
+/** @typedef {import("@anywidget/types").AnyModel<GroupModel>} AnyGroup */
+/** @typedef {{get: <K extends keyof Model>(name: K) => Model[K]}} Drawn what a draw reads */
 /** @typedef {import("@anywidget/types").Experimental} Experimental */
 /** @typedef {[number, number]} Cell */
 /** @typedef {{rows: number[][], nRows: number, nCols: number}} Matrix */
@@ -80,7 +87,7 @@ function colourOf(v, lo, hi, pal) {
   return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
 }
 
-/** @param {AnyModel} model @returns {Matrix} */
+/** @param {Drawn} model @returns {Matrix} */
 function readMatrix(model) {
   const buffer = model.get("buffer");
   const [nRows, nCols] = model.get("shape") || [0, 0];
@@ -112,8 +119,8 @@ function svg(name, attributes = {}, text = "") {
   return node;
 }
 
-/** @param {AnyModel} model @param {HTMLElement} el */
-function buildParts(model, el) {
+/** @param {HTMLElement} el */
+function buildParts(el) {
   const root = html("div", { class: "attn-heatmap", "data-lm-suppress-shortcuts": "true" });
   const tableToggle = html("button", { type: "button", class: "attn-heatmap-table-toggle", "aria-pressed": "false" }, "table");
   const toolbar = html("div", { class: "attn-heatmap-toolbar" });
@@ -142,12 +149,29 @@ function buildParts(model, el) {
   return { root, tableToggle, figure, frame, pixels, grid, cells, numbers, highlights, outline, tooltip, tableBox, message, desc, live };
 }
 
-/** @param {AnyModel} model @param {HTMLElement} el @param {Experimental} experimental */
-function createView(model, el, experimental) {
+/** What the view draws: its entry in its group, else (and for what the entry lacks) its own model.
+ * @param {AnyModel} model @param {() => AnyGroup | null} groupNow @returns {Drawn} */
+function drawnFrom(model, groupNow) {
+  const entry = () => groupNow()?.get(model.get("group_key"));
+  return {
+    get(name) {
+      const state = entry();
+      return state && name in state ? /** @type {Model[typeof name]} */ (state[name]) : model.get(name);
+    },
+  };
+}
+
+/** @param {AnyModel} own @param {HTMLElement} el @param {Experimental} experimental */
+function createView(own, el, experimental) {
+  /** @type {{group: AnyGroup | null}} */
+  const joined = { group: null };
+  const model = drawnFrom(own, () => joined.group);
   return {
     model,
+    own,
+    joined,
     experimental,
-    parts: buildParts(model, el),
+    parts: buildParts(el),
     matrix: readMatrix(model),
     /** @type {Geometry | null} */ geometry: null,
     /** @type {SVGRectElement[]} */ rects: [],
@@ -291,7 +315,7 @@ function fitPool(layer, pool, n, make) {
   layer.appendChild(added);
 }
 
-/** @param {AnyModel} model */
+/** @param {Drawn} model */
 function palette(model) {
   return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
 }
@@ -543,7 +567,7 @@ function startEdit(v, c) {
   editor.select();
   editor.addEventListener("keydown", (ev) => {
     ev.stopPropagation();
-    if (ev.key === "Enter") v.model.send({ kind: "edit", row: c[0], col: c[1], text: editor.value });
+    if (ev.key === "Enter") v.own.send({ kind: "edit", row: c[0], col: c[1], text: editor.value });
     if (ev.key === "Enter" || ev.key === "Escape") {
       focusCell(v, ...c);  // back to the cell first, then away with the editor
       stopEdit(v);
@@ -561,7 +585,7 @@ function stopEdit(v) {
 
 /** @param {View} v @param {Cell} c */
 function choose(v, c) {
-  v.model.send({ kind: "select", row: c[0], col: c[1] });
+  v.own.send({ kind: "select", row: c[0], col: c[1] });
   startEdit(v, c);
 }
 
@@ -619,12 +643,18 @@ function listen(v) {
   });
 }
 
+/** The group `model` joined, or null. @param {AnyModel} model @returns {Promise<AnyGroup | null>} */
+async function groupOf(model) {
+  const ref = model.get("group");
+  return ref ? model.widget_manager.get_model(ref.replace(/^IPY_MODEL_/, "")) : null;
+}
+
 /** @type {import("@anywidget/types").Render<Model>} */
-function render({ model, el, experimental }) {
+async function render({ model, el, experimental }) {
   const v = createView(model, el, experimental);
   listen(v);
   // one draw per frame, whatever number of traits and messages changed since the last: the views of one
-  // change (a message each) are drawn together, just before the browser paints
+  // change are drawn together, just before the browser paints
   let queued = false;
   const queueDraw = () => {
     if (queued) return;
@@ -634,10 +664,24 @@ function render({ model, el, experimental }) {
       draw(v);
     });
   };
+  /** @type {AnyGroup | null} */
+  let joined = null;
+  let key = "";
+  const join = async () => {
+    joined?.off(`change:${key}`, queueDraw);
+    joined = v.joined.group = await groupOf(model);
+    key = model.get("group_key");
+    joined?.on(`change:${key}`, queueDraw);
+  };
+  const rejoin = () => join().then(queueDraw);
+  await join();
   for (const name of DRAWN) model.on(`change:${name}`, queueDraw);
+  model.on("change:group", rejoin);
   draw(v);
   return () => {
     for (const name of DRAWN) model.off(`change:${name}`, queueDraw);
+    model.off("change:group", rejoin);
+    joined?.off(`change:${key}`, queueDraw);
   };
 }
 
