@@ -37,9 +37,9 @@ Displayed on its own, a view is a widget plus a PNG drawn with seaborn (:meth:`t
 without a kernel; explorers put their views' PNGs together in one fallback image.
 
 Views that change together join one :class:`ViewGroup` (every explorer's views do): from then on what a
-change moves (the numbers, labels, limits, highlights) travels in the group, one trait per view, so one
-change of an explorer reaches the page as one message with the views that moved. Style and sizes stay
-in each view's own model.
+change moves (the numbers, labels, limits, colours, cell size, highlights) travels in the group, one trait
+per view, so one change of an explorer reaches the page as one message with the views that moved. The
+style (font, highlight colour, line width) stays in each view's own model.
 """
 
 from __future__ import annotations
@@ -478,9 +478,10 @@ class HeatmapView(anywidget.AnyWidget):
         return f"<HeatmapView {n_rows}×{n_cols}{title}>"
 
 
-#: the traits of :class:`HeatmapView` a change moves (what a :class:`ViewGroup` carries); the others
-#: (style, palette, sizes) stay in the view's own model
+#: the traits of :class:`HeatmapView` a change moves (what a :class:`ViewGroup` carries): the numbers and
+#: what follows from them (limits, palette, cell size, annotations); the style stays in the view's own model
 DRAWN = frozenset(
-    {"buffer", "shape", "vmin", "vmax", "description", "title", "row_labels", "col_labels", "decimals", "message"}
+    {"buffer", "shape", "vmin", "vmax", "palette", "cell_size", "annotate", "decimals"}
+    | {"description", "title", "row_labels", "col_labels", "message"}
     | {"highlight_rows", "highlight_cols", "highlight_cells", "explained"}
 )

@@ -212,4 +212,5 @@ def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> No
     sent.clear()
     a.update(np.eye(2) * 3)  # the same numbers: nothing leaves
     assert not sent
-    assert "buffer" in a.drawn_traits() and not {"group", "group_key", "palette"} & a.drawn_traits()
+    assert {"buffer", "palette", "cell_size"} <= a.drawn_traits()  # all that a new matrix moves
+    assert not {"group", "group_key", "font_size", "highlight_color", "line_width"} & a.drawn_traits()
