@@ -26,7 +26,7 @@ drawn with seaborn (what GitHub, nbviewer and the static decks show without a ke
 
 One change, few messages: the views join the explorer's :class:`~attnlib.show.view.ViewGroup`, and
 :meth:`Explorer.batched` holds it and the texts with ``hold_sync()`` until the update ends; the page
-gets the views' new states in one message and each text that changed in one of its own.
+gets the views' new states in one message, first, and then each text that changed in one of its own.
 
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
@@ -158,16 +158,22 @@ class Explorer:
 
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold the updates until the block ends: one message for the views, one per other widget changed.
+        """Hold the updates until the block ends: one message for the views, then one per other widget changed.
 
-        The controls are left out: their changes must reach the browser in order (a slider's new
+        The views' message leaves first, so the page draws them before it reads the texts. The controls are
+        left out: their changes must reach the browser in order (a slider's new
         ``max`` before its ``value``, a menu's ``options`` before its choice), which one merged
         update of a control does not keep.
         """
-        with ExitStack() as stack:
-            stack.enter_context(self.group.hold_sync())  # left last: gets every view's changes first
-            for widget in self.outputs():
-                stack.enter_context(widget.hold_sync())
+        outputs = self.outputs()
+        grouped = [w for w in outputs if isinstance(w, HeatmapView) and w.group is self.group]
+        with ExitStack() as stack:  # left in reverse: the views into the group, the group's message, the rest
+            for widget in outputs:
+                if widget not in grouped:
+                    stack.enter_context(widget.hold_sync())
+            stack.enter_context(self.group.hold_sync())
+            for view in grouped:
+                stack.enter_context(view.hold_sync())
             yield
 
     def _on_change(self, _change=None) -> None:

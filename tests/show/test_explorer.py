@@ -209,6 +209,9 @@ def test_linked_explorer_change_is_one_message_for_all_its_views(sent, key: str)
     assert len(moved) >= 3 and set(moved) <= {view.group_key for view in ex.views.values()}
     widgets = [id(widget) for widget, msg in sent if msg["method"] == "update"]
     assert len(widgets) == len(set(widgets)), "a widget sent twice for one change"
+    controls = {id(c) for c in ex.controls.values()}
+    texts = [k for k, (w, msg) in enumerate(sent) if w is not ex.group and id(w) not in controls]
+    assert texts and min(texts) > to_group[0], "a text left before the views (the page would draw them later)"
 
 
 def test_a_controls_new_range_reaches_the_browser_before_its_new_value(sent) -> None:

@@ -653,13 +653,13 @@ async function groupOf(model) {
 async function render({ model, el, experimental }) {
   const v = createView(model, el, experimental);
   listen(v);
-  // one draw per frame, whatever number of traits and messages changed since the last: the views of one
-  // change are drawn together, just before the browser paints
+  // one draw per message, whatever number of traits it changed, made as soon as the message is read: the
+  // views of one change (one message, their group's) are drawn before the next frame, which shows them
   let queued = false;
   const queueDraw = () => {
     if (queued) return;
     queued = true;
-    requestAnimationFrame(() => {
+    queueMicrotask(() => {
       queued = false;
       draw(v);
     });
