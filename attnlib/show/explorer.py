@@ -160,10 +160,10 @@ class Explorer:
     def batched(self) -> Iterator[None]:
         """Hold the updates until the block ends: one message for the views, then one per other widget changed.
 
-        The views' message leaves first, so the page draws them before it reads the texts. The controls are
-        left out: their changes must reach the browser in order (a slider's new
-        ``max`` before its ``value``, a menu's ``options`` before its choice), which one merged
-        update of a control does not keep.
+        The views' message leaves first, so the page draws them before it reads the texts. The controls
+        are left out: their changes must reach the browser in order (a slider's new ``max`` before its
+        ``value``, a menu's ``options`` before its choice), which one merged update of a control does
+        not keep.
         """
         outputs = self.outputs()
         grouped = [w for w in outputs if isinstance(w, HeatmapView) and w.group is self.group]

@@ -102,8 +102,8 @@ def _labels(given: Sequence[object] | None, n: int) -> list[str]:
 class ViewGroup(anywidget.AnyWidget):
     """What the views of one explorer redraw from, in one model: one synced trait per view.
 
-    Never displayed itself: each view's front end reads its own trait here over its own model. Hold it
-    (``hold_sync()``) around a change and the views that moved leave together, as one message.
+    Never displayed itself: each view's front end reads its trait here first, then its own model. Hold
+    it (``hold_sync()``) around a change and the views that moved leave together, as one message.
     """
 
     _esm = "export default {};"  # the views read the state; nothing here is drawn
