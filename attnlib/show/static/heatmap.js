@@ -664,14 +664,12 @@ async function render({ model, el, experimental }) {
       draw(v);
     });
   };
-  /** @type {AnyGroup | null} */
-  let joined = null;
-  let key = "";
+  let key = "";  // the group's trait listened to (a later group_key may differ)
   const join = async () => {
-    joined?.off(`change:${key}`, queueDraw);
-    joined = v.joined.group = await groupOf(model);
+    v.joined.group?.off(`change:${key}`, queueDraw);
+    v.joined.group = await groupOf(model);
     key = model.get("group_key");
-    joined?.on(`change:${key}`, queueDraw);
+    v.joined.group?.on(`change:${key}`, queueDraw);
   };
   const rejoin = () => join().then(queueDraw);
   await join();
@@ -681,7 +679,7 @@ async function render({ model, el, experimental }) {
   return () => {
     for (const name of DRAWN) model.off(`change:${name}`, queueDraw);
     model.off("change:group", rejoin);
-    joined?.off(`change:${key}`, queueDraw);
+    v.joined.group?.off(`change:${key}`, queueDraw);
   };
 }
 
