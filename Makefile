@@ -88,7 +88,7 @@ unit: $(STAMP)  ## unit tests only (fast)
 nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
 
-FORMATTED := attnlib tests scripts bench tools site deploy etc
+FORMATTED := attnlib tests scripts bench harness site deploy etc
 
 lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks included), ruff format --check, tsc on the live view's JS
 	$(BIN)/ruff check .

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import results
-from tools.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab_on_lessons
+from harness.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab_on_lessons
 
 LESSONS = results.REPO / "notebooks"
 QUIET_MS = 150

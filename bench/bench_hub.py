@@ -11,7 +11,7 @@ total PSS of the learners' processes (servers + kernels, sampled every 0.2 s dur
 the number of learners, plus the hub and proxy. PSS counts shared pages once across processes, so the
 sum is what the machine really holds.
 
-Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_weights.ipynb] [--json PATH]
+Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_projections.ipynb] [--json PATH]
 (the table in docs/teaching-guide.md is rendered from the JSON by ``python -m bench.report``)
 """
 
@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from bench import results
-from tools.hubclient import Hub, Learner, comparable, stored_outputs
+from harness.hubclient import Hub, Learner, comparable, stored_outputs
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -135,7 +135,7 @@ def _run_and_compare(person: Learner, lesson: str) -> bool | str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20])
-    parser.add_argument("--lesson", default="lessons/02_weights.ipynb")
+    parser.add_argument("--lesson", default="lessons/02_projections.ipynb")
     parser.add_argument("--json", type=Path, default=results.RESULTS / "hub.json", help="where to write")
     args = parser.parse_args(argv)
     # stopped (timeout, kill): leave through the finally blocks, which stop the hub and remove the accounts

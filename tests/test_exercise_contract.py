@@ -10,16 +10,16 @@ from attnlib.lessons import MISTAKES, check, exercises, lesson_module
 from attnlib.lessons._check import CHECKER_FAILED
 
 LESSONS = (
-    "pronoun",
+    "what_it_refers_to",
     "inputs",
     "projections",
-    "qkv",
+    "queries_keys_values",
     "scores",
     "softmax",
     "positions",
-    "learning",
-    "heads",
-    "at_scale",
+    "attention_learns",
+    "what_heads_learn",
+    "attention_at_scale",
     "weighting",
     "summing",
     "scaling",
@@ -95,3 +95,11 @@ def test_a_function_stub_is_asked_for_its_body():
     ):
         feedback = check(name, stub)
         assert not feedback.correct and "returned None" in feedback.message
+
+
+def test_every_exercise_is_named_after_its_lesson_module():
+    from attnlib.lessons import registry
+
+    for name, checker in registry(aliases=False).items():
+        module = checker.__module__.rsplit(".", 1)[-1]  # e.g. l05_softmax
+        assert name.split(".")[0] == module[4:], f"{name} lives in {module}"

@@ -224,7 +224,7 @@ def test_every_fact_has_a_computation() -> None:
 def test_reference_is_well_formed() -> None:
     lessons = {
         "01_inputs",
-        "02_weights",
+        "02_projections",
         "03_queries_keys_values",
         "04_scores",
         "05_softmax",

@@ -154,7 +154,7 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
     views; no "Jupyter news" pop-up (etc/labconfig)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-    from tools.labdriver import headless_chromium
+    from harness.labdriver import headless_chromium
 
     python = _learner_only_venv(tmp_path / "venv")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH",

@@ -51,9 +51,9 @@ def _load_all() -> None:
 
 
 def lessons() -> list[str]:
-    """The exercise prefixes of all lessons, e.g. ``["heads", "inputs", …]``."""
+    """The exercise prefixes of all lessons, e.g. ``["attention_at_scale", "inputs", …]`` (former names left out)."""
     _load_all()
-    return sorted({n.split(".")[0] for n in registry()})
+    return sorted({n.split(".")[0] for n in registry(aliases=False)})
 
 
 def lesson_module(lesson: str) -> ModuleType:
@@ -66,9 +66,12 @@ def lesson_module(lesson: str) -> ModuleType:
 
 
 def exercises(lesson: str | None = None) -> list[str]:
-    """The names of all exercises (or one lesson's), in order: ``["softmax.1", "softmax.2", …]``."""
+    """The names of all exercises (or one lesson's), in order: ``["softmax.1", "softmax.2", …]``.
+
+    Former names (see :func:`~attnlib.lessons._check.aliases`) still check but are not listed.
+    """
     _load_all()
-    names = [n for n in registry() if lesson is None or n.split(".")[0] == lesson]
+    names = [n for n in registry(aliases=False) if lesson is None or n.split(".")[0] == lesson]
     return sorted(names, key=lambda n: (n.split(".")[0], int(n.split(".")[1])))
 
 
@@ -76,12 +79,12 @@ def check(name: str, answer: object) -> Feedback:
     """Check ``answer`` to exercise ``name`` (``"<lesson>.<n>"``). Never raises: every problem is a sentence."""
     if not isinstance(name, str):
         return Feedback(False, f"the exercise name should be text like 'softmax.1', not {type(name).__name__}")
-    lesson = name.split(".")[0]
-    known = lessons()
-    if lesson not in known:
-        return Feedback(False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(known)}")
-    names = exercises(lesson)
-    if name not in names:
+    _load_all()
+    if name not in registry():  # current and former names
+        lesson = name.split(".")[0]
+        names = exercises(lesson)
+        if not names:
+            return Feedback(False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(lessons())}")
         return Feedback(False, f"there is no exercise {name!r}; lesson {lesson!r} has {', '.join(names)}")
     try:
         return registry()[name](answer)

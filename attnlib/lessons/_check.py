@@ -114,13 +114,15 @@ _NAME = re.compile(r"^[a-z_]+\.[1-9][0-9]*$")
 
 
 def exercise(
-    name: str, *, alias: str | None = None
+    name: str, *, alias: str | tuple[str, ...] = ()
 ) -> Callable[[Callable[[object], Feedback]], Callable[[object], Feedback]]:
-    """Register a checker under ``name`` = ``"<lesson>.<n>"`` (e.g. ``"softmax.2"``).
+    """Register a checker under ``name`` = ``"<lesson>.<n>"`` (e.g. ``"softmax.2"``), where
+    ``<lesson>`` is the lesson module's name without its number (``l05_softmax`` → ``softmax``).
 
-    ``alias`` is a former name that keeps working (a notebook saved before a rename still checks).
+    ``alias``: former names that keep working (a notebook saved before a rename still checks).
     """
-    names = [name] if alias is None else [name, alias]
+    former = (alias,) if isinstance(alias, str) else alias
+    names = [name, *former]
     for each in names:
         if not _NAME.match(each):
             raise ValueError(f"exercise names look like 'softmax.2' (lesson, dot, number), got {each!r}")
@@ -130,8 +132,8 @@ def exercise(
             if each in _REGISTRY and _REGISTRY[each] is not checker:
                 raise ValueError(f"exercise {each!r} is registered twice")
             _REGISTRY[each] = checker
-        if alias is not None:
-            _ALIASES[alias] = name
+        for each in former:
+            _ALIASES[each] = name
         return checker
 
     return register
@@ -146,7 +148,7 @@ def registry(*, aliases: bool = True) -> dict[str, Callable[[object], Feedback]]
 
 
 def aliases() -> dict[str, str]:
-    """Former exercise names and the names they now stand for, e.g. ``{"scale.1": "at_scale.1"}``."""
+    """Former exercise names and the names they now stand for, e.g. ``{"learning.1": "attention_learns.1"}``."""
     return dict(_ALIASES)
 
 

@@ -4,9 +4,9 @@ Lesson 03 explorer: how one token's row of ``X`` times ``W`` makes its query, ke
 
 Lesson 03 exercises: queries, keys and values as matrix products.
 
-- ``qkv.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key projection.
-- ``qkv.2`` code: ``project_all(X, w_query, w_key, w_value)`` → (Q, K, V), run on fresh inputs.
-- ``qkv.3`` transfer: document 003 writes q = U x for a column x; all queries of a row matrix X.
+- ``queries_keys_values.1`` by hand: the key of a new input x = [2, 0, 0, 1] with document 001's key projection.
+- ``queries_keys_values.2`` code: ``project_all(X, w_query, w_key, w_value)`` → (Q, K, V), run on fresh inputs.
+- ``queries_keys_values.3`` transfer: document 003 writes q = U x for a column x; all queries of a row matrix X.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def _token_options(example) -> list[tuple[str, int]]:
 
 
 NEW_INPUT = (2.0, 0.0, 0.0, 1.0)
-#: ``qkv.3``: two tokens of size 2 (rows) and 003-style matrix U, applied as q = U x
+#: ``queries_keys_values.3``: two tokens of size 2 (rows) and 003-style matrix U, applied as q = U x
 X_003 = ((1.0, 2.0), (3.0, -1.0))
 U_003 = ((0.0, 1.0), (2.0, 1.0))
 
@@ -184,16 +184,16 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     w = examples.three_inputs.projections
     xs, u = torch.tensor(X_003), torch.tensor(U_003)
     return {
-        "qkv.1": [(x @ w.w_query, None), (x @ w.w_value, None)],
-        "qkv.2": [
+        "queries_keys_values.1": [(x @ w.w_query, None), (x @ w.w_value, None)],
+        "queries_keys_values.2": [
             (lambda X, wq, wk, wv: (X @ wk, X @ wq, X @ wv), None),
             (lambda X, wq, wk, wv: (wq.T @ X.T, wk.T @ X.T, wv.T @ X.T), "transposed"),
         ],
-        "qkv.3": [(xs @ u, "transposed"), (u @ xs.T, "transposed")],
+        "queries_keys_values.3": [(xs @ u, "transposed"), (u @ xs.T, "transposed")],
     }
 
 
-@exercise("qkv.1")
+@exercise("queries_keys_values.1", alias="qkv.1")
 def new_key(answer: object) -> Feedback:
     """``k = x W_k`` for x = [2, 0, 0, 1] and 001's ``W_k`` ``(4, 3)``: a vector of size 3."""
     x = torch.tensor(NEW_INPUT)
@@ -222,7 +222,7 @@ def _as_three(result: object) -> list[object] | Feedback:
     return list(result)
 
 
-@exercise("qkv.2")
+@exercise("queries_keys_values.2", alias="qkv.2")
 def project_all(answer: object) -> Feedback:
     """A function ``project_all(X, w_query, w_key, w_value)`` → ``(Q, K, V)``, without derive_qkv."""
     x, weights = _fresh()
@@ -253,7 +253,7 @@ def project_all(answer: object) -> Feedback:
     return Feedback(True, "That is Q, K and V on inputs your function had never seen: (4, 3), (4, 3), (4, 2).")
 
 
-@exercise("qkv.3")
+@exercise("queries_keys_values.3", alias="qkv.3")
 def column_convention(answer: object) -> Feedback:
     """Document 003's ``q = U x`` for every row ``x`` of X ``(2, 2)``: ``X Uᵀ`` ``(2, 2)``."""
     xs, u = torch.tensor(X_003), torch.tensor(U_003)

@@ -4,12 +4,12 @@ Lesson 13 explorer: an attention map forming while a model trains, and the train
 
 Lesson 13 exercises: the learner builds the block and the training step, then changes an experiment.
 
-- ``learning.1`` predict: in the reverse task with n = 8, which input position does output 2 attend to?
-- ``learning.2`` code: the ``forward`` of a pre-LN transformer block (``MyBlock``), run on new inputs.
-- ``learning.3`` code: ``train_step(model, optimiser, inputs, targets)``: forward, loss, backward, step.
-- ``learning.4`` code: ``next_token_loss(logits, ids)``: the loss of next-token prediction (the shift by one).
-- ``learning.5`` transfer: the copy task without its causal mask — where would position 7 simply look?
-- ``learning.6`` change an experiment: the reverse task with a causal mask — report the per-token accuracy.
+- ``attention_learns.1`` predict: in the reverse task with n = 8, which input position does output 2 attend to?
+- ``attention_learns.2`` code: the ``forward`` of a pre-LN transformer block (``MyBlock``), run on new inputs.
+- ``attention_learns.3`` code: ``train_step(model, optimiser, inputs, targets)``: forward, loss, backward, step.
+- ``attention_learns.4`` code: ``next_token_loss(logits, ids)``: the loss of next-token prediction (the shift by one).
+- ``attention_learns.5`` transfer: the copy task without its causal mask — where would position 7 simply look?
+- ``attention_learns.6`` change an experiment: the reverse task with a causal mask — report the per-token accuracy.
 """
 
 from __future__ import annotations
@@ -231,10 +231,14 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         return loss
 
     return {
-        "learning.1": [(2, None), (6, None)],
-        "learning.2": [(PostNorm, "layer-norm-after"), (NoResidual, "residual-forgotten"), (Block, "library-function")],
-        "learning.3": [(forgets_zero_grad, None), (zero_grad_too_late, None)],
-        "learning.4": [
+        "attention_learns.1": [(2, None), (6, None)],
+        "attention_learns.2": [
+            (PostNorm, "layer-norm-after"),
+            (NoResidual, "residual-forgotten"),
+            (Block, "library-function"),
+        ],
+        "attention_learns.3": [(forgets_zero_grad, None), (zero_grad_too_late, None)],
+        "attention_learns.4": [
             (lambda logits, ids: F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1)), None),
             (
                 lambda logits, ids: F.cross_entropy(
@@ -243,12 +247,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
                 None,
             ),
         ],
-        "learning.5": [(2, None), (7, None)],
-        "learning.6": [(1.0, None), (0.0, None)],
+        "attention_learns.5": [(2, None), (7, None)],
+        "attention_learns.6": [(1.0, None), (0.0, None)],
     }
 
 
-@exercise("learning.1")
+@exercise("attention_learns.1", alias="learning.1")
 def mirror_position(answer: object) -> Feedback:
     """Reverse task, n = 8 (positions 0 … 7): output 2 must copy input ``n − 1 − 2 = 5``."""
     wrong = [
@@ -258,7 +262,7 @@ def mirror_position(answer: object) -> Feedback:
     return compare_number(answer, 5, name="the input position output 2 attends to", wrong=wrong, tol=0.01)
 
 
-@exercise("learning.2")
+@exercise("attention_learns.2", alias="learning.2")
 def block_forward(answer: object) -> Feedback:
     """``MyBlock(d_model, num_heads)`` whose ``forward(x, mask=None)`` is the pre-LN block:
     ``x + attention(norm_attention(x))``, then ``x + mlp(norm_mlp(x))``."""
@@ -267,7 +271,7 @@ def block_forward(answer: object) -> Feedback:
     if answer is Block or answer is TinyTransformer:
         return library_feedback("your MyBlock", f"attnlib's {answer.__name__}")
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
-        return Feedback(False, "Hand in the class itself, check('learning.2', MyBlock): an nn.Module subclass.")
+        return Feedback(False, "Hand in the class itself, check('attention_learns.2', MyBlock): an nn.Module subclass.")
     borrowed = issubclass(answer, Block) and not any(
         "forward" in vars(c) for c in answer.__mro__[: answer.__mro__.index(Block)]
     )
@@ -384,7 +388,7 @@ def _two_steps(step: object, name: str) -> Tensor | Feedback:
     return torch.cat([torch.tensor(losses, dtype=torch.float64), params])
 
 
-@exercise("learning.3")
+@exercise("attention_learns.3", alias="learning.3")
 def train_step(answer: object) -> Feedback:
     """``train_step(model, optimiser, inputs, targets)``: forward, cross-entropy, ``zero_grad``,
     ``backward``, ``step``; returns the loss. Checked by two steps on a fresh model."""
@@ -447,7 +451,7 @@ def train_step(answer: object) -> Feedback:
     )
 
 
-@exercise("learning.4")
+@exercise("attention_learns.4", alias="learning.4")
 def next_token_loss(answer: object) -> Feedback:
     """``next_token_loss(logits (batch, n, V), ids (batch, n))``: position t's logits predict ``ids[:, t + 1]``."""
     if answer is F.cross_entropy:
@@ -494,7 +498,7 @@ def next_token_loss(answer: object) -> Feedback:
     )
 
 
-@exercise("learning.5")
+@exercise("attention_learns.5", alias="learning.5")
 def no_mask(answer: object) -> Feedback:
     """Copy task without a causal mask: input position 7 predicts token 8 — and can simply read it at 8."""
     wrong = [
@@ -513,7 +517,7 @@ def no_mask(answer: object) -> Feedback:
 CAUSAL_REVERSE_RANGE = (0.40, 0.62)
 
 
-@exercise("learning.6")
+@exercise("attention_learns.6", alias="learning.6")
 def causal_reverse(answer: object) -> Feedback:
     """The per-token held-out accuracy of the reverse model trained with ``causal=True``: about one half."""
     if answer is None or answer is Ellipsis:

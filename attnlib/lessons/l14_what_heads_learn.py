@@ -4,10 +4,10 @@ Lesson 14 explorer: every head of a trained model on a sequence you type, with i
 
 Lesson 14 exercises: previous-token and induction heads.
 
-- ``heads.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
-- ``heads.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
-- ``heads.3`` transfer: the parameters of one ``MultiHeadAttention(64, num_heads=2)`` — vs one head.
-- ``heads.4`` change an experiment: ablate both layer-2 heads, report the held-out accuracy.
+- ``what_heads_learn.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
+- ``what_heads_learn.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
+- ``what_heads_learn.3`` transfer: the parameters of one ``MultiHeadAttention(64, num_heads=2)`` — vs one head.
+- ``what_heads_learn.4`` change an experiment: ablate both layer-2 heads, report the held-out accuracy.
 """
 
 from __future__ import annotations
@@ -118,17 +118,17 @@ def _parameters() -> int:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     return {
-        "heads.1": [(0, None), (3, None)],
-        "heads.2": [
+        "what_heads_learn.1": [(0, None), (3, None)],
+        "what_heads_learn.2": [
             (lambda w: torch.diagonal(w).mean(), None),
             (lambda w: torch.diagonal(w, offset=-1).sum(), None),
         ],
-        "heads.3": [(2 * _parameters(), "heads-parameters"), (4 * 64 * 64, None)],
-        "heads.4": [(_ablated_accuracy(()), None), (_ablated_accuracy((0,)), None)],
+        "what_heads_learn.3": [(2 * _parameters(), "heads-parameters"), (4 * 64 * 64, None)],
+        "what_heads_learn.4": [(_ablated_accuracy(()), None), (_ablated_accuracy((0,)), None)],
     }
 
 
-@exercise("heads.1")
+@exercise("what_heads_learn.1", alias="heads.1")
 def induction_position(answer: object) -> Feedback:
     """``5 8 2 6 5 8 2`` (positions 0 … 6): from position 4 (the second 5) an induction head looks at 1."""
     wrong = [
@@ -138,7 +138,7 @@ def induction_position(answer: object) -> Feedback:
     return compare_number(answer, 1, name="the position the induction head attends to", wrong=wrong, tol=0.01)
 
 
-@exercise("heads.2")
+@exercise("what_heads_learn.2", alias="heads.2")
 def previous_token(answer: object) -> Feedback:
     """A function ``my_previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
     weights = _fresh()
@@ -168,7 +168,7 @@ def previous_token(answer: object) -> Feedback:
     )
 
 
-@exercise("heads.3")
+@exercise("what_heads_learn.3", alias="heads.3")
 def parameters(answer: object) -> Feedback:
     """Parameters of ``MultiHeadAttention(64, num_heads=2)`` with biases: 4 × (64·64 + 64) = 16 640."""
     n = _parameters()
@@ -196,7 +196,7 @@ def _ablated_accuracy(heads: tuple[int, ...]) -> float:
         return accuracy(model, pretrained.RECIPES["induction"].task)
 
 
-@exercise("heads.4")
+@exercise("what_heads_learn.4", alias="heads.4")
 def both_layer_2_heads(answer: object) -> Feedback:
     """Held-out accuracy of the induction model with both layer-2 heads zero-ablated (about 0)."""
     expected = _ablated_accuracy((0, 1))

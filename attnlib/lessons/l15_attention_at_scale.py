@@ -7,15 +7,15 @@ Lesson 15 exercises: attention at scale — memory on paper, the online softmax,
 The exercises were called ``scale.*`` before lesson 08's ``scaling.*`` made the names too alike; the
 old names still work.
 
-- ``at_scale.1`` on paper: the longest context whose 32 float32 score matrices (one layer) fit in 80 GiB.
-- ``at_scale.2`` code: ``online_step(m, ell, acc, scores, values)``, one block of the online softmax; the
+- ``attention_at_scale.1`` on paper: the longest context whose 32 float32 score matrices (one layer) fit in 80 GiB.
+- ``attention_at_scale.2`` code: ``online_step(m, ell, acc, scores, values)``, one block of the online softmax; the
   checker runs it over blocks of new data (blocks that do not divide n_k, scores large enough to
   overflow ``exp`` without the running maximum) and compares ``acc / ell`` with attention.
-- ``at_scale.3`` transfer (the fused-kernel trap): one boolean mask for a causal model on padded sequences,
+- ``attention_at_scale.3`` transfer (the fused-kernel trap): one boolean mask for a causal model on padded sequences,
   to pass alone instead of a padding mask *and* ``is_causal=True``.
-- ``at_scale.4`` predict: query·key dot products of one head for the 100th new token after a 4-token
+- ``attention_at_scale.4`` predict: query·key dot products of one head for the 100th new token after a 4-token
   prompt, with a KV cache.
-- ``at_scale.5`` experiment: change ``tiled_attention``'s block size and predict its largest tensor.
+- ``attention_at_scale.5`` experiment: change ``tiled_attention``'s block size and predict its largest tensor.
 """
 
 from __future__ import annotations
@@ -278,15 +278,15 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     masks = _masks()
     return {
-        "at_scale.1": [(_longest(unit=1e9), None), (_longest(heads=1), None), (_longest(2), None)],
-        "at_scale.2": [
+        "attention_at_scale.1": [(_longest(unit=1e9), None), (_longest(heads=1), None), (_longest(2), None)],
+        "attention_at_scale.2": [
             (_no_rescale, "online-no-rescale"),
             (_acc_not_rescaled, "online-no-rescale"),
             (_flipped, "online-no-rescale"),
             (_block_maximum, "online-no-rescale"),
             (_no_maximum, None),
         ],
-        "at_scale.3": [
+        "attention_at_scale.3": [
             (masks["causal"], "causal-and-mask"),
             (masks["padding"], "causal-and-mask"),
             (masks["future"], None),
@@ -294,12 +294,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (masks["queries_too"], "fully-masked-row"),
             (masks["inverted"], None),
         ],
-        "at_scale.4": [((N_PROMPT + NTH_NEW - 1) ** 2, None), (N_PROMPT + NTH_NEW, None)],
-        "at_scale.5": [(N_TILED**2 * 4 / MIB, None), (N_TILED * 128 * 4 / MIB, None)],
+        "attention_at_scale.4": [((N_PROMPT + NTH_NEW - 1) ** 2, None), (N_PROMPT + NTH_NEW, None)],
+        "attention_at_scale.5": [(N_TILED**2 * 4 / MIB, None), (N_TILED * 128 * 4 / MIB, None)],
     }
 
 
-@exercise("at_scale.1", alias="scale.1")
+@exercise("attention_at_scale.1", alias=("at_scale.1", "scale.1"))
 def longest_context(answer: object) -> Feedback:
     """The largest n whose 32 float32 (n, n) score matrices (one layer, one sequence) fit in 80 GiB."""
     want = _longest()
@@ -312,7 +312,7 @@ def longest_context(answer: object) -> Feedback:
     return compare_number(answer, float(want), name="the longest context that fits", wrong=wrong, tol=1.0)
 
 
-@exercise("at_scale.2", alias="scale.2")
+@exercise("attention_at_scale.2", alias=("at_scale.2", "scale.2"))
 def online_step(answer: object) -> Feedback:
     """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, b), values (b, d_v))`` → new state."""
     queries, keys, values = _fresh_inputs()
@@ -351,7 +351,7 @@ def online_step(answer: object) -> Feedback:
     )
 
 
-@exercise("at_scale.3", alias="scale.3")
+@exercise("attention_at_scale.3", alias=("at_scale.3", "scale.3"))
 def padded_causal_mask(answer: object) -> Feedback:
     """A boolean ``(2, 5, 5)`` mask: causal, and hiding the padding keys of sequences of lengths 5 and 3."""
     masks = _masks()
@@ -401,7 +401,7 @@ def padded_causal_mask(answer: object) -> Feedback:
     )
 
 
-@exercise("at_scale.4", alias="scale.4")
+@exercise("attention_at_scale.4", alias=("at_scale.4", "scale.4"))
 def dot_products_with_cache(answer: object) -> Feedback:
     """Dot products of one head of one layer for the 100th new token after a 4-token prompt, with a KV cache."""
     length = N_PROMPT + NTH_NEW - 1  # tokens in the sequence when the 100th new token is predicted
@@ -422,7 +422,7 @@ def dot_products_with_cache(answer: object) -> Feedback:
     return compare_number(answer, float(length), name="the dot products of that step", wrong=wrong, tol=0.5)
 
 
-@exercise("at_scale.5")
+@exercise("attention_at_scale.5", alias="at_scale.5")
 def block_memory(answer: object) -> Feedback:
     """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=512``."""
     want = N_TILED * BLOCK_TRY * 4 / MIB

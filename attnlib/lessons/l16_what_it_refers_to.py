@@ -5,10 +5,11 @@ every layer's and head's attention from "it", and the word the model outputs.
 
 Lesson 16 exercises: resolving the pronoun, and testing the head that does it.
 
-- ``pronoun.1`` predict: in a sentence the model never saw, which noun does "it" attend to?
-- ``pronoun.2`` code: ``referent_score(weights, positions)`` — one head's mean weight from "it" on the referent.
-- ``pronoun.3`` find: the (layer, head) whose score is highest — the head that resolves the pronoun.
-- ``pronoun.4`` test: the held-out accuracy with that head ablated.
+- ``what_it_refers_to.1`` predict: in a sentence the model never saw, which noun does "it" attend to?
+- ``what_it_refers_to.2`` code: ``referent_score(weights, positions)``: one head's mean weight from "it" on
+  the referent.
+- ``what_it_refers_to.3`` find: the (layer, head) whose score is highest — the head that resolves the pronoun.
+- ``what_it_refers_to.4`` test: the held-out accuracy with that head ablated.
 """
 
 from __future__ import annotations
@@ -181,17 +182,17 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     layer, head = resolving_head()
     _, without = _measured()
     return {
-        "pronoun.1": [("creek", None), ("hungry", None)],
-        "pronoun.2": [
+        "what_it_refers_to.1": [("creek", None), ("hungry", None)],
+        "what_it_refers_to.2": [
             (lambda w, p: w[torch.arange(len(p)), p, pronouns.IT].mean(), "transposed"),
             (lambda w, p: w[torch.arange(len(p)), pronouns.IT, p].sum(), None),
         ],
-        "pronoun.3": [((layer - 1, head - 1), None), (_another_head(), None)],
-        "pronoun.4": [(pronouns.accuracy(pronouns.load()), None), (100 * without[layer - 1, head - 1], None)],
+        "what_it_refers_to.3": [((layer - 1, head - 1), None), (_another_head(), None)],
+        "what_it_refers_to.4": [(pronouns.accuracy(pronouns.load()), None), (100 * without[layer - 1, head - 1], None)],
     }
 
 
-@exercise("pronoun.1")
+@exercise("what_it_refers_to.1", alias="pronoun.1")
 def predict_referent(answer: object) -> Feedback:
     """ "the creek did not tempt the wolf because it was too nervous": "it" is (and the head looks at) the wolf."""
     got = _word(answer, "the noun")
@@ -213,7 +214,7 @@ def predict_referent(answer: object) -> Feedback:
     return Feedback(False, f"{got!r} is not in the sentence: the candidates are its two nouns, {other} and {right}.")
 
 
-@exercise("pronoun.2")
+@exercise("what_it_refers_to.2", alias="pronoun.2")
 def referent_score(answer: object) -> Feedback:
     """``referent_score(weights (batch, n, n), positions (batch,))`` → the mean weight from row 8 on each referent."""
     generator = torch.Generator().manual_seed(16)
@@ -262,7 +263,7 @@ def _pair(answer: object) -> tuple[int, int] | Feedback:
     return values[0], values[1]
 
 
-@exercise("pronoun.3")
+@exercise("what_it_refers_to.3", alias="pronoun.3")
 def referent_head(answer: object) -> Feedback:
     """The (layer, head), counting from 1 as the explorer does, with the highest referent score."""
     got = _pair(answer)
@@ -289,7 +290,7 @@ def referent_head(answer: object) -> Feedback:
     )
 
 
-@exercise("pronoun.4")
+@exercise("what_it_refers_to.4", alias="pronoun.4")
 def ablated_accuracy(answer: object) -> Feedback:
     """The held-out accuracy of the committed model with the resolving head ablated (a fraction)."""
     layer, head = resolving_head()

@@ -2,8 +2,8 @@
 
 Lesson 17 explorer: byte-pair encoding merge by merge — the counts of neighbouring symbol pairs, the next merge.
 
-- ``next.1`` code: ``most_frequent_pair(counts)`` — the pair byte-pair encoding merges first.
-- ``next.2`` transfer: how many times smaller grouped-query attention makes the KV cache of lesson 15.
+- ``where_next.1`` code: ``most_frequent_pair(counts)`` — the pair byte-pair encoding merges first.
+- ``where_next.2`` transfer: how many times smaller grouped-query attention makes the KV cache of lesson 15.
 """
 
 from __future__ import annotations
@@ -80,7 +80,7 @@ class MergesExplorer(Explorer):
         return f"MergesExplorer(merges={self.controls['merges'].value}, next merge={self.next_merge})"
 
 
-#: the corpus the checker of ``next.1`` runs the learner's function on (weights matter here)
+#: the corpus the checker of ``where_next.1`` runs the learner's function on (weights matter here)
 NEW_CORPUS = {"hug": 10, "pug": 5, "pun": 12, "bun": 10, "hugs": 5}
 
 
@@ -99,12 +99,12 @@ def _unweighted(words: dict[str, int]) -> tuple[str, str]:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     return {
-        "next.1": [(_unweighted, None), (lambda counts: "un", None)],
-        "next.2": [(8, None), (0.25, None)],
+        "where_next.1": [(_unweighted, None), (lambda counts: "un", None)],
+        "where_next.2": [(8, None), (0.25, None)],
     }
 
 
-@exercise("next.1")
+@exercise("where_next.1", alias="next.1")
 def first_merge(answer: object) -> Feedback:
     """``most_frequent_pair({"hug": 10, …})`` → the pair of neighbouring characters that occurs most often."""
     got = run_learner_code(answer, dict(NEW_CORPUS), name="your most_frequent_pair(counts)")
@@ -136,7 +136,7 @@ def first_merge(answer: object) -> Feedback:
     return Feedback(False, f"On {NEW_CORPUS} your function returns {got}; count every pair of neighbours by hand.")
 
 
-@exercise("next.2")
+@exercise("where_next.2", alias="next.2")
 def kv_cache_ratio(answer: object) -> Feedback:
     """32 query heads sharing 8 key/value heads: the KV cache is 32 / 8 = 4 times smaller."""
     wrong = [

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.labdriver import (
+from harness.labdriver import (
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 import nbformat
 import pytest
 
-from tools.labdriver import find_chromium, headless_chromium, load_module, offline
+from harness.labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 

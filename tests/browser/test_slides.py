@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tools.labdriver import find_chromium, headless_chromium, load_module, offline
+from harness.labdriver import find_chromium, headless_chromium, load_module, offline
 
 pytestmark = pytest.mark.browser
 

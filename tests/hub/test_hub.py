@@ -26,12 +26,12 @@ import pytest
 import requests
 import websocket
 
-from tools.hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
+from harness.hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
 
 pytestmark = pytest.mark.hub
 
 PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
-LESSON = "lessons/02_weights.ipynb"
+LESSON = "lessons/02_projections.ipynb"
 LEARNERS = ("ada", "bo", "cy")
 
 

@@ -84,15 +84,18 @@ def test_static_fallback_is_the_result_and_follows_controls():
 
 def test_qkv():
     w = examples.three_inputs.projections
-    assert check("qkv.1", torch.tensor([2.0, 0, 0, 1]) @ w.w_key).correct
-    assert check("qkv.1", [1, 1, 2]).correct
-    assert check("qkv.2", lambda x, wq, wk, wv: (x @ wq, x @ wk, x @ wv)).correct
-    assert check("qkv.2", lambda x, wq, wk, wv: tuple(derive_qkv(x, wq, wk, wv))).mistake == "library-function"
-    assert check("qkv.2", lambda x, wq, wk, wv: (project(x, wq), project(x, wk), project(x, wv))).mistake == (
-        "library-function"
+    assert check("queries_keys_values.1", torch.tensor([2.0, 0, 0, 1]) @ w.w_key).correct
+    assert check("queries_keys_values.1", [1, 1, 2]).correct
+    assert check("queries_keys_values.2", lambda x, wq, wk, wv: (x @ wq, x @ wk, x @ wv)).correct
+    assert (
+        check("queries_keys_values.2", lambda x, wq, wk, wv: tuple(derive_qkv(x, wq, wk, wv))).mistake
+        == "library-function"
     )
-    assert "three tensors" in check("qkv.2", lambda x, wq, wk, wv: x @ wq).message
-    assert "swapped" in check("qkv.2", lambda x, wq, wk, wv: (x @ wk, x @ wq, x @ wv)).message
+    assert check(
+        "queries_keys_values.2", lambda x, wq, wk, wv: (project(x, wq), project(x, wk), project(x, wv))
+    ).mistake == ("library-function")
+    assert "three tensors" in check("queries_keys_values.2", lambda x, wq, wk, wv: x @ wq).message
+    assert "swapped" in check("queries_keys_values.2", lambda x, wq, wk, wv: (x @ wk, x @ wq, x @ wv)).message
     x, u = torch.tensor([[1.0, 2.0], [3.0, -1.0]]), torch.tensor([[0.0, 1.0], [2.0, 1.0]])
-    assert check("qkv.3", x @ u.T).correct
-    assert check("qkv.3", x @ u).mistake == "transposed"
+    assert check("queries_keys_values.3", x @ u.T).correct
+    assert check("queries_keys_values.3", x @ u).mistake == "transposed"

@@ -81,50 +81,50 @@ def step(model, optimiser, inputs, targets):
 
 
 def test_predict_and_transfer():
-    assert check("learning.1", 5).correct
-    assert "from 0" in check("learning.1", 6).message
-    assert check("learning.5", 8).correct
-    assert "5 positions back" in check("learning.5", 2).message
+    assert check("attention_learns.1", 5).correct
+    assert "from 0" in check("attention_learns.1", 6).message
+    assert check("attention_learns.5", 8).correct
+    assert "5 positions back" in check("attention_learns.5", 2).message
 
 
 def test_block_right_and_its_typical_mistakes():
-    assert check("learning.2", Right).correct
+    assert check("attention_learns.2", Right).correct
     post = _block(lambda s, x, mask=None: s.norm_mlp((h := s.norm_attention(x + s.attention(x, mask=mask))) + s.mlp(h)))
-    assert "post-LN" in check("learning.2", post).message
+    assert "post-LN" in check("attention_learns.2", post).message
     no_residual = _block(lambda s, x, mask=None: s.mlp(s.norm_mlp(s.attention(s.norm_attention(x), mask=mask))))
-    assert "residual connections are missing" in check("learning.2", no_residual).message
+    assert "residual connections are missing" in check("attention_learns.2", no_residual).message
     no_mlp_residual = _block(lambda s, x, mask=None: s.mlp(s.norm_mlp(x + s.attention(s.norm_attention(x), mask=mask))))
-    assert "MLP's residual is missing" in check("learning.2", no_mlp_residual).message
+    assert "MLP's residual is missing" in check("attention_learns.2", no_mlp_residual).message
     no_mask = _block(lambda s, x, mask=None: (h := x + s.attention(s.norm_attention(x))) + s.mlp(s.norm_mlp(h)))
-    assert "mask is not passed" in check("learning.2", no_mask).message
+    assert "mask is not passed" in check("attention_learns.2", no_mask).message
     returns_tuple = _block(lambda s, x, mask=None: (Right.forward(s, x, mask), None))
-    assert check("learning.2", returns_tuple).correct
+    assert check("attention_learns.2", returns_tuple).correct
 
 
 def test_block_library_and_junk_are_refused_kindly():
-    assert "write" in check("learning.2", Block).message
+    assert "write" in check("attention_learns.2", Block).message
 
     class Borrowed(Block):
         pass
 
-    assert "write" in check("learning.2", Borrowed).message
+    assert "write" in check("attention_learns.2", Borrowed).message
     calls_block = _block(lambda s, x, mask=None: Block.forward(s, x, mask=mask))
-    assert "write" in check("learning.2", calls_block).message
-    assert "class itself" in check("learning.2", Right(16, 2)).message
-    assert "Replace the ..." in check("learning.2", ...).message
+    assert "write" in check("attention_learns.2", calls_block).message
+    assert "class itself" in check("attention_learns.2", Right(16, 2)).message
+    assert "Replace the ..." in check("attention_learns.2", ...).message
 
     class Renamed(nn.Module):
         def __init__(self, d_model, num_heads):
             super().__init__()
             self.attn = MultiHeadAttention(d_model, num_heads)
 
-    assert "has no attention" in check("learning.2", Renamed).message
+    assert "has no attention" in check("attention_learns.2", Renamed).message
     stub = _block(lambda s, x, mask=None: None)
-    assert "returned None" in check("learning.2", stub).message
+    assert "returned None" in check("attention_learns.2", stub).message
 
 
 def test_train_step_right_and_its_typical_mistakes():
-    assert check("learning.3", step).correct
+    assert check("attention_learns.3", step).correct
 
     def no_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -133,7 +133,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "zero_grad" in check("learning.3", no_zero_grad).message
+    assert "zero_grad" in check("attention_learns.3", no_zero_grad).message
 
     def late_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -143,7 +143,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "did not change" in check("learning.3", late_zero_grad).message
+    assert "did not change" in check("attention_learns.3", late_zero_grad).message
 
     def softmaxed(model, optimiser, inputs, targets):
         probs = model(inputs).softmax(-1)
@@ -153,31 +153,34 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "raw logits" in check("learning.3", softmaxed).message
-    assert "returned None" in check("learning.3", lambda *a: None).message
-    assert "write" in check("learning.3", train).message
+    assert "raw logits" in check("attention_learns.3", softmaxed).message
+    assert "returned None" in check("attention_learns.3", lambda *a: None).message
+    assert "write" in check("attention_learns.3", train).message
 
 
 def test_next_token_loss_and_the_shift():
     def right(logits, ids):
         return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
-    assert check("learning.4", right).correct
-    unshifted = check("learning.4", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1)))
+    assert check("attention_learns.4", right).correct
+    unshifted = check(
+        "attention_learns.4", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1))
+    )
     assert "No shift" in unshifted.message
     backwards = check(
-        "learning.4", lambda lo, ids: F.cross_entropy(lo[:, 1:].reshape(-1, lo.shape[-1]), ids[:, :-1].reshape(-1))
+        "attention_learns.4",
+        lambda lo, ids: F.cross_entropy(lo[:, 1:].reshape(-1, lo.shape[-1]), ids[:, :-1].reshape(-1)),
     )
     assert "wrong way" in backwards.message
-    assert "does not shift" in check("learning.4", F.cross_entropy).message
+    assert "does not shift" in check("attention_learns.4", F.cross_entropy).message
 
 
 def test_causal_reverse_report():
-    assert check("learning.6", 0.52).correct
-    assert check("learning.6", torch.tensor(0.5)).correct
-    assert "too good" in check("learning.6", 1.0).message
-    assert "per SEQUENCE" in check("learning.6", 0.0).message
-    assert not check("learning.6", "0.5").correct
+    assert check("attention_learns.6", 0.52).correct
+    assert check("attention_learns.6", torch.tensor(0.5)).correct
+    assert "too good" in check("attention_learns.6", 1.0).message
+    assert "per SEQUENCE" in check("attention_learns.6", 0.0).message
+    assert not check("attention_learns.6", "0.5").correct
 
 
 def test_a_training_step_that_calls_attnlibs_train_is_refused():
@@ -185,10 +188,10 @@ def test_a_training_step_that_calls_attnlibs_train_is_refused():
         train(model, ReverseTask(10, 6), steps=1, progress=False)
         return step(model, optimiser, inputs, targets)
 
-    assert check("learning.3", wraps).mistake == "library-function"
-    assert check("learning.3", train).mistake == "library-function"
+    assert check("attention_learns.3", wraps).mistake == "library-function"
+    assert check("attention_learns.3", train).mistake == "library-function"
     # a method of the same name (nn.Module.train) is not attnlib's train
-    assert check("learning.3", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
+    assert check("attention_learns.3", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
 
 
 def test_the_lesson_runs_before_and_after_the_exercises():

@@ -10,22 +10,22 @@ from attnlib.lessons.l14_what_heads_learn import HeadsExplorer
 
 
 def test_heads_exercises():
-    assert check("heads.1", 1).correct
-    assert "FOLLOWED" in check("heads.1", 0).message
-    assert check("heads.2", lambda w: w.diagonal(offset=-1).mean()).correct
-    assert "offset=-1" in check("heads.2", lambda w: w.diagonal(offset=1).mean()).message
-    assert check("heads.3", 16640).correct
-    assert check("heads.3", 33280).mistake == "heads-parameters"
+    assert check("what_heads_learn.1", 1).correct
+    assert "FOLLOWED" in check("what_heads_learn.1", 0).message
+    assert check("what_heads_learn.2", lambda w: w.diagonal(offset=-1).mean()).correct
+    assert "offset=-1" in check("what_heads_learn.2", lambda w: w.diagonal(offset=1).mean()).message
+    assert check("what_heads_learn.3", 16640).correct
+    assert check("what_heads_learn.3", 33280).mistake == "heads-parameters"
 
 
 def test_the_library_function_is_not_an_answer_to_write_it():
-    assert check("heads.2", previous_token_score).mistake == "library-function"
+    assert check("what_heads_learn.2", previous_token_score).mistake == "library-function"
 
     def wraps(weights):
         return previous_token_score(weights)
 
-    assert check("heads.2", wraps).mistake == "library-function"
-    assert "asks you to write" in check("heads.2", wraps).message
+    assert check("what_heads_learn.2", wraps).mistake == "library-function"
+    assert "asks you to write" in check("what_heads_learn.2", wraps).message
 
 
 def test_both_layer_2_heads_report():
@@ -35,9 +35,9 @@ def test_both_layer_2_heads_report():
     model = pretrained.load("induction")
     with ablated(model, 1, (0, 1)):
         measured = accuracy(model, pretrained.RECIPES["induction"].task)
-    assert check("heads.4", measured).correct
+    assert check("what_heads_learn.4", measured).correct
     intact = accuracy(model, pretrained.RECIPES["induction"].task)
-    assert "INSIDE" in check("heads.4", intact).message
+    assert "INSIDE" in check("what_heads_learn.4", intact).message
 
 
 def test_heads_explorer_names_a_sequence_longer_than_max_len():

@@ -59,55 +59,58 @@ def online_step(m, ell, acc, scores, values):
 
 
 def test_longest_context_on_paper():
-    assert check("at_scale.1", 25905).correct
+    assert check("attention_at_scale.1", 25905).correct
     assert 32 * 25905**2 * 4 <= 80 * 2**30 < 32 * 25906**2 * 4
-    assert "GB" in check("at_scale.1", 25000).message
-    assert "one head" in check("at_scale.1", 146543).message
-    assert "bfloat16" in check("at_scale.1", 36635).message
+    assert "GB" in check("attention_at_scale.1", 25000).message
+    assert "one head" in check("attention_at_scale.1", 146543).message
+    assert "bfloat16" in check("attention_at_scale.1", 36635).message
 
 
 def test_old_names_still_check_the_same_exercises():
     from attnlib.lessons import registry
     from attnlib.lessons._check import aliases
 
-    assert aliases() == {f"scale.{n}": f"at_scale.{n}" for n in (1, 2, 3, 4)}
+    ours = {old: new for old, new in aliases().items() if new.startswith("attention_at_scale.")}
+    assert ours == {f"scale.{n}": f"attention_at_scale.{n}" for n in (1, 2, 3, 4)} | {
+        f"at_scale.{n}": f"attention_at_scale.{n}" for n in (1, 2, 3, 4, 5)
+    }
     assert all(registry()[old] is registry()[new] for old, new in aliases().items())
-    assert check("at_scale.2", online_step).correct
+    assert check("attention_at_scale.2", online_step).correct
     assert not set(aliases()) & set(registry(aliases=False))
 
 
 def test_online_step_runs_over_blocks_of_new_data():
-    assert check("at_scale.2", online_step).correct
+    assert check("attention_at_scale.2", online_step).correct
 
     def no_rescale(m, ell, acc, scores, values):
         m_new = torch.maximum(m, scores.amax(dim=-1, keepdim=True))
         p = torch.exp(scores - m_new)
         return m_new, ell + p.sum(dim=-1, keepdim=True), acc + p @ values
 
-    assert check("at_scale.2", no_rescale).mistake == "online-no-rescale"
+    assert check("attention_at_scale.2", no_rescale).mistake == "online-no-rescale"
 
     def no_maximum(m, ell, acc, scores, values):
         p = torch.exp(scores)
         return m, ell + p.sum(dim=-1, keepdim=True), acc + p @ values
 
-    assert "overflowed" in check("at_scale.2", no_maximum).message
-    assert "three tensors" in check("at_scale.2", lambda *args: args[:2]).message
-    assert "returned None" in check("at_scale.2", lambda *args: None).message
-    assert "raised ZeroDivisionError" in check("at_scale.2", lambda *args: 1 / 0).message
+    assert "overflowed" in check("attention_at_scale.2", no_maximum).message
+    assert "three tensors" in check("attention_at_scale.2", lambda *args: args[:2]).message
+    assert "returned None" in check("attention_at_scale.2", lambda *args: None).message
+    assert "raised ZeroDivisionError" in check("attention_at_scale.2", lambda *args: 1 / 0).message
 
 
 def test_one_mask_for_padded_causal_sequences():
     n = 5
     causal = torch.ones(n, n, dtype=torch.bool).tril()
     valid = torch.arange(n) < torch.tensor([5, 3])[:, None]
-    assert check("at_scale.3", causal & valid[:, None, :]).correct
-    assert check("at_scale.3", causal.expand(2, n, n)).mistake == "causal-and-mask"
-    assert check("at_scale.3", valid[:, None, :].expand(2, n, n)).mistake == "causal-and-mask"
-    assert "triu" in check("at_scale.3", causal.T & valid[:, None, :]).message
-    assert "boolean" in check("at_scale.3", (causal & valid[:, None, :]).float()).message
+    assert check("attention_at_scale.3", causal & valid[:, None, :]).correct
+    assert check("attention_at_scale.3", causal.expand(2, n, n)).mistake == "causal-and-mask"
+    assert check("attention_at_scale.3", valid[:, None, :].expand(2, n, n)).mistake == "causal-and-mask"
+    assert "triu" in check("attention_at_scale.3", causal.T & valid[:, None, :]).message
+    assert "boolean" in check("attention_at_scale.3", (causal & valid[:, None, :]).float()).message
     padded_queries = causal & valid[:, None, :] & valid[:, :, None]
-    assert check("at_scale.3", padded_queries).mistake == "fully-masked-row"
-    assert "inverted" in check("at_scale.3", ~(causal & valid[:, None, :])).message
+    assert check("attention_at_scale.3", padded_queries).mistake == "fully-masked-row"
+    assert "inverted" in check("attention_at_scale.3", ~(causal & valid[:, None, :])).message
 
 
 def test_flipped_and_block_maximum_corrections_are_named():
@@ -121,25 +124,25 @@ def test_flipped_and_block_maximum_corrections_are_named():
         c, p = torch.exp(m - m_new), torch.exp(scores - m_new)
         return m_new, ell * c + p.sum(dim=-1, keepdim=True), acc * c + p @ values
 
-    assert "upside down" in check("at_scale.2", flipped).message
-    assert "running maximum" in check("at_scale.2", block_max).message
+    assert "upside down" in check("attention_at_scale.2", flipped).message
+    assert "running maximum" in check("attention_at_scale.2", block_max).message
 
 
 def test_the_library_is_not_an_online_step():
     def via_library(m, ell, acc, scores, values):
         return m, ell, acc + torch.softmax(scores, dim=-1) @ values
 
-    assert check("at_scale.2", via_library).mistake == "library-function"
+    assert check("attention_at_scale.2", via_library).mistake == "library-function"
 
 
 def test_dot_products_of_the_hundredth_token():
     from attnlib.kv_cache import score_dot_products
 
     step = score_dot_products(4, 100, use_cache=True) - score_dot_products(4, 99, use_cache=True)
-    assert check("at_scale.4", step).correct and step == 103
-    assert "without a cache" in check("at_scale.4", 103**2).message
-    assert "One too many" in check("at_scale.4", 104).message
-    assert "prompt" in check("at_scale.4", 100).message
+    assert check("attention_at_scale.4", step).correct and step == 103
+    assert "without a cache" in check("attention_at_scale.4", 103**2).message
+    assert "One too many" in check("attention_at_scale.4", 104).message
+    assert "prompt" in check("attention_at_scale.4", 100).message
 
 
 def test_block_size_memory_prediction_matches_the_measurement():
@@ -148,6 +151,6 @@ def test_block_size_memory_prediction_matches_the_measurement():
 
     x = torch.zeros(4096, 64)
     measured = largest_intermediate(tiled_attention, x, x, x, block_size=512)[1] / MIB
-    assert check("at_scale.5", measured).correct
-    assert "whole" in check("at_scale.5", 64).message
-    assert "default" in check("at_scale.5", 2).message
+    assert check("attention_at_scale.5", measured).correct
+    assert "whole" in check("attention_at_scale.5", 64).message
+    assert "default" in check("attention_at_scale.5", 2).message

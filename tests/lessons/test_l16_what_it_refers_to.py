@@ -24,10 +24,10 @@ def test_each_typical_wrong_answer_gets_a_specific_hint(name, index):
 
 
 def test_pronoun_1_is_the_referent_by_the_rule_and_by_the_model():
-    assert check("pronoun.1", "wolf").correct and check("pronoun.1", " Wolf ").correct
-    assert "place" in check("pronoun.1", "creek").message
-    assert "not in the sentence" in check("pronoun.1", "dog").message
-    assert "in quotes" in check("pronoun.1", 6).message
+    assert check("what_it_refers_to.1", "wolf").correct and check("what_it_refers_to.1", " Wolf ").correct
+    assert "place" in check("what_it_refers_to.1", "creek").message
+    assert "not in the sentence" in check("what_it_refers_to.1", "dog").message
+    assert "in quotes" in check("what_it_refers_to.1", 6).message
     model = pronouns.load()
     layer, head = resolving_head()
     weights = pronouns.attention_from_it(model, PREDICT_SENTENCE)
@@ -36,14 +36,14 @@ def test_pronoun_1_is_the_referent_by_the_rule_and_by_the_model():
 
 
 def test_pronoun_2_runs_the_function_on_new_maps():
-    assert check("pronoun.2", lambda w, p: w[torch.arange(len(p)), 8, p].mean()).correct
-    assert check("pronoun.2", lambda w, p: w[range(len(p)), 8, p].mean()).correct
-    assert check("pronoun.2", lambda w, p: w[:, 8, p].mean()).message.startswith("weights[:, 8, positions]")
+    assert check("what_it_refers_to.2", lambda w, p: w[torch.arange(len(p)), 8, p].mean()).correct
+    assert check("what_it_refers_to.2", lambda w, p: w[range(len(p)), 8, p].mean()).correct
+    assert check("what_it_refers_to.2", lambda w, p: w[:, 8, p].mean()).message.startswith("weights[:, 8, positions]")
 
     def stub(weights, positions): ...
 
-    assert "returned None" in check("pronoun.2", stub).message
-    assert "raised" in check("pronoun.2", lambda w, p: w[99]).message
+    assert "returned None" in check("what_it_refers_to.2", stub).message
+    assert "raised" in check("what_it_refers_to.2", lambda w, p: w[99]).message
 
 
 def test_pronoun_3_and_4_measure_the_committed_model():
@@ -51,15 +51,15 @@ def test_pronoun_3_and_4_measure_the_committed_model():
     mass = pronouns.referent_mass(model)
     layer, head = resolving_head()
     assert float(mass[layer - 1, head - 1]) == float(mass.max())
-    assert check("pronoun.3", (layer, head)).correct and check("pronoun.3", [layer, head]).correct
-    assert "Count from 1" in check("pronoun.3", (layer - 1, head - 1)).message
-    assert "is not one of its heads" in check("pronoun.3", (9, 9)).message
-    assert "two whole numbers" in check("pronoun.3", (1.5, 2)).message
+    assert check("what_it_refers_to.3", (layer, head)).correct and check("what_it_refers_to.3", [layer, head]).correct
+    assert "Count from 1" in check("what_it_refers_to.3", (layer - 1, head - 1)).message
+    assert "is not one of its heads" in check("what_it_refers_to.3", (9, 9)).message
+    assert "two whole numbers" in check("what_it_refers_to.3", (1.5, 2)).message
     with ablated(model, layer - 1, head - 1):
         measured = pronouns.accuracy(model)
-    assert check("pronoun.4", measured).correct
-    assert "fraction" in check("pronoun.4", 100 * measured).message
-    assert "every head working" in check("pronoun.4", pronouns.accuracy(model)).message
+    assert check("what_it_refers_to.4", measured).correct
+    assert "fraction" in check("what_it_refers_to.4", 100 * measured).message
+    assert "every head working" in check("what_it_refers_to.4", pronouns.accuracy(model)).message
 
 
 # ---------------------------------------------------------------- the explorer

@@ -14,8 +14,8 @@ CASES = [(name, i) for name, answers in WRONG.items() for i in range(len(answers
 
 
 def test_each_exercise_has_typical_wrong_answers():
-    assert exercises("next") == ["next.1", "next.2"]
-    assert set(WRONG) == {"next.1", "next.2"} and all(len(a) >= 2 for a in WRONG.values())
+    assert exercises("where_next") == ["where_next.1", "where_next.2"]
+    assert set(WRONG) == {"where_next.1", "where_next.2"} and all(len(a) >= 2 for a in WRONG.values())
 
 
 @pytest.mark.parametrize(("name", "index"), CASES)
@@ -27,7 +27,7 @@ def test_each_typical_wrong_answer_gets_its_hint(name, index):
     assert feedback.mistake == mistake and (mistake is None or mistake in MISTAKES)
 
 
-@pytest.mark.parametrize("name", ["next.1", "next.2"])
+@pytest.mark.parametrize("name", ["where_next.1", "where_next.2"])
 def test_missing_answer_asks_to_replace_the_dots(name):
     for missing in (..., None):
         assert check(name, missing).message.startswith("Replace the ...")
@@ -43,17 +43,17 @@ def test_next_exercises():
                 pairs[a, b] += n
         return max(pairs, key=pairs.get)
 
-    assert check("next.1", right).correct
-    assert check("next.1", lambda counts: ["u", "n"]).correct
-    assert "pair of characters" in check("next.1", lambda counts: "un").message
-    assert "every word counts once" in check("next.1", lambda counts: ("u", "g")).message
-    assert check("next.2", 4).correct and check("next.2", 4.0).correct
-    assert "invert" in check("next.2", 0.25).message
+    assert check("where_next.1", right).correct
+    assert check("where_next.1", lambda counts: ["u", "n"]).correct
+    assert "pair of characters" in check("where_next.1", lambda counts: "un").message
+    assert "every word counts once" in check("where_next.1", lambda counts: ("u", "g")).message
+    assert check("where_next.2", 4).correct and check("where_next.2", 4.0).correct
+    assert "invert" in check("where_next.2", 0.25).message
 
     def stub(counts): ...
 
-    assert "returned None" in check("next.1", stub).message
-    assert "raised" in check("next.1", lambda counts: counts["x"]).message
+    assert "returned None" in check("where_next.1", stub).message
+    assert "raised" in check("where_next.1", lambda counts: counts["x"]).message
 
 
 def test_merges_explorer_counts_pairs_and_outlines_the_next_merge():

@@ -1,4 +1,4 @@
-"""Lesson 02: WeightsExplorer headless (the three heatmaps show the documents' or init_projections'
+"""Lesson 02: ProjectionsExplorer headless (the three heatmaps show the documents' or init_projections'
 matrices) and the lesson's checkers (solutions pass; typical slips get their hint and mistake id)."""
 
 import numpy as np
@@ -7,7 +7,7 @@ from torch import nn
 
 from attnlib import examples, init_projections
 from attnlib.lessons import check
-from attnlib.lessons.l02_weights import WeightsExplorer
+from attnlib.lessons.l02_projections import ProjectionsExplorer
 
 VIEWS = ("w_query", "w_key", "w_value")
 
@@ -18,7 +18,7 @@ def _shown(e):
 
 @pytest.mark.parametrize("source", ["001", "000"])
 def test_documents_weights(source):
-    e = WeightsExplorer(source)
+    e = ProjectionsExplorer(source)
     want = examples.get(source).projections
     for shown, w in zip(_shown(e), want):
         assert np.array_equal(shown, w.numpy())
@@ -27,11 +27,11 @@ def test_documents_weights(source):
     assert e.views["w_key"].title == f"W_k  ({want.w_key.shape[0]}×{want.w_key.shape[1]})"
     assert str(tuple(want.w_value.shape)) in e.shapes.value
     assert e.controls["d_k"].disabled and e.controls["d_k"].value == want.w_key.shape[1]
-    assert e.summary().startswith(f"WeightsExplorer(source={source!r}")
+    assert e.summary().startswith(f"ProjectionsExplorer(source={source!r}")
 
 
 def test_switching_source_and_random_sizes():
-    e = WeightsExplorer()
+    e = ProjectionsExplorer()
     e.controls["source"].value = "random"
     assert not e.controls["seed"].disabled
     e.controls["d_k"].value = 5
@@ -41,16 +41,16 @@ def test_switching_source_and_random_sizes():
     for shown, w in zip(_shown(e), want):
         assert np.allclose(shown, w.numpy())
     assert "(4, 5)" in e.shapes.value and "(4, 2)" in e.shapes.value
-    assert e.summary() == "WeightsExplorer(source='random', d_in=4, d_k=5, d_v=2, seed=7)"
+    assert e.summary() == "ProjectionsExplorer(source='random', d_in=4, d_k=5, d_v=2, seed=7)"
     assert e.views["w_value"].annotations[0] == f"{float(want.w_value[0, 0]):.2f}"
     e.controls["source"].value = "000"
     for shown, w in zip(_shown(e), examples.four_inputs.projections):
         assert np.array_equal(shown, w.numpy())
-    assert e.summary() == "WeightsExplorer(source='000', shapes=[(4, 5), (4, 5), (4, 5)])"
+    assert e.summary() == "ProjectionsExplorer(source='000', shapes=[(4, 5), (4, 5), (4, 5)])"
 
 
 def test_same_seed_same_weights_other_seed_other_weights():
-    e = WeightsExplorer("random", seed=1)
+    e = ProjectionsExplorer("random", seed=1)
     first = [m.copy() for m in _shown(e)]
     e.controls["seed"].value = 2
     assert not np.allclose(first[0], _shown(e)[0])
@@ -60,7 +60,7 @@ def test_same_seed_same_weights_other_seed_other_weights():
 
 def test_bad_source_rejected():
     with pytest.raises(ValueError, match="source"):
-        WeightsExplorer("002")
+        ProjectionsExplorer("002")
 
 
 def test_weights():

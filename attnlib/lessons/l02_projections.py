@@ -23,7 +23,7 @@ from ..show.explorer import Explorer, HeatmapView
 from ..steps import Projections, init_projections
 from ._check import Feedback, compare_tensor, exercise, run_learner_code
 
-__all__ = ["SOURCE_CHOICES", "WeightsExplorer", "count_parameters", "linear_shape", "shapes", "wrong_answers"]
+__all__ = ["SOURCE_CHOICES", "ProjectionsExplorer", "count_parameters", "linear_shape", "shapes", "wrong_answers"]
 
 
 SOURCE_CHOICES: tuple[tuple[str, str], ...] = (
@@ -35,7 +35,7 @@ _DOCUMENTS = {"000": four_inputs, "001": three_inputs}
 NAMES = ("W_q", "W_k", "W_v")
 
 
-class WeightsExplorer(Explorer):
+class ProjectionsExplorer(Explorer):
     """The three projections as heatmaps: a document's integers or seeded ``init_projections``.
 
     Args:
@@ -107,11 +107,11 @@ class WeightsExplorer(Explorer):
         c = self.controls
         if c["source"].value == "random":
             return (
-                f"WeightsExplorer(source='random', d_in={c['d_in'].value}, d_k={c['d_k'].value}, "
+                f"ProjectionsExplorer(source='random', d_in={c['d_in'].value}, d_k={c['d_k'].value}, "
                 f"d_v={c['d_v'].value}, seed={c['seed'].value})"
             )
         shapes = ", ".join(str(tuple(w.shape)) for w in self.projections)
-        return f"WeightsExplorer(source={c['source'].value!r}, shapes=[{shapes}])"
+        return f"ProjectionsExplorer(source={c['source'].value!r}, shapes=[{shapes}])"
 
 
 def _title(name: str, w: Tensor) -> str:
