@@ -128,7 +128,7 @@ node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund
 
 figures: $(STAMP)  ## redraw the diagrams in images/ from attnlib (byte-deterministic; commit the result)
-	$(BIN)/python -m attnlib.show.figures
+	$(BIN)/python scripts/figures.py
 
 chromium:  ## install Debian's chromium for the browser tests where it is missing (root + apt only)
 	@command -v chromium >/dev/null 2>&1 || [ -x /usr/bin/chromium ] || { \

@@ -1,7 +1,7 @@
 """The wheel carries the learner's folder: setuptools builds attnlib as pyproject.toml says, and this
 step adds, under ``attnlib/data/``, what ``attnlib-lessons`` copies for a learner who installed the wheel:
 
-- ``lessons/``: the learner edition of notebooks/ (teacher cells out, by attnlib/launch.py's own rule);
+- ``lessons/``: the learner edition of notebooks/ (teacher cells out, by attnlib_lessons.py's own rule);
 - ``images/``: the diagrams the lessons show;
 - ``etc/``: the Jupyter server and lab settings;
 - ``docs/documents.md``: the page the lessons link for the source documents.
@@ -24,7 +24,7 @@ class BuildWithLessons(build_py):
         super().run()
         if getattr(self, "editable_mode", False):
             return
-        spec = importlib.util.spec_from_file_location("attnlib_launch", HERE / "attnlib" / "launch.py")
+        spec = importlib.util.spec_from_file_location("attnlib_launch", HERE / "attnlib_lessons.py")
         launch = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(launch)  # standard library only: no torch in the build environment
         data = Path(self.build_lib) / "attnlib" / "data"

@@ -10,7 +10,7 @@ The library under the lessons in ``notebooks/``, in three rooms (``docs/architec
 - :mod:`attnlib.show` — static figures (seaborn) and the live views (anywidget);
 - :mod:`attnlib.lessons` — each lesson's explorers and exercise checkers, ``lessons/lNN_name.py``.
 
-``import attnlib`` loads the core only.
+``import attnlib`` loads the core (and torch), nothing for drawing.
 
 Notation — one table for the lessons (lesson 01 shows it), the code and the tests:
 
@@ -38,49 +38,55 @@ mask → softmax → weighted sum (scaling's lesson, 08, comes last, but it runs
 
 from __future__ import annotations
 
-import importlib
+from . import examples, text
+from ._validate import AttentionInputError
+from .modules import MultiHeadAttention, SelfAttention, causal_mask, combine_heads, split_heads
+from .steps import (
+    QKV,
+    Projections,
+    Trace,
+    attention,
+    attention_weights,
+    derive_qkv,
+    init_projections,
+    mask_scores,
+    prepare_inputs,
+    project,
+    scale_scores,
+    score,
+    softmax,
+    sum_weighted_values,
+    trace,
+    weight_values,
+)
+from .tiled import tiled_attention
 
 __version__ = "0.1.0"
 
-#: what ``from attnlib import …`` offers, and the module each name lives in; loaded on first use, so
-#: that ``attnlib.launch`` (the ``attnlib-lessons`` command) starts without importing torch
-_HOME = {
-    "AttentionInputError": "_validate",
-    "MultiHeadAttention": "modules",
-    "SelfAttention": "modules",
-    "causal_mask": "modules",
-    "combine_heads": "modules",
-    "split_heads": "modules",
-    "QKV": "steps",
-    "Projections": "steps",
-    "Trace": "steps",
-    "attention": "steps",
-    "attention_weights": "steps",
-    "derive_qkv": "steps",
-    "init_projections": "steps",
-    "mask_scores": "steps",
-    "prepare_inputs": "steps",
-    "project": "steps",
-    "scale_scores": "steps",
-    "score": "steps",
-    "softmax": "steps",
-    "sum_weighted_values": "steps",
-    "trace": "steps",
-    "weight_values": "steps",
-    "tiled_attention": "tiled",
-}
-_MODULES = ("examples", "text")
-
-__all__ = sorted([*_HOME, *_MODULES])
-
-
-def __getattr__(name: str) -> object:
-    if name in _MODULES:
-        return importlib.import_module(f".{name}", __name__)
-    if name in _HOME:
-        return getattr(importlib.import_module(f".{_HOME[name]}", __name__), name)
-    raise AttributeError(f"module 'attnlib' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+__all__ = [
+    "QKV",
+    "AttentionInputError",
+    "MultiHeadAttention",
+    "Projections",
+    "SelfAttention",
+    "Trace",
+    "attention",
+    "attention_weights",
+    "causal_mask",
+    "combine_heads",
+    "derive_qkv",
+    "examples",
+    "init_projections",
+    "mask_scores",
+    "prepare_inputs",
+    "project",
+    "scale_scores",
+    "score",
+    "softmax",
+    "split_heads",
+    "sum_weighted_values",
+    "text",
+    "tiled_attention",
+    "trace",
+    "weight_values",
+]

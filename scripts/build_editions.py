@@ -19,7 +19,7 @@ Usage: python scripts/build_editions.py [--out build/editions]
 (``make learn``, the class hub, Binder, Kubernetes): lessons already there are never overwritten
 (a learner's work stays), missing ones are added, so deleting a broken lesson and running it again
 gives a fresh copy of just that lesson. ``DIR/README.md`` is the learner's index (the lesson table,
-what to do first), generated from the lessons. The one home of that code is attnlib/launch.py (the
+what to do first), generated from the lessons. The one home of that code is attnlib_lessons.py (the
 ``attnlib-lessons`` command), loaded here by path so that neither attnlib nor torch is imported.
 """
 
@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 
 REPO = Path(__file__).resolve().parents[1]
-_SPEC = importlib.util.spec_from_file_location("attnlib_launch", REPO / "attnlib" / "launch.py")
+_SPEC = importlib.util.spec_from_file_location("attnlib_launch", REPO / "attnlib_lessons.py")
 launch = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(launch)
 LESSONS = launch.LESSONS

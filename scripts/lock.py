@@ -43,10 +43,20 @@ class MissingDistribution(LookupError):
 def roots(groups: tuple[str, ...]) -> list[Requirement]:
     """attnlib's dependencies and those of ``groups``, from pyproject.toml."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    lines = list(project["dependencies"])
-    for group in groups:
-        lines += project["optional-dependencies"][group]
-    return [Requirement(line) for line in lines]
+    requirements = [Requirement(line) for line in project["dependencies"]]
+    todo, seen = list(groups), set()
+    while todo:  # a group may name another of attnlib's own (``attnlib[show]``): take its lines instead
+        group = todo.pop(0)
+        if group in seen:
+            continue
+        seen.add(group)
+        for line in project["optional-dependencies"][group]:
+            requirement = Requirement(line)
+            if canonicalize_name(requirement.name) == canonicalize_name(project["name"]):
+                todo += sorted(requirement.extras)
+            else:
+                requirements.append(requirement)
+    return requirements
 
 
 def closure(requirements: list[Requirement]) -> dict[str, str]:

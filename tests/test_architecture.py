@@ -3,7 +3,9 @@
 - the maths core imports only the standard library and torch (tqdm for the progress bar of a long loop);
 - ``attnlib.show`` (drawing, live views) may import the core, never ``attnlib.lessons``;
 - ``attnlib.lessons`` (each lesson's explorers and checkers) may import both;
-- nothing in attnlib imports the tests or the tools (scripts/, site/, bench/).
+- nothing in attnlib imports the tests or the tools (scripts/, site/, bench/, harness/, deploy/);
+- each room's third-party imports are exactly those docs/architecture.md's table lists for it, and every
+  package attnlib depends on (pyproject.toml: the core's dependencies and the ``show`` extra) is imported.
 - tests/ mirrors the rooms: tests/show/ and tests/lessons/ hold test_<module>.py files named after their room's
   modules, every lesson's module has its own, and no two test files share a name.
 """
@@ -17,19 +19,15 @@ import sys
 from pathlib import Path
 
 import pytest
+import tomllib
 
-PACKAGE = Path(__file__).resolve().parent.parent / "attnlib"
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "attnlib"
 STDLIB = set(sys.stdlib_module_names)
-
-
-#: modules inside the package that are tools, not maths: ``attnlib-lessons`` (standard library only)
-TOOLS = {"launch.py"}
 
 
 def room(path: Path) -> str:
     parts = path.relative_to(PACKAGE).parts
-    if len(parts) == 1 and path.name in TOOLS:
-        return "tool"
     return parts[0] if len(parts) > 1 else "core"
 
 
@@ -99,8 +97,43 @@ def test_no_two_test_files_share_a_name() -> None:
     assert len(names) > 40 and len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
 
 
+def third_party(paths: list[Path]) -> set[str]:
+    return {m.split(".")[0] for p in paths for m in imports(p)} - STDLIB - {"attnlib"}
+
+
+def documented_imports() -> dict[str, set[str]]:
+    """docs/architecture.md's table: room → the third-party packages (in backticks) it may import."""
+    rows = {}
+    for line in (REPO / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith(("maths core", "`attnlib/show/`", "`attnlib/lessons/`")):
+            name = "core" if cells[0].startswith("maths core") else cells[0].strip("`").split("/")[1]
+            rows[name] = set(re.findall(r"`([A-Za-z_]\w*)`", cells[1])) - {"show"}
+    return rows
+
+
+@pytest.mark.parametrize("name", ["core", "show", "lessons"])
+def test_each_room_imports_what_the_architecture_page_lists(name: str) -> None:
+    listed = documented_imports()[name]
+    used = third_party([p for p in MODULES if room(p) == name])
+    assert used == listed, f"attnlib/{name}: imports {sorted(used)}, docs/architecture.md lists {sorted(listed)}"
+
+
+def test_every_dependency_of_attnlib_is_imported() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    declared = [*project["dependencies"], *project["optional-dependencies"]["show"]]
+    names = {re.split(r"[<>=!~ \[;]", line, maxsplit=1)[0].lower() for line in declared}
+    assert names == third_party(MODULES), "pyproject.toml lists what attnlib does not import, or misses what it does"
+
+
+def test_import_attnlib_gives_the_maths_and_loads_torch() -> None:
+    code = "import sys, attnlib; print('torch' in sys.modules, callable(attnlib.attention))"
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.split() == ["True", "True"]
+
+
 def test_the_lessons_launcher_needs_neither_torch_nor_attnlib() -> None:
-    code = "import sys, attnlib.launch; print(sorted(m for m in ('torch', 'attnlib.steps') if m in sys.modules))"
+    code = "import sys, attnlib_lessons; print(sorted(m for m in ('torch', 'attnlib') if m in sys.modules))"
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert loaded.strip() == "[]", f"attnlib-lessons loads {loaded.strip()} before it starts"
 

@@ -176,7 +176,7 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
     start = time.monotonic()
     # attnlib-lessons as the learner runs it (the installed script calls the same main)
     process = subprocess.Popen(
-        [python, "-m", "attnlib.launch", "--dir", "course", "--no-browser", "--port", str(port)],
+        [python, "-m", "attnlib_lessons", "--dir", "course", "--no-browser", "--port", str(port)],
         cwd=tmp_path, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
     )  # fmt: skip
     try:

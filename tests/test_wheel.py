@@ -66,7 +66,7 @@ def test_the_wheel_holds_the_views_checkpoints_lessons_and_settings(wheel: Path)
     with zipfile.ZipFile(wheel) as archive:
         entry_points = archive.read(next(n for n in names if n.endswith(".dist-info/entry_points.txt"))).decode()
         lesson = json.loads(archive.read(f"attnlib/data/lessons/{LESSONS[0].name}"))
-    assert "attnlib-lessons = attnlib.launch:main" in entry_points
+    assert "attnlib-lessons = attnlib_lessons:main" in entry_points
     assert not any(  # the learner edition: no speaker notes, no teacher cells
         c.get("metadata", {}).get("slideshow", {}).get("slide_type") == "notes"
         or "teacher" in c.get("metadata", {}).get("tags", [])

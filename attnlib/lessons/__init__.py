@@ -84,7 +84,9 @@ def check(name: str, answer: object) -> Feedback:
         lesson = name.split(".")[0]
         names = exercises(lesson)
         if not names:
-            return Feedback(False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(lessons())}")
+            return Feedback(
+                False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(lessons())}"
+            )
         return Feedback(False, f"there is no exercise {name!r}; lesson {lesson!r} has {', '.join(names)}")
     try:
         return registry()[name](answer)

@@ -2,7 +2,6 @@
 
 - :mod:`attnlib.show.plots` — static figures with seaborn/matplotlib (heatmaps, curves);
 - :mod:`attnlib.show.style` — the ``laptop`` and ``projector`` styles;
-- :mod:`attnlib.show.figures` — the step diagrams in ``images/`` (``make figures``);
 - :mod:`attnlib.show.view` — :class:`HeatmapView`, the live heatmap drawn by the browser (anywidget), and
   :class:`ViewGroup`, which carries the views of one explorer in one message;
 - :mod:`attnlib.show.explorer` — :class:`Explorer`, the shape every lesson's explorer shares.

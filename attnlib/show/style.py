@@ -8,7 +8,7 @@ highlights and the colour-blind-safe ``cividis`` / ``PuOr`` colormaps.
 ``attnlib.show.style.use("laptop")`` switches back (``cividis`` / ``RdBu``, seaborn's ``notebook``).
 
 Objects that want to follow register with :func:`register` (held weakly) and implement
-``restyle()``, which reads :func:`current`. The diagrams of :mod:`attnlib.show.figures` ignore the
+``restyle()``, which reads :func:`current`. The diagrams of ``scripts/figures.py`` ignore the
 style on purpose (they are fixed files).
 """
 

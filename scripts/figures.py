@@ -1,6 +1,6 @@
 """The lessons' diagrams, drawn by code from attnlib so that they always agree with the numbers.
 
-``python -m attnlib.show.figures`` (or ``make figures``) writes into ``images/``:
+``python scripts/figures.py`` (or ``make figures``) writes into ``images/``:
 
 - ``step1_inputs.png`` … ``step8_scaling.png``: one static diagram per step on document 001's
   example (three inputs of size 4, weights 4×3), the row being computed outlined; step 8
@@ -12,7 +12,7 @@ Every number is computed here with :mod:`attnlib.steps` on :mod:`attnlib.example
 typed in. Output is byte-deterministic (fixed sizes and dpi, no PNG metadata, fixed GIF timing), so
 ``tests/show/test_figures.py`` can regenerate the images and compare them with the committed ones.
 
-``python -m attnlib.show.figures --check`` only compares and lists the images that are out of date.
+``python scripts/figures.py --check`` only compares and lists the images that are out of date.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from PIL import Image
 
-from .. import examples, steps
-from ..formatting import annotation
-from .plots import as_numpy
+from attnlib import examples, steps
+from attnlib.formatting import annotation
+from attnlib.show.plots import as_numpy
 
 __all__ = ["ANIMATIONS", "FIGURES", "IMAGES_DIR", "Panel", "render", "render_all", "stale"]
 
@@ -628,7 +628,7 @@ def stale(images_dir: str | Path = IMAGES_DIR) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m attnlib.show.figures", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python scripts/figures.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", default=str(IMAGES_DIR), help="folder to write into (default: images/)")
     parser.add_argument("--check", action="store_true", help="only list images that are out of date")
     parser.add_argument("names", nargs="*", help="only these images, e.g. step4_scores.png")

@@ -1,4 +1,4 @@
-"""The committed diagrams in images/ are exactly what attnlib.show.figures draws now."""
+"""The committed diagrams in images/ are exactly what scripts/figures.py draws now."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ import torch
 from PIL import Image
 
 from attnlib import examples, steps
-from attnlib.show import figures, style
+from attnlib.show import style
+from scripts import figures
 
-IMAGES = Path(__file__).resolve().parents[2] / "images"
+IMAGES = Path(__file__).resolve().parents[1] / "images"
 STATIC = [
     "step1_inputs.png",
     "step2_weights.png",
@@ -25,7 +26,7 @@ STATIC = [
     "step8_scaling.png",
 ]
 ANIMATED = ["step3_qkv.gif", "step4_scores.gif", "step5_softmax.gif", "step6_weighting.gif", "step7_summing.gif"]
-FIX = "regenerate with `make figures` (or `.venv/bin/python -m attnlib.show.figures`) and commit images/"
+FIX = "regenerate with `make figures` (or `.venv/bin/python scripts/figures.py`) and commit images/"
 
 
 def test_the_fixed_file_names_are_drawn() -> None:
@@ -45,7 +46,7 @@ def test_committed_image_matches_the_code(name: str, fresh: Path) -> None:
     committed = IMAGES / name
     assert committed.is_file(), f"images/{name} is missing: {FIX}"
     assert committed.read_bytes() == (fresh / name).read_bytes(), (
-        f"images/{name} differs from what attnlib.show.figures draws now: {FIX}"
+        f"images/{name} differs from what scripts/figures.py draws now: {FIX}"
     )
 
 
@@ -115,4 +116,4 @@ def test_every_image_a_lesson_embeds_is_drawn() -> None:
     for lesson in sorted((IMAGES.parent / "notebooks").glob("[0-9][0-9]_*.ipynb")):
         embedded |= {(lesson.name, m) for m in re.findall(r"\.\./images/([\w.-]+)", lesson.read_text(encoding="utf-8"))}
     missing = sorted((lesson, name) for lesson, name in embedded if name not in STATIC + ANIMATED)
-    assert not missing, f"lessons embed images attnlib.show.figures does not draw: {missing}"
+    assert not missing, f"lessons embed images scripts/figures.py does not draw: {missing}"

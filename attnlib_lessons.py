@@ -14,8 +14,9 @@ The start without make (Windows, macOS, conda): the same folder ``make learn`` g
 JupyterLab then starts on DIR, bound to 127.0.0.1 with token authentication and the project's server
 and lab settings (``etc/``); if the port is taken it takes the next free one.
 
-Standard library only: this module is also loaded by path by scripts/build_editions.py (``make learn``,
-the class hub, Binder) without importing attnlib or torch.
+Standard library only, and outside the ``attnlib`` package (a module of its own in the same
+distribution), so that it starts without torch; scripts/build_editions.py (``make learn``, the class
+hub, Binder) and setup.py load it by path.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ DURATION = re.compile(r"\*\*Duration:\*\*\s*([^.\n]+)")
 def data_dir(name: str) -> Path:
     """A folder of the learner's data: inside the installed wheel (``attnlib/NAME``) or, in a
     checkout, the repository's own (``notebooks/``, ``images/``, ``etc/``, ``docs/``)."""
-    packaged = HERE / "data" / name
+    packaged = HERE / "attnlib" / "data" / name
     if packaged.is_dir():
         return packaged
-    return HERE.parent / {"lessons": "notebooks"}.get(name, name)
+    return HERE / {"lessons": "notebooks"}.get(name, name)
 
 
 def is_teacher_only(cell: dict) -> bool:

@@ -1,4 +1,4 @@
-"""``attnlib-lessons`` (attnlib/launch.py): the learner's start without make.
+"""``attnlib-lessons`` (attnlib_lessons.py): the learner's start without make.
 
 - The copy: every lesson, the images and the learner's index; a second run into the same folder keeps
   every file there and adds only what is missing; a folder it cannot write gets a message, not a traceback.
@@ -24,12 +24,9 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 
 def _launch():
-    import importlib.util
+    import attnlib_lessons
 
-    spec = importlib.util.spec_from_file_location("attnlib_launch", REPO / "attnlib" / "launch.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return attnlib_lessons
 
 
 def _run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess:
@@ -42,7 +39,7 @@ def test_the_module_imports_only_the_standard_library() -> None:
         "m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m);"
         "print([n for n in ('torch', 'attnlib', 'nbformat', 'jupyterlab', 'matplotlib') if n in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", code, REPO / "attnlib" / "launch.py"], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", code, REPO / "attnlib_lessons.py"], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stderr
 
 
