@@ -8,8 +8,9 @@ Where each check runs: a public entry (:func:`attnlib.attention`, ``attention_we
 (:func:`check_attention`: no NaN or inf, the mask's contents, the scale). A step function checks
 only the types and shapes of its own arguments (``finite=False``, ``contents=False``: no pass over
 the data), so that a learner calling one step alone still reads a clear message, and a composition
-does not check the same tensor twice. :func:`attnlib.score` checks its result: ``Q Kᵀ`` of finite
-queries and keys can still overflow.
+does not check the same tensor twice. The one exception is :func:`check_scores`, the softmax's
+check: one pass over the row maxima, because a NaN, a ``+inf`` (``Q Kᵀ`` of finite queries and keys
+can overflow) or a row with every key hidden would otherwise come out as a silent row of NaN.
 """
 
 from __future__ import annotations
@@ -40,6 +41,27 @@ def shape_str(t: Tensor | tuple[int, ...] | torch.Size) -> str:
     """``(3, 4)`` for a tensor of shape ``torch.Size([3, 4])``."""
     dims = tuple(t.shape) if isinstance(t, Tensor) else tuple(t)
     return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+
+
+def check_scores(scores: object, dim: int) -> Tensor:
+    """``scores`` if it is a floating-point tensor whose every row along ``dim`` has something to
+    normalise: no NaN or ``+inf``, not every entry ``-inf`` (one pass: the rows' maxima)."""
+    if not isinstance(scores, Tensor) or not scores.is_floating_point():
+        got = scores.dtype if isinstance(scores, Tensor) else type(scores).__name__
+        raise TypeError(f"scores must be a floating-point tensor, got {got}")
+    if scores.dim() == 0:
+        raise AttentionInputError(f"scores must have an axis to normalise along, got shape {shape_str(scores)}")
+    if scores.numel() == 0:
+        return scores
+    maxima = scores.amax(dim=dim)  # NaN if the row holds a NaN, +inf if it holds +inf, -inf if all are -inf
+    if bool(torch.isnan(maxima).any()) or bool((maxima == float("inf")).any()):
+        raise AttentionInputError(f"scores contain NaN or +inf (shape {shape_str(scores)})")
+    if bool((maxima == float("-inf")).any()):
+        raise AttentionInputError(
+            f"every score along dim={dim} is -inf in some row (shape {shape_str(scores)}): "
+            "there is nothing to normalise"
+        )
+    return scores
 
 
 def check_tensor(name: str, t: object, *, min_rank: int = 2, layout: str = "", finite: bool = True) -> Tensor:

@@ -182,15 +182,11 @@ class MultiHeadAttention(nn.Module):
         v = split_heads(self.w_value(value), self.num_heads)
         if cache is not None:
             k, v = cache.update(layer, k, v)
-        if return_weights:
-            weights = attention_weights(q, k, v, mask=mask)
-            heads = weights @ v
-        else:
-            heads = attention(q, k, v, mask=mask)
+        weights = attention_weights(q, k, v, mask=mask)  # (batch, heads, n_q, n_k)
+        heads = weights @ v  # attention(q, k, v, mask=mask), keeping the weights
         out = self.out_proj(combine_heads(heads))
         if unbatched:
-            out = out.squeeze(0)
-            weights = weights.squeeze(0) if return_weights else None
+            out, weights = out.squeeze(0), weights.squeeze(0)
         elif not self.batch_first:
             out = out.transpose(0, 1)
         return (out, weights) if return_weights else out

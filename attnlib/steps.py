@@ -17,10 +17,11 @@ step            function                        result shape
 8 scaling       :func:`scale_scores`            ``(..., n_q, n_k)``
 ==============  ==============================  ==========================================
 
-:func:`attention` composes them (steps 6 and 7 fused into one matrix product, which is the same
-sum without materialising the ``(n_q, n_k, d_v)`` grid) and :func:`attention_weights` stops after
-the softmax. :func:`trace` runs them one at a time and keeps every intermediate: the one
-step-by-step composition (the modules' ``intermediates``, the linked explorer and lesson 08 use it).
+One composition runs steps 4, 8 and 5 (scores, scaling, masking, softmax), checking every argument
+once at the door; three entries share it. :func:`attention_weights` stops after the softmax;
+:func:`attention` then takes ``A V`` (steps 6 and 7 fused into one matrix product, the same sum
+without materialising the ``(n_q, n_k, d_v)`` grid); :func:`trace` runs steps 6 and 7 one at a time
+and keeps every intermediate (the modules' ``intermediates``, the linked explorer and lesson 08 use it).
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from ._validate import (
     check_positive_int,
     check_qkv,
     check_scale,
+    check_scores,
     check_tensor,
     shape_str,
 )
@@ -53,6 +55,7 @@ __all__ = [
     "init_projections",
     "mask_scores",
     "prepare_inputs",
+    "project",
     "scale_scores",
     "score",
     "softmax",
@@ -176,7 +179,7 @@ def score(queries: Tensor, keys: Tensor) -> Tensor:
         scores ``(..., n_q, n_k)``; entry ``[i, j]`` is ``q_i · k_j``.
     """
     check_qkv(queries, keys, None, finite=False)
-    return check_tensor("scores", queries @ keys.transpose(-2, -1))  # finite q, k can still overflow here
+    return queries @ keys.transpose(-2, -1)
 
 
 # ---------------------------------------------------------------- step 5: softmax
@@ -194,16 +197,7 @@ def softmax(scores: Tensor, dim: int = -1) -> Tensor:
         weights of the same shape, non-negative, summing to 1 along ``dim``. Entries of ``-inf``
         (masked keys) get weight exactly 0.
     """
-    if not isinstance(scores, Tensor) or not scores.is_floating_point():
-        got = scores.dtype if isinstance(scores, Tensor) else type(scores).__name__
-        raise TypeError(f"scores must be a floating-point tensor, got {got}")
-    if bool(torch.isnan(scores).any()) or bool((scores == float("inf")).any()):
-        raise AttentionInputError(f"scores contain NaN or +inf (shape {shape_str(scores)})")
-    if scores.dim() == 0 or bool((scores == float("-inf")).all(dim=dim).any()):
-        raise AttentionInputError(
-            f"every score along dim={dim} is -inf in some row (shape {shape_str(scores)}): "
-            "there is nothing to normalise"
-        )
+    check_scores(scores, dim)  # a float tensor; no NaN, no +inf, no row with every key hidden
     exp = (scores - scores.amax(dim=dim, keepdim=True)).exp()  # every exponent ≤ 0: nothing overflows
     return exp / exp.sum(dim=dim, keepdim=True)
 
@@ -311,11 +305,7 @@ def attention_weights(
     Returns:
         weights ``(..., n_q, n_k)``; each row sums to 1.
     """
-    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
-    scores = score(queries, keys)  # step 4: S = Q Kᵀ
-    scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
-    scores = mask_scores(scores, mask)  # hidden keys → -inf (lesson 09)
-    return softmax(scores)  # step 5: each row sums to 1
+    return _weights(queries, keys, values, scale=scale, mask=mask).weights
 
 
 def attention(
@@ -353,6 +343,19 @@ def attention(
     return weights @ values  # steps 6 and 7: z_i = Σ_j α_ij v_j
 
 
+def _weights(
+    queries: Tensor, keys: Tensor, values: Tensor | None, *, scale: float | None, mask: Tensor | None
+) -> Trace:
+    """The one composition of steps 4, 8 and 5 (with the mask) that :func:`attention_weights`,
+    :func:`attention` and :func:`trace` share; ``weighted_values`` and ``context`` are left ``None``."""
+    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
+    scores = score(queries, keys)  # step 4: S = Q Kᵀ
+    scaled_scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
+    scaled_scores = mask_scores(scaled_scores, mask)  # hidden keys → -inf (lesson 09)
+    weights = softmax(scaled_scores)  # step 5: each row sums to 1
+    return Trace(scores, scaled_scores, weights, None, None)
+
+
 class Trace(NamedTuple):
     """Every intermediate of one attention call, from :func:`trace`.
 
@@ -382,12 +385,8 @@ def trace(
     (the ``(..., n_q, n_k, d_v)`` grid is built), so ``context`` may differ from :func:`attention`'s
     in the last bit: compare them with ``torch.allclose``.
     """
-    _, scale, mask = check_attention(queries, keys, values, scale=scale, mask=mask)  # every argument, once
-    scores = score(queries, keys)  # step 4: S = Q Kᵀ
-    scaled_scores = scale_scores(scores, scale=scale)  # step 8: S / √d_k
-    scaled_scores = mask_scores(scaled_scores, mask)  # hidden keys → -inf (lesson 09)
-    weights = softmax(scaled_scores)  # step 5: each row sums to 1
+    steps = _weights(queries, keys, values, scale=scale, mask=mask)
     if values is None:
-        return Trace(scores, scaled_scores, weights, None, None)
-    weighted_values = weight_values(weights, values)  # step 6: α_ij v_j
-    return Trace(scores, scaled_scores, weights, weighted_values, sum_weighted_values(weighted_values))  # step 7
+        return steps
+    weighted_values = weight_values(steps.weights, values)  # step 6: α_ij v_j
+    return steps._replace(weighted_values=weighted_values, context=sum_weighted_values(weighted_values))  # step 7
