@@ -90,9 +90,10 @@ nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 
 FORMATTED := attnlib tests scripts bench harness site deploy etc
 
-lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks included), ruff format --check, tsc on the live view's JS
+lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks included), ruff format --check, mypy, tsc on the live view's JS
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check --quiet $(FORMATTED)
+	$(BIN)/mypy
 	node_modules/.bin/tsc --noEmit -p jsconfig.json
 
 format: $(STAMP)  ## ruff format and fix imports

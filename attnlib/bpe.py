@@ -75,5 +75,5 @@ def tokenise(word: str, merges: list[tuple[str, str]]) -> list[str]:
         raise ValueError(f"word must be non-empty text, got {word!r}")
     symbols = tuple(word)
     for pair in merges:
-        symbols = _merge(symbols, tuple(pair))
+        symbols = _merge(symbols, (pair[0], pair[1]))
     return list(symbols)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -95,7 +95,13 @@ class _Shapes(TorchFunctionMode):
         super().__init__()
         self.largest: tuple[tuple[int, ...], int] = ((), 0)
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: object,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         out = func(*args, **(kwargs or {}))
         for t in out if isinstance(out, tuple | list) else (out,):
             if isinstance(t, torch.Tensor):

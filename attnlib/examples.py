@@ -79,10 +79,10 @@ class MatrixExample:
         """``Projections(w_query, w_key, w_value)``, each ``(d_in, d_out)``, float32."""
         if self.w_query_rows is None or self.w_key_rows is None or self.w_value_rows is None:
             raise AttributeError(f"example {self.key!r} has no explicit weights")
-        t = lambda rows: torch.tensor(rows, dtype=torch.float32)  # noqa: E731
-        return Projections(t(self.w_query_rows), t(self.w_key_rows), t(self.w_value_rows))
+        rows = (self.w_query_rows, self.w_key_rows, self.w_value_rows)
+        return Projections(*(torch.tensor(r, dtype=torch.float32) for r in rows))
 
-    def qkv(self):
+    def qkv(self) -> QKV:
         """Step 3 on this example: ``QKV(queries, keys, values)``."""
         return derive_qkv(self.inputs, *self.projections)
 
@@ -243,6 +243,7 @@ def document_004_projections(*, roundings: int) -> Projections:
     """
     if roundings not in (1, 2):
         raise ValueError(f"roundings must be 1 or 2, got {roundings!r}")
+    assert encodings.seed is not None  # document 004 seeds its module
     u = torch.rand(12, generator=torch.Generator().manual_seed(encodings.seed))
     high = torch.tensor(2**-0.5, dtype=torch.float32)
     low, width = -high, high - (-high)
@@ -272,7 +273,7 @@ ALL: dict[str, MatrixExample | SentenceExample] = {
 
 def get(key: str) -> MatrixExample | SentenceExample:
     """An example by document number (``"000"`` … ``"004"``) or by name (``"three_inputs"``)."""
-    by_name = {
+    by_name: dict[str, MatrixExample | SentenceExample] = {
         "four_inputs": four_inputs,
         "three_inputs": three_inputs,
         "history": history,

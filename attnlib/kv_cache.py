@@ -10,10 +10,15 @@ Shapes: per layer ``(batch, num_heads, n_cached, d_head)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
+
+if TYPE_CHECKING:  # transformer.py imports this module
+    from .transformer import TinyTransformer
 
 __all__ = ["KVCache", "count_dot_products", "generate", "next_token", "score_dot_products"]
 
@@ -33,9 +38,10 @@ class KVCache:
         """Append the new tokens' ``keys``/``values`` ``(batch, h, n_new, d_head)`` for ``layer``; return all so far."""
         if not 0 <= layer < len(self.keys):
             raise AttentionInputError(f"layer must be from 0 to {len(self.keys) - 1}, got {layer}")
-        if self.keys[layer] is not None:
-            keys = torch.cat([self.keys[layer], keys], dim=-2)
-            values = torch.cat([self.values[layer], values], dim=-2)
+        cached_keys, cached_values = self.keys[layer], self.values[layer]
+        if cached_keys is not None and cached_values is not None:
+            keys = torch.cat([cached_keys, keys], dim=-2)
+            values = torch.cat([cached_values, values], dim=-2)
         self.keys[layer], self.values[layer] = keys, values
         return keys, values
 
@@ -66,7 +72,7 @@ def next_token(
 
 @torch.no_grad()
 def generate(
-    model,
+    model: TinyTransformer,
     prompt: Tensor,
     max_new_tokens: int,
     *,
@@ -95,14 +101,13 @@ def generate(
         raise AttentionInputError(
             f"prompt ({prompt.shape[-1]} tokens) + max_new_tokens ({max_new_tokens}) exceed the model's max_len={limit}"
         )
-    choose = {"temperature": temperature, "top_k": top_k, "generator": generator}
     ids = prompt
     cache = KVCache(len(model.blocks)) if use_cache else None
-    logits = model(ids, cache=cache) if use_cache else None
+    logits = model(ids, cache=cache) if use_cache else prompt  # replaced before it is read
     for step in range(max_new_tokens):
         if not use_cache:
             logits = model(ids)
-        chosen = next_token(logits[:, -1], **choose)
+        chosen = next_token(logits[:, -1], temperature=temperature, top_k=top_k, generator=generator)
         ids = torch.cat([ids, chosen], dim=1)
         if use_cache and step < max_new_tokens - 1:
             logits = model(chosen, cache=cache)
@@ -122,7 +127,7 @@ def score_dot_products(n_prompt: int, max_new_tokens: int, *, use_cache: bool) -
     return sum(length * length for length in lengths)
 
 
-def count_dot_products(model, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> int:
+def count_dot_products(model: TinyTransformer, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> int:
     """Run :func:`generate` and count the query·key dot products one head of one layer really computed.
 
     Counted from the attention maps the model leaves after each forward (``(batch, h, n_q, n_k)``:
@@ -130,7 +135,7 @@ def count_dot_products(model, prompt: Tensor, max_new_tokens: int, *, use_cache:
     """
     counted = 0
 
-    def after_forward(module, _args, _output) -> None:
+    def after_forward(module: TinyTransformer, _args: object, _output: object) -> None:
         nonlocal counted
         weights = module.attention_maps[0]
         counted += weights.shape[-2] * weights.shape[-1]

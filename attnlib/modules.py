@@ -4,12 +4,16 @@
 from __future__ import annotations
 
 from types import SimpleNamespace
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 
 from ._validate import AttentionInputError, check_positive_int, check_tensor, shape_str
 from .steps import attention, attention_weights, trace
+
+if TYPE_CHECKING:  # kv_cache.py needs no module of this one at run time
+    from .kv_cache import KVCache
 
 __all__ = ["MultiHeadAttention", "SelfAttention", "causal_mask", "combine_heads", "split_heads"]
 
@@ -156,7 +160,7 @@ class MultiHeadAttention(nn.Module):
         *,
         mask: Tensor | None = None,
         return_weights: bool = False,
-        cache=None,
+        cache: KVCache | None = None,
         layer: int = 0,
     ) -> Tensor | tuple[Tensor, Tensor]:
         """Attend; with ``return_weights=True`` also return the per-head weights ``(batch, heads, n_q, n_k)``.
@@ -214,6 +218,7 @@ class MultiHeadAttention(nn.Module):
         qs, ks, vs = (split_heads(t, self.num_heads) for t in (q, k, v))
         steps = trace(qs, ks, vs, mask=mask, scale=None if scaled else 1.0)
         weights, heads = steps.weights, steps.context
+        assert heads is not None  # trace() was given values
         concatenated = combine_heads(heads)
         output = self.out_proj(concatenated)
         out = SimpleNamespace(

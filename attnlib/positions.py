@@ -13,6 +13,8 @@ queries and keys of size ``d_k``); ``...`` are optional batch dimensions.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -72,6 +74,8 @@ class SinusoidalPositions(nn.Module):
 
     Nothing is learned; ``offset`` is the position of the first token (used with a KV cache).
     """
+
+    encoding: Tensor  # (max_len, d_model), a buffer: moves with the module, is not a parameter
 
     def __init__(self, max_len: int, d_model: int, *, base: float = 10000.0) -> None:
         super().__init__()
@@ -136,7 +140,9 @@ def apply_rope(x: Tensor, *, offset: int = 0, base: float = 10000.0) -> Tensor:
     return rotated.flatten(-2)
 
 
-def permutation_equivariance_gap(function, inputs: Tensor, permutation: Tensor | list[int]) -> float:
+def permutation_equivariance_gap(
+    function: Callable[[Tensor], Tensor], inputs: Tensor, permutation: Tensor | list[int]
+) -> float:
     """``max |f(P X) − P f(X)|``: how far ``function`` is from permutation-equivariant on ``inputs``.
 
     Args:

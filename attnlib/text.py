@@ -70,7 +70,8 @@ def embed(token_ids: Tensor, *, num_embeddings: int, d: int, seed: int) -> Tenso
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         table = torch.nn.Embedding(num_embeddings, d)
-        return table(token_ids).detach()
+        embedded: Tensor = table(token_ids).detach()
+        return embedded
 
 
 def project_as_columns(embedded: Tensor, u_query: Tensor, u_key: Tensor, u_value: Tensor) -> QKV:
