@@ -39,7 +39,7 @@ endef
 UV_PIN := $(shell grep -m1 '^uv==' requirements.lock)
 UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
 
-.PHONY: help env learner-env lock lab learn editions models test unit nbval lint format execute bench slides site binder hub figures chromium browser clean
+.PHONY: help env learner-env lock lab learn editions models test unit nbval lint format execute bench bench-ops slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -103,14 +103,17 @@ format: $(STAMP)  ## ruff format and fix imports
 execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
 	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))
 
-bench: $(STAMP) chromium  ## benchmarks → bench/results/*.json → the tables of docs/performance.md
+bench: $(STAMP) chromium  ## what the course teaches and shows: attention paths, scale, KV cache, live views → docs/performance.md
 	$(BIN)/python -m bench.bench_attention
 	$(BIN)/python -m bench.bench_scale
 	$(BIN)/python -m bench.bench_widgets
 	$(BIN)/python -m bench.bench_browser
+	$(BIN)/python -m bench.report
+
+bench-ops: $(STAMP) chromium  ## running the course: nbval, make test on a fresh clone, the class hub (root) → the docs
 	$(BIN)/python -m bench.bench_nbval
-	$(BIN)/python -m bench.bench_hub
 	$(BIN)/python -m bench.bench_make_test
+	$(BIN)/python -m bench.bench_hub
 	$(BIN)/python -m bench.report
 
 slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline

@@ -66,7 +66,7 @@ def browser(data: dict) -> str:
         if lessons
         else ""
     )
-    return _rows(head, rows) + f"\n\n{reference}{_changes(data)} per explorer; {data['date']}, {data['machine']}."
+    return _rows(head, rows) + f"\n\n{reference}{_changes(data)} per explorer; {results.measured_on(data)}."
 
 
 def kernel(data: dict) -> str:
@@ -75,7 +75,7 @@ def kernel(data: dict) -> str:
         for name, f in data["rows"].items()
     ]
     head = ["explorer", "median ms", "p90 ms", "messages per change", "goal ≤ 10 ms"]
-    return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {data['date']}, {data['machine']}."
+    return _rows(head, rows) + f"\n\n{data['changes']} changes per explorer; {results.measured_on(data)}."
 
 
 def attention(data: dict) -> str:
@@ -84,7 +84,10 @@ def attention(data: dict) -> str:
         for n, f in data["rows"].items()
     ]
     head = ["n", "attention ms", "tiled_attention ms", "torch SDPA ms", "tiled / SDPA"]
-    return _rows(head, rows) + f"\n\nbatch {data['batch']}, d = {data['d']}, {data['threads']} threads; {data['date']}."
+    return (
+        _rows(head, rows)
+        + f"\n\nbatch {data['batch']}, d = {data['d']}, {data['threads']} threads; {results.measured_on(data)}."
+    )
 
 
 def scale(data: dict) -> str:
@@ -101,7 +104,8 @@ def scale(data: dict) -> str:
     kv = data["kv_cache"]
     parts.append(
         f"KV cache, 256 tokens after 16: {kv['cached_ms']:.0f} ms cached, {kv['recomputed_ms']:.0f} ms recomputed "
-        f"({kv['recomputed_ms'] / kv['cached_ms']:.1f}×), identical tokens: {kv['identical']}; {data['date']}."
+        f"({kv['recomputed_ms'] / kv['cached_ms']:.1f}×), identical tokens: {kv['identical']}; "
+        f"{results.measured_on(data)}."
     )
     return "\n\n".join(parts)
 
@@ -110,7 +114,7 @@ def nbval(data: dict) -> str:
     return (
         f"{data['lessons']} lessons, `-n {data['workers']}`: median {data['median_s']:.1f} s of "
         f"{len(data['runs_s'])} runs ({', '.join(f'{t:.1f}' for t in data['runs_s'])} s); goal ≤ "
-        f"{data['goal_s']:.0f} s {_met(data['median_s'] <= data['goal_s'])}; {data['date']}."
+        f"{data['goal_s']:.0f} s {_met(data['median_s'] <= data['goal_s'])}; {results.measured_on(data)}."
     )
 
 
@@ -120,7 +124,7 @@ def make_test(data: dict) -> str:
         f"`make test` on a fresh clone of `{data['commit']}`, nothing cached: {data['total_s'] / 60:.1f} min in all "
         f"({data['total_s']} s, of which pytest {data['pytest_s']:.0f} s), {verdict}; goal ≤ "
         f"{data['goal_s'] / 60:.0f} min {_met(data['passed'] and data['total_s'] <= data['goal_s'])}; "
-        f"{data['date']}, {data['machine']}."
+        f"{results.measured_on(data)}."
     )
 
 
@@ -132,7 +136,7 @@ def hub(data: dict) -> str:
     ]  # fmt: skip
     head = ["learners", "all servers ready (s)", "all lessons finished (s)", "failures",
             "memory per learner (GiB, peak PSS)", "hub + proxy (MiB)"]  # fmt: skip
-    return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {data['date']}, {data['machine']}."
+    return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {results.measured_on(data)}."
 
 
 GUIDE = results.REPO / "docs" / "teaching-guide.md"

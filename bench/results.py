@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import statistics
+import subprocess
 from datetime import date
 from pathlib import Path
 
@@ -33,14 +35,48 @@ def stats(times: list[float]) -> str:
 
 
 def write(path: Path, figures: dict) -> None:
-    """Write ``figures`` with the machine and the date to ``path`` (JSON) and say where."""
+    """Write ``figures`` to ``path`` (JSON) with what they were measured on: the date, the commit (``+``
+    when the checkout had uncommitted changes), the machine and its load, and say where."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    figures = {"date": date.today().isoformat(), "machine": f"{platform.machine()}, {_cores()} cores", **figures}
+    figures = {"date": date.today().isoformat(), **provenance(), **figures}
     path.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {path}")
 
 
-def _cores() -> int:
-    import os
+def provenance() -> dict[str, str]:
+    """``commit``, ``machine`` (architecture, CPU model, cores) and ``load`` (the 1-minute load average,
+    which says whether other work shared the machine) of a measurement taken now."""
+    return {
+        "commit": _commit(),
+        "machine": f"{platform.machine()}, {_cpu_model()}, {_cores()} cores",
+        "load": f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown",
+    }
 
+
+def measured_on(data: dict) -> str:
+    """The line that closes a table: when, on which commit and machine, under which load."""
+    commit = f"commit `{data['commit']}`" if "commit" in data else "commit not recorded"
+    load = f", load {data['load']}" if "load" in data else ""
+    return f"{data['date']}, {commit}, {data['machine']}{load}"
+
+
+def _commit() -> str:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True, check=False).stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown"
+    return head + ("+" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
+
+
+def _cores() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -14,11 +14,18 @@ from bench import report, results
 def test_the_page_shows_what_the_benchmark_wrote(name: str) -> None:
     render, page = report.TABLES[name]
     recorded = results.RESULTS / f"{name}.json"
-    if not recorded.exists():
-        pytest.skip(f"{recorded.name} not recorded yet")
+    assert recorded.exists(), f"{recorded.name} is missing: run its benchmark (make bench or make bench-ops)"
     text = page.read_text()
     start, end = report.span(text, name)
     assert text[start:end] == render(json.loads(recorded.read_text())), "run python -m bench.report"
+
+
+def test_every_result_says_what_it_measured_on() -> None:
+    line = results.measured_on({"date": "2026-11-28", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "0.5"})
+    assert line == "2026-11-28, commit `abc1234`, x86_64, 2 cores, load 0.5"
+    assert "commit not recorded" in results.measured_on({"date": "2026-11-20", "machine": "x86_64, 2 cores"})
+    fresh = results.provenance()
+    assert fresh["commit"] and fresh["machine"].count(",") == 2 and fresh["load"]
 
 
 def test_every_table_has_its_place() -> None:
