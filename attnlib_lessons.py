@@ -57,6 +57,11 @@ def is_aside(cell: dict) -> bool:
     return cell.get("cell_type") == "markdown" and "aside" in cell.get("metadata", {}).get("tags", [])
 
 
+def is_solution(cell: dict) -> bool:
+    """A markdown cell tagged ``solution``: an exercise's worked answer (left out of the for-credit edition)."""
+    return cell.get("cell_type") == "markdown" and "solution" in cell.get("metadata", {}).get("tags", [])
+
+
 def collapsed(cell: dict) -> dict:
     """An aside as a closed ``<details>`` block whose summary is the cell's first line (a heading)."""
     text = _text(cell).strip()

@@ -1,4 +1,4 @@
-"""Build the learner and the teacher edition of the lessons from the one source, ``notebooks/``.
+"""Build the learner, for-credit and teacher editions of the lessons from the one source, ``notebooks/``.
 
 Usage: python scripts/build_editions.py [--out build/editions]
        python scripts/build_editions.py --workspace my-lessons   (a learner's own copy; see below)
@@ -11,6 +11,9 @@ Usage: python scripts/build_editions.py [--out build/editions]
   edition keeps them open.
   Code cells and their stored outputs are untouched, so the learner edition re-executes to exactly
   the outputs it holds (``make test`` runs nbval on it).
+- ``<out>/credit/``: the learner edition without the solutions (markdown cells tagged ``solution``),
+  for a teacher who hands the exercises out for credit (docs/teaching-guide.md says how). Its code is
+  the learner edition's: the checkers still give their hints, they never show the worked answer.
 - ``<out>/images/``, ``<out>/README.md`` and ``<out>/docs/documents.md``: what the lessons link to as
   ``../images``, ``../README.md`` and ``../docs/documents.md``, so links work inside an edition as they
   do in the repository.
@@ -48,12 +51,19 @@ def learner_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return copy
 
 
+def credit_edition(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """The learner edition of ``nb`` without the exercises' solutions."""
+    copy = learner_edition(nb)
+    copy.cells = [cell for cell in copy.cells if not launch.is_solution(cell)]
+    return copy
+
+
 def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
-    """Write both editions into ``out``; return the learner notebooks written."""
+    """Write the three editions into ``out``; return the learner notebooks written."""
     lessons = sorted(source.glob(LESSONS))
     if not lessons:
         raise SystemExit(f"no lessons matching {LESSONS} in {source}")
-    for edition in ("learner", "teacher"):
+    for edition in ("learner", "credit", "teacher"):
         shutil.rmtree(out / edition, ignore_errors=True)
         (out / edition).mkdir(parents=True)
     written = []
@@ -62,6 +72,7 @@ def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
         shutil.copy2(path, out / "teacher" / path.name)
         target = out / "learner" / path.name
         nbformat.write(learner_edition(nb), target)
+        nbformat.write(credit_edition(nb), out / "credit" / path.name)
         written.append(target)
     shutil.rmtree(out / "images", ignore_errors=True)
     if (REPO / "images").is_dir():
@@ -87,7 +98,7 @@ def main(argv: list[str]) -> int:
         print(f"{args.workspace}/lessons: {len(added)} lesson(s) added, existing ones kept")
         return 0
     written = build(args.out)
-    print(f"wrote {len(written)} lessons to {args.out}/learner and {args.out}/teacher")
+    print(f"wrote {len(written)} lessons to {args.out}/learner, {args.out}/credit and {args.out}/teacher")
     return 0
 
 

@@ -43,6 +43,17 @@ def test_learner_edition_has_no_teacher_cells_and_the_same_code(built: Path, les
     assert len(learner.cells) == len(source.cells) - len(removed)
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_credit_edition_is_the_learner_edition_without_solutions(built: Path, lesson: Path) -> None:
+    learner = nbformat.read(built / "learner" / lesson.name, as_version=4)
+    credit = nbformat.read(built / "credit" / lesson.name, as_version=4)
+    solutions = [c for c in learner.cells if "solution" in c.get("metadata", {}).get("tags", [])]
+    assert [c for c in learner.cells if c not in solutions] == credit.cells
+    assert not any("<summary>Solution" in c.source for c in credit.cells), "an untagged solution is left"
+    checks = [c for c in learner.cells if c.cell_type == "code" and "check(" in c.source]
+    assert checks and all(c in credit.cells for c in checks)  # every exercise is still there, checked
+
+
 def test_teacher_edition_is_the_source(built: Path) -> None:
     for lesson in LESSONS:
         assert (built / "teacher" / lesson.name).read_bytes() == lesson.read_bytes()
