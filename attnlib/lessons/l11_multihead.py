@@ -7,6 +7,9 @@ Lesson 11 exercises: heads, their parameters and torch's mask convention.
 - ``multihead.1`` predict: the parameters of ``MultiHeadAttention(512, num_heads=8)`` (biases included).
 - ``multihead.2`` code: ``split(x, h)``: ``(batch, n, d_model) -> (batch, h, n, d_head)``, run on fresh inputs.
 - ``multihead.3`` transfer: torch's ``attn_mask`` for a window (token i sees i−1, i, i+1) over 5 tokens.
+- ``multihead.4`` code: ``cross_attention(x_dec, x_enc, w_q, w_k, w_v)``: queries from one sequence, keys and
+  values from another.
+- ``multihead.5`` code: ``self_attention_backward(x, w_q, w_k, w_v, grad_z)``: the four gradients by hand.
 """
 
 from __future__ import annotations
@@ -20,9 +23,18 @@ from ..modules import MultiHeadAttention, causal_mask, split_heads
 from ..show.explorer import Explorer, HeatmapView
 from ..show.plots import heatmap_png
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise
+from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
-__all__ = ["MultiHeadExplorer", "multihead_inputs", "parameters", "split", "window_mask", "wrong_answers"]
+__all__ = [
+    "MultiHeadExplorer",
+    "cross_attention",
+    "multihead_inputs",
+    "parameters",
+    "self_attention_backward",
+    "split",
+    "window_mask",
+    "wrong_answers",
+]
 
 
 ALL = "all"
@@ -165,6 +177,16 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (split_heads, "library-function"),
         ],
         "multihead.3": [(_window_allowed(), None), (~causal_mask(5), None)],
+        "multihead.4": [
+            (lambda xd, xe, wq, wk, wv: _cross(xd, xd, wq, wk, wv), None),
+            (lambda xd, xe, wq, wk, wv: _cross(xd, xe, wq, wk, wv, scaled=False), "scale-forgotten"),
+            (lambda xd, xe, wq, wk, wv: _cross(xd, xe, wq, wk, wv, dim=0), "softmax-axis"),
+        ],
+        "multihead.5": [
+            (lambda *a: _hand_grads(*a, mistake="one-path"), None),
+            (lambda *a: _hand_grads(*a, mistake="no-jacobian"), None),
+            (lambda *a: _hand_grads(*a, mistake="unscaled"), None),
+        ],
     }
 
 
@@ -239,3 +261,152 @@ def window_mask(answer: object) -> Feedback:
         wrong=wrong,
         success="True off the three central diagonals.",
     )
+
+
+# ---------------------------------------------------------------- cross-attention and the backward pass
+def _cross_inputs() -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``x_dec (5, 6)``, ``x_enc (7, 6)``, ``w_q, w_k (6, 4)``, ``w_v (6, 3)``: never shown in a lesson."""
+    g = torch.Generator().manual_seed(1104)
+    return (
+        torch.randn(5, 6, generator=g),
+        torch.randn(7, 6, generator=g),
+        torch.randn(6, 4, generator=g),
+        torch.randn(6, 4, generator=g),
+        torch.randn(6, 3, generator=g),
+    )
+
+
+def _cross(x_q: Tensor, x_kv: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, *, scaled: bool = True, dim: int = -1):
+    scores = (x_q @ w_q) @ (x_kv @ w_k).T / (w_k.shape[-1] ** 0.5 if scaled else 1.0)
+    return torch.softmax(scores, dim=dim) @ (x_kv @ w_v)
+
+
+def _shapes_hint(call: str, feedback: Feedback, shapes: str) -> Feedback:
+    """A raised shape error becomes a sentence about the shapes (a raw torch error is never the feedback)."""
+    if feedback.correct or not feedback.message.startswith(f"{call} raised"):
+        return feedback
+    return Feedback(
+        False,
+        f"{call} failed on the shapes {shapes}. The queries come from the decoder (one output per decoder "
+        "token), the keys and the values from the encoder: the weights are (n_dec, n_enc), the output (n_dec, d_v).",
+    )
+
+
+@exercise("multihead.4")
+def cross_attention(answer: object) -> Feedback:
+    """``cross_attention(x_dec (n_dec, d), x_enc (n_enc, d), w_q, w_k (d, d_k), w_v (d, d_v)) -> (n_dec, d_v)``."""
+    from .. import steps
+    from ..modules import MultiHeadAttention as Module
+
+    x_dec, x_enc, w_q, w_k, w_v = _cross_inputs()
+    wrong = [
+        (
+            _cross(x_dec, x_dec, w_q, w_k, w_v),
+            "That is self-attention over the decoder: in cross-attention the keys and the values come from the "
+            "encoder's output x_enc; only the queries come from x_dec.",
+        ),
+        (
+            _cross(x_dec, x_enc, w_q, w_k, w_v, scaled=False),
+            "Divide the scores by √d_k (d_k = the keys' width) before the softmax, as in self-attention.",
+            "scale-forgotten",
+        ),
+        (
+            _cross(x_dec, x_enc, w_q, w_k, w_v, dim=0),
+            "Your softmax runs down the columns: each decoder token's weights over the encoder's tokens must "
+            "sum to 1, softmax(..., dim=-1).",
+            "softmax-axis",
+        ),
+    ]
+    call = "your cross_attention(x_dec, x_enc, w_q, w_k, w_v)"
+    feedback = compare_call(
+        answer,
+        (x_dec, x_enc, w_q, w_k, w_v),
+        call=call,
+        expected=_cross(x_dec, x_enc, w_q, w_k, w_v),
+        name="cross_attention on a new decoder (5×6) and encoder output (7×6)",
+        wrong=wrong,
+        success="Q = X_dec W_q, K = X_enc W_k, V = X_enc W_v: weights (5, 7), one output row per decoder token.",
+        write_it=(
+            steps.attention,
+            steps.attention_weights,
+            torch.nn.functional.scaled_dot_product_attention,
+            Module.forward,
+            torch.nn.MultiheadAttention.forward,
+        ),
+    )
+    return _shapes_hint(call, feedback, "x_dec (5, 6), x_enc (7, 6), w_q and w_k (6, 4), w_v (6, 3)")
+
+
+def _backward_inputs() -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """``x (5, 4)``, ``w_q, w_k (4, 3)``, ``w_v (4, 2)``, ``grad_z (5, 2)``, float64: never shown in a lesson."""
+    g = torch.Generator().manual_seed(1105)
+    shapes = ((5, 4), (4, 3), (4, 3), (4, 2), (5, 2))
+    x, w_q, w_k, w_v, grad_z = (torch.randn(*s, generator=g, dtype=torch.float64) for s in shapes)
+    return x, w_q, w_k, w_v, grad_z
+
+
+def _self_attention_grads(x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, grad_z: Tensor) -> list[Tensor]:
+    """``[dx, dw_q, dw_k, dw_v]`` of ``⟨softmax(X W_q (X W_k)ᵀ / √d_k) X W_v, grad_z⟩``, by autograd."""
+    leaves = [t.detach().clone().requires_grad_(True) for t in (x, w_q, w_k, w_v)]
+    x_, wq_, wk_, wv_ = leaves
+    z = _cross(x_, x_, wq_, wk_, wv_)
+    return list(torch.autograd.grad(z, leaves, grad_z))
+
+
+def _hand_grads(x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, grad_z: Tensor, *, mistake: str = "") -> list[Tensor]:
+    """The backward pass by hand, right or with one typical ``mistake`` (for the hints)."""
+    scale = 1.0 if mistake == "unscaled" else w_k.shape[-1] ** -0.5
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    a = torch.softmax(q @ k.T * w_k.shape[-1] ** -0.5, dim=-1)
+    d_a = grad_z @ v.T
+    d_s = d_a if mistake == "no-jacobian" else a * (d_a - (d_a * a).sum(dim=-1, keepdim=True))
+    d_q, d_k, d_v = d_s @ k * scale, d_s.T @ q * scale, a.T @ grad_z
+    d_x = d_v @ w_v.T if mistake == "one-path" else d_q @ w_q.T + d_k @ w_k.T + d_v @ w_v.T
+    return [d_x, x.T @ d_q, x.T @ d_k, x.T @ d_v]
+
+
+@exercise("multihead.5")
+def self_attention_backward(answer: object) -> Feedback:
+    """``self_attention_backward(x, w_q, w_k, w_v, grad_z) -> (dx, dw_q, dw_k, dw_v)``, without autograd."""
+    args = _backward_inputs()
+    call = "your self_attention_backward(x, w_q, w_k, w_v, grad_z)"
+    got = run_learner_code(
+        answer,
+        *[a.clone() for a in args],
+        name=call,
+        write_it=(torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward, torch.func.vjp),
+    )
+    if isinstance(got, Feedback):
+        if got.message.startswith(f"{call} raised"):
+            return Feedback(
+                False,
+                f"{call} failed on x (5, 4), w_q and w_k (4, 3), w_v (4, 2), grad_z (5, 2). Check each "
+                "gradient has the shape of what it is the gradient of: dA = dZ Vᵀ is (n, n), dV = Aᵀ dZ (n, d_v), "
+                "dQ = dS K (n, d_k), dK = dSᵀ Q (n, d_k), dW = Xᵀ dQ (d, d_k).",
+            )
+        return got
+    if got is None:
+        return Feedback(
+            False, f"{call} returned None: replace the ... in its body and return the four gradients.", tried=False
+        )
+    if not isinstance(got, tuple | list) or len(got) != 4:
+        return Feedback(False, f"{call} should return four tensors (dx, dw_q, dw_k, dw_v), got {_kind(got)}.")
+    right = _self_attention_grads(*args)
+    hints = {
+        "one-path": "X feeds the queries, the keys and the values: dX is the sum of the three paths, "
+        "dQ W_qᵀ + dK W_kᵀ + dV W_vᵀ.",
+        "no-jacobian": "The softmax has a Jacobian: dS = A ⊙ (dA − rowsum(dA ⊙ A)), not dA itself.",
+        "unscaled": "The scores were divided by √d_k on the way forward: dQ and dK carry that factor back.",
+    }
+    names = ["dx (5×4)", "dw_q (4×3)", "dw_k (4×3)", "dw_v (4×2)"]
+    for i, (mine, want, name) in enumerate(zip(got, right, names)):
+        wrong = [(_hand_grads(*args, mistake=m)[i], hint) for m, hint in hints.items()]
+        wrong = [(c, h) for c, h in wrong if not torch.allclose(c, want)]  # a mistake that cannot show here
+        feedback = compare_tensor(mine, want, name=f"{name} on new inputs", wrong=wrong, atol=1e-6)
+        if not feedback.correct:
+            return feedback
+    return Feedback(True, "All four gradients match autograd's on inputs the lesson never showed.")
+
+
+def _kind(value: object) -> str:
+    return f"a {type(value).__name__}"

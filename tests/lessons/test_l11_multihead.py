@@ -93,3 +93,53 @@ def test_window_mask():
     i = torch.arange(5)
     assert check("multihead.3", (i[:, None] - i[None, :]).abs() > 1).correct
     assert not check("multihead.3", (i[:, None] - i[None, :]).abs() <= 1).correct
+
+
+def _cross(x_dec, x_enc, w_q, w_k, w_v):
+    return torch.softmax((x_dec @ w_q) @ (x_enc @ w_k).T / w_k.shape[-1] ** 0.5, dim=-1) @ (x_enc @ w_v)
+
+
+def test_cross_attention_checker_takes_the_queries_from_the_decoder():
+    assert check("multihead.4", _cross).correct
+    swapped = check("multihead.4", lambda xd, xe, wq, wk, wv: _cross(xe, xd, wq, wk, wv))
+    assert not swapped.correct and "(5, 3)" in swapped.message and "(7, 3)" in swapped.message
+    values_from_decoder = check(
+        "multihead.4",
+        lambda xd, xe, wq, wk, wv: torch.softmax((xd @ wq) @ (xe @ wk).T, dim=-1) @ (xd @ wv),
+    )
+    assert "keys and the values from the encoder" in values_from_decoder.message  # a sentence, not torch's error
+    assert "raised" not in values_from_decoder.message
+
+
+def test_cross_attention_checker_refuses_the_library():
+    from attnlib import attention
+
+    handed = check("multihead.4", lambda xd, xe, wq, wk, wv: attention(xd @ wq, xe @ wk, xe @ wv))
+    assert handed.mistake == "library-function"
+
+
+def _backward(x, w_q, w_k, w_v, grad_z, *, paths=3):
+    q, k, v = x @ w_q, x @ w_k, x @ w_v
+    a = torch.softmax(q @ k.T / k.shape[-1] ** 0.5, dim=-1)
+    grad_a = grad_z @ v.T
+    grad_s = a * (grad_a - (grad_a * a).sum(dim=-1, keepdim=True))
+    grad_q, grad_k, grad_v = grad_s @ k / k.shape[-1] ** 0.5, grad_s.T @ q / k.shape[-1] ** 0.5, a.T @ grad_z
+    grad_x = grad_v @ w_v.T + (grad_q @ w_q.T + grad_k @ w_k.T if paths == 3 else 0)
+    return grad_x, x.T @ grad_q, x.T @ grad_k, x.T @ grad_v
+
+
+def test_backward_checker_compares_with_autograd_on_new_inputs():
+    assert check("multihead.5", _backward).correct
+    one_path = check("multihead.5", lambda *a: _backward(*a, paths=1))
+    assert not one_path.correct and "three paths" in one_path.message
+
+
+def test_backward_checker_refuses_autograd_itself():
+    def with_autograd(x, w_q, w_k, w_v, grad_z):
+        leaves = [t.requires_grad_() for t in (x, w_q, w_k, w_v)]
+        z = torch.softmax((x @ w_q) @ (x @ w_k).T / w_k.shape[-1] ** 0.5, dim=-1) @ (x @ w_v)
+        return torch.autograd.grad(z, leaves, grad_z)
+
+    assert check("multihead.5", with_autograd).mistake == "library-function"
+    untouched = check("multihead.5", lambda *a: None)
+    assert not untouched.correct and not untouched.tried
