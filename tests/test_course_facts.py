@@ -141,3 +141,19 @@ def test_no_visible_cell_follows_a_collapsed_aside() -> None:
             if "aside" in cell.get("metadata", {}).get("tags", []) and after["cell_type"] == "code":
                 orphans.append(f"{path.name} cell {i + 1}")
     assert not orphans, f"code cells right after an aside: {orphans}"
+
+
+# ---------------------------------------------------------------------------- what a learner can run
+# A learner's copy (make learn, attnlib-lessons, the hub, Binder) has the lessons, not the repository's Makefile:
+# a lesson may name `make learn` (how they got there), never a workshop target such as `make models`.
+WORKSHOP_TARGET = re.compile(r"`make (?!learn`)[a-z-]+`")
+# lessons other branches of issue 36 rewrite; the lead deletes an entry when the fix is merged
+PENDING_TARGETS = {"13_attention_learns", "14_what_heads_learn", "16_what_it_refers_to"}
+
+
+def test_no_lesson_sends_a_learner_to_a_workshop_make_target() -> None:
+    assert WORKSHOP_TARGET.search("`make models`") and not WORKSHOP_TARGET.search("`make learn`")
+    checked = [p for p in NOTEBOOKS if p.stem not in PENDING_TARGETS]
+    found = {p.stem: sorted(set(WORKSHOP_TARGET.findall("\n".join(markdown(p))))) for p in checked}
+    found = {name: targets for name, targets in found.items() if targets}
+    assert not found, f"lessons naming make targets a learner's copy cannot run: {found}"
