@@ -5,8 +5,9 @@ checked mechanically:
 
 - every symbol is in the table once, and every name in its "in code" column exists in attnlib (or torch);
 - no lesson's prose uses a symbol of the table for something else: ``h`` for the residual stream, ``E`` for
-  positional encodings (they are ``PE``), ``σᵢ`` for a token's sum (σ are singular values), ``b`` for a block
-  size (it is the batch), and "weights" for parameters (weights are the attention weights ``A``).
+  positional encodings (they are ``PE``) or an expectation (``𝔼``), ``σᵢ`` for a token's sum (σ are singular
+  values), ``b`` for a block size (it is the batch), and "weights" for parameters (weights are the attention
+  weights ``A``).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ ATTNLIB = "\n".join(p.read_text(encoding="utf-8") for p in (REPO / "attnlib").rg
 # each symbol's other meanings that once crept in (review of 2026-11-28, item 19), as patterns of markdown
 MISUSES = {
     "h (heads) as the residual stream": r"\$h\s*=\s*x\b|\bh_\{?\\ell\b",
-    "E (embeddings) for positional encodings": r"(?<![A-Za-z\\{])E_(?:[ij\d]|\{[ij])|(?<![A-Za-z\\])E\s*E\^\\top",
+    "E (embeddings) for positional encodings or an expectation": (
+        r"(?<![A-Za-z\\{])E_(?:[ij\d]|\{[ij])|(?<![A-Za-z\\])E\s*E\^\\top|\$E\[|\\operatorname\{E\}"
+    ),
     "σ (singular values) for a token's sum": r"\\sigma_[ij]\b|σ_[ij]\b|σᵢ",
     "b (batch) for a block size": r"\(n_q,\s*b\)|\(n,\s*b\)|\(b,\s*d_v\)|n\(b\s*\+",
     "weights (A) for parameters": (
@@ -38,7 +41,7 @@ MISUSES = {
 PENDING = {
     ("10_sentence", "weights (A) for parameters"),  # exercise 10.2's prompt
     ("11_multihead", "weights (A) for parameters"),
-    ("12_positions", "E (embeddings) for positional encodings"),  # exercises 12.1 and 12.2
+    ("12_positions", "E (embeddings) for positional encodings or an expectation"),  # exercises 12.1 and 12.2
     ("13_attention_learns", "h (heads) as the residual stream"),
     ("13_attention_learns", "weights (A) for parameters"),
     ("15_attention_at_scale", "b (batch) for a block size"),  # exercises 15.2 and 15.3
@@ -79,11 +82,14 @@ def misuses(text: str) -> set[str]:
 
 def test_the_patterns_catch_each_misuse() -> None:
     assert misuses("$$h = x + \\text{MHA}(x)$$") == {"h (heads) as the residual stream"}
-    assert misuses("a fixed vector $E_i$, and $E E^\\top$") == {"E (embeddings) for positional encodings"}
+    e_rule = "E (embeddings) for positional encodings or an expectation"
+    assert misuses("a fixed vector $E_i$, and $E E^\\top$") == {e_rule}
+    assert misuses("($E[w^2] = 1/3$)") == misuses("$\\operatorname{E}[q^2]$") == {e_rule}
     assert misuses("where $\\sigma_i = x_i \\cdot 1$") == {"σ (singular values) for a token's sum"}
     assert misuses("an $(n_q, b)$ tile") == {"b (batch) for a block size"}
     assert misuses("## The weights, once-rounded weights") == {"weights (A) for parameters"}
     clean = "row $\\text{id}_i$ of $E$; $\\sigma_1/\\sigma_2$; $(b, n, d)$; the attention weights $A$; $\\mathrm{PE}_i$"
+    clean += "; $\\mathbb{E}[w^2]$, $\\operatorname{Var}(q)$"
     assert misuses(clean) == set()
 
 
