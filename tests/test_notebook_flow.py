@@ -26,7 +26,14 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted(Path(__file__).parent.parent.joinpath("notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+def _is_appendix(path: Path) -> bool:
+    """An appendix (``# 19 · Appendix: …``) gathers detours of several lessons and has no exercises to re-run."""
+    return "· Appendix" in nbformat.read(path, as_version=4).cells[0].source.splitlines()[0]
+
+
+LESSONS_DIR = Path(__file__).parent.parent / "notebooks"
+NOTEBOOKS = [p for p in sorted(LESSONS_DIR.glob("[0-9][0-9]_*.ipynb")) if not _is_appendix(p)]
 LONG = re.compile(r"\b(train|train_recipe|reverse_model|generate|median_seconds)\(|\.backward\(\)")
 EXERCISES = re.compile(r"^#+\s*Exercises", re.MULTILINE)
 
