@@ -22,7 +22,7 @@ from ..show.explorer import Explorer, HeatmapView
 from ..steps import score, softmax
 from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["SentenceExplorer", "context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
 
@@ -117,7 +117,7 @@ def _fresh_embedding() -> Tensor:
 
 
 def _simple(x: Tensor, *, dim: int = -1, scale: float = 1.0) -> Tensor:
-    return softmax(x @ x.T / scale, dim=dim) @ x
+    return torch.softmax(x @ x.T / scale, dim=dim) @ x
 
 
 def _wrong_context(
@@ -139,7 +139,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         "sentence.2": [
             (lambda x: _simple(x, dim=0), "softmax-axis"),
             (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
-            (lambda x: softmax(x @ x.T), "weights-not-values"),
+            (lambda x: torch.softmax(x @ x.T, dim=-1), "weights-not-values"),
         ],
         "sentence.3": [
             (_wrong_context(transposed=True), "k-q-transposed"),
@@ -194,6 +194,7 @@ def simple_attention(answer: object) -> Feedback:
         name="simple_attention(X) on a new 6-word embedding (6×5)",
         wrong=wrong,
         success="ω = X Xᵀ, softmax per row, weights @ X.",
+        write_it=(ATTNLIB, ATTENTION_FAMILY),
     )
 
 
