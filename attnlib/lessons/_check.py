@@ -505,6 +505,8 @@ class _LibraryWatch:
                 self._note(f"the tensor method .{arg.__name__}()")
 
     def __enter__(self) -> _LibraryWatch:
+        if not self.active:  # nothing to hand the work to: no watch (and no thread is suspect)
+            return self
         self._previous = sys.getprofile()
         sys.setprofile(self._profile)
         if self.families:
@@ -516,7 +518,8 @@ class _LibraryWatch:
         if self._torch is not None:
             self._torch.__exit__(None, None, None)
             self._torch = None
-        sys.setprofile(self._previous)
+        if self.active:
+            sys.setprofile(self._previous)
 
 
 _THREAD_START = threading.Thread.start.__code__

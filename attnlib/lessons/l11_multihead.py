@@ -244,7 +244,7 @@ def _mask_kind(answer: object) -> str | None:
         return (
             "That is an additive float mask (0 where allowed, -inf where not): torch adds it to the scores, so it "
             "works, but this exercise asks for the boolean form: give a boolean mask (dtype torch.bool, True = NOT "
-            "allowed), e.g. a comparison such as (i - j).abs() > 1."
+            "allowed): a comparison of token indices, such as i[:, None] > i[None, :], is a bool tensor."
         )
     is_float = isinstance(answer, Tensor) and answer.is_floating_point()
     return (
@@ -255,7 +255,8 @@ def _mask_kind(answer: object) -> str | None:
             if is_float
             else "torch refuses an integer attn_mask (only bool and float masks are supported). "
         )
-        + "Build it with a comparison, which gives bools, e.g. (i - j).abs() > 1."
+        + "Build it from a comparison of token indices (i[:, None] > i[None, :] is a bool tensor), "
+        "not with .float() or .int()."
     )
 
 
