@@ -325,7 +325,7 @@ def run_learner_code(
     write: library functions (attnlib's ``softmax``, ``torch.softmax`` …), :class:`TorchFamily`
     groups of torch functions (:data:`SOFTMAX_FAMILY`: every softmax, log-softmax, logsumexp and
     fused attention of torch), or the ``attnlib`` package itself (every function of the course's
-    library). An answer that is one of them, calls one (in any thread), or hands the work to a
+    library). An answer that is one of them, calls one, or hands its work to a
     thread is refused kindly. ``on_error`` turns an exception of the learner's code into a
     targeted hint (return ``None`` to fall back to the general sentence, which names the shapes).
     """
