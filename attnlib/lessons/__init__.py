@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import sys
+from dataclasses import replace
 from types import ModuleType
 
 from ._check import (
@@ -89,10 +90,13 @@ def check(name: str, answer: object) -> Feedback:
             )
         return Feedback(False, f"there is no exercise {name!r}; lesson {lesson!r} has {', '.join(names)}")
     try:
-        return registry()[name](answer)
+        feedback = registry()[name](answer)
     except Exception as exc:  # a checker bug must not put a traceback in front of a learner
         return Feedback(
             False,
             f"{CHECKER_FAILED} ({type(exc).__name__}: {str(exc)[:120]}). "
             "Check its type and shape against the exercise; please report this to the course.",
         )
+    if (answer is None or answer is Ellipsis) and not feedback.correct:
+        return replace(feedback, tried=False)  # an untouched exercise is a prompt, never a failure
+    return feedback

@@ -12,21 +12,29 @@ hint a learner sees is targeted and a test can assert that the right hint fires.
 
 from __future__ import annotations
 
+import _thread
 import functools
 import html
 import math
 import re
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
 from torch import Tensor
+from torch.overrides import TorchFunctionMode
 
 __all__ = [
+    "ATTENTION_FAMILY",
+    "ATTNLIB",
     "MAX_ANSWER_NUMBERS",
     "MISTAKES",
+    "SOFTMAX_FAMILY",
     "Feedback",
+    "TorchFamily",
     "Wrong",
     "aliases",
     "compare_number",
@@ -61,6 +69,9 @@ MISTAKES: dict[str, str] = {
     "residual-forgotten": "a residual connection forgotten: x = part(x) instead of x = x + part(norm(x))",
     "zero-grad-forgotten": "optimiser.zero_grad() forgotten, or called between backward() and step()",
     "next-token-misaligned": "logits and targets not shifted by one (or shifted the wrong way)",
+    "keepdim-forgotten": "a row's sum or maximum taken without keepdim=True, so it lines up with the columns",
+    "whole-matrix-sum": "normalising by the sum of the whole matrix instead of each row's",
+    "mask-not-boolean": "a 0/1, integer or additive float mask where a boolean one is asked for",
 }
 
 #: Answers with more numbers than this are refused before they are converted (a learner who passes
@@ -291,18 +302,32 @@ def compare_number(
     for candidate, hint, *mistake in wrong:
         if math.isclose(got, candidate, abs_tol=tol):
             return Feedback(False, hint, mistake[0] if mistake else None)
+    if 0 < abs(expected) < 1 and abs(got) > 1 and math.isclose(got, 100 * expected, abs_tol=100 * tol):
+        return Feedback(
+            False,
+            f"{name} is asked as a fraction between 0 and 1, not as a percentage: {got:g} % is {got / 100:g}.",
+        )
     return Feedback(False, f"{name} is not {got:g}; recompute it step by step.")
 
 
 def run_learner_code(
-    function: object, *args: object, name: str, write_it: Sequence[Callable[..., object]] = ()
+    function: object,
+    *args: object,
+    name: str,
+    write_it: Sequence[object] = (),
+    on_error: Callable[[Exception], Feedback | None] | None = None,
 ) -> object:
     """Call the learner's ``function(*args)``; return its result, or a :class:`Feedback` if it failed.
 
     ``name`` says what the function should be ("your softmax"). A missing answer, something that
-    is not callable, and any exception the learner's code raises become a sentence. ``write_it``
-    lists the library functions that do what the exercise asks the learner to write (attnlib's
-    ``softmax``, ``torch.softmax`` …): an answer that is one of them, or calls one, is refused kindly.
+    is not callable, a result of ``None`` (the body still ``...``) and any exception the learner's
+    code raises become a sentence. ``write_it`` lists what does the step the learner is asked to
+    write: library functions (attnlib's ``softmax``, ``torch.softmax`` …), :class:`TorchFamily`
+    groups of torch functions (:data:`SOFTMAX_FAMILY`: every softmax, log-softmax, logsumexp and
+    fused attention of torch), or the ``attnlib`` package itself (every function of the course's
+    library). An answer that is one of them, calls one, or hands its work to a
+    thread is refused kindly. ``on_error`` turns an exception of the learner's code into a
+    targeted hint (return ``None`` to fall back to the general sentence, which names the shapes).
     """
     if _missing(function):
         return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
@@ -318,11 +343,38 @@ def run_learner_code(
     except Exception as exc:  # the learner's code may fail in any way: report it, do not raise
         if watch.used:  # it failed inside the library function it should not have called
             return library_feedback(name, watch.used)
-        message = str(exc).split("\n")[0][:160]
-        return Feedback(False, f"{name} raised {type(exc).__name__}: {message}")
+        hint = on_error(exc) if on_error is not None else None
+        if hint is not None:
+            return hint
+        return _error_feedback(name, exc, args)
     if watch.used:
         return library_feedback(name, watch.used)
+    if result is None:
+        return Feedback(
+            False, f"{name} returned None: replace the ... in its body with the computation and return it.", tried=False
+        )
     return result
+
+
+def _shape_of(arg: object) -> str:
+    if isinstance(arg, Tensor):
+        return f"a {'×'.join(map(str, arg.shape)) or 'scalar'} tensor"
+    if isinstance(arg, int | float):
+        return repr(arg)
+    return type(arg).__name__
+
+
+def _error_feedback(name: str, exc: Exception, args: Sequence[object]) -> Feedback:
+    """The sentence for an exception of the learner's code: what it was given, what went wrong, where to look."""
+    message = str(exc).split("\n")[0][:160]
+    given = ", ".join(_shape_of(a) for a in args)
+    said = f"{name} raised {type(exc).__name__} on new inputs ({given}): {message}"
+    if isinstance(exc, RuntimeError | IndexError | ValueError) and any(isinstance(a, Tensor) for a in args):
+        said += (
+            ". Write down the shape of every intermediate tensor: A @ B needs A's last size to equal B's first, "
+            "and an elementwise operation needs sizes that are equal or 1 (keepdim=True keeps a reduced axis as 1)."
+        )
+    return Feedback(False, said)
 
 
 def library_feedback(name: str, used: str) -> Feedback:
@@ -336,21 +388,78 @@ def library_feedback(name: str, used: str) -> Feedback:
     )
 
 
+@dataclass(frozen=True)
+class TorchFamily:
+    """The torch functions whose name contains one of ``fragments`` (e.g. ``"softmax"``: ``torch.softmax``,
+    ``torch.special.log_softmax``, ``torch._softmax``, ``torch.sparse.softmax``, ``Tensor.softmax`` …).
+
+    They are recognised by name when called, through torch's public ``__torch_function__`` protocol
+    (:class:`torch.overrides.TorchFunctionMode`), so every spelling of the same operation is caught.
+    """
+
+    what: str
+    fragments: tuple[str, ...]
+
+    def matches(self, name: str) -> bool:
+        return any(fragment in name for fragment in self.fragments)
+
+
+#: Everything in torch that computes a softmax, or hands over its stabilisation or a whole attention.
+SOFTMAX_FAMILY = TorchFamily(
+    "a softmax of torch's",
+    ("softmax", "softmin", "logsumexp", "logcumsumexp", "scaled_dot_product", "multi_head_attention", "_transformer"),
+)
+#: torch's fused attention: a whole attention (or its weights) in one call.
+ATTENTION_FAMILY = TorchFamily(
+    "torch's fused attention", ("scaled_dot_product", "multi_head_attention", "_transformer")
+)
+
+#: In ``write_it``: every function of the course's library (attnlib's maths, not its lesson checkers).
+ATTNLIB = "attnlib"
+
+_PACKAGE = str(Path(__file__).resolve().parent.parent)  # attnlib/
+_LESSONS = str(Path(__file__).resolve().parent)  # attnlib/lessons/: the checkers, not the library
+
+
 def _label(function: Callable[..., object]) -> str:
     module = getattr(function, "__module__", None) or "torch"
     return f"{module.split('.')[0]}'s {getattr(function, '__name__', 'function')}"
 
 
-class _LibraryWatch:
-    """While active, notes whether any of ``functions`` is called (directly, through a lambda or a
-    ``functools.partial``, or as the tensor method of the same name, e.g. ``x.softmax``)."""
+class _TorchWatch(TorchFunctionMode):
+    """Notes the first call of a torch function of one of ``families`` (by name)."""
 
-    def __init__(self, functions: Sequence[Callable[..., object]]):
-        self.codes = {f.__code__: f for f in functions if hasattr(f, "__code__")}
-        self.builtins = {f: f for f in functions if not hasattr(f, "__code__")}
+    def __init__(self, families: Sequence[TorchFamily], found: Callable[[str], None]) -> None:
+        super().__init__()
+        self.families, self.found = families, found
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", "") or ""
+        if any(family.matches(name) for family in self.families):
+            self.found(f"torch's {name.split('.')[0]}")
+        return func(*args, **(kwargs or {}))
+
+
+class _LibraryWatch:
+    """While active, notes whether any of ``functions`` is called: directly, through a lambda or a
+    ``functools.partial``, as the tensor method of the same name (``x.softmax``), as a member of a
+    :class:`TorchFamily`, as any function of ``attnlib`` (if the package is listed), or in a thread
+    the learner's code starts (any thread counts: the step runs in the function itself)."""
+
+    def __init__(self, functions: Sequence[object]):
+        self.attnlib = any(f is ATTNLIB for f in functions)
+        self.families = [f for f in functions if isinstance(f, TorchFamily)]
+        callables = [f for f in functions if callable(f) and not isinstance(f, TorchFamily)]
+        self.codes = {f.__code__: f for f in callables if hasattr(f, "__code__")}
+        self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
         self._previous = None
+        self._torch: _TorchWatch | None = None
+
+    @property
+    def active(self) -> bool:
+        return bool(self.codes or self.builtins or self.families or self.attnlib)
 
     def handed_in(self, function: object) -> str | None:
         """The label of the library function ``function`` is (or wraps with ``functools.partial``)."""
@@ -360,25 +469,60 @@ class _LibraryWatch:
             return _label(function)
         if any(function is f for f in self.builtins):
             return _label(function)
+        name = getattr(function, "__name__", "") or ""
+        if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
+            return _label(function)
+        if self.attnlib and self._in_attnlib(getattr(function, "__code__", None)):
+            return f"attnlib's {name}"
         return None
+
+    @staticmethod
+    def _in_attnlib(code: object) -> bool:
+        filename = getattr(code, "co_filename", "")
+        return filename.startswith(_PACKAGE) and not filename.startswith(_LESSONS)
+
+    def _note(self, label: str) -> None:
+        if self.used is None:
+            self.used = label
 
     def _profile(self, frame, event, arg):  # sys.setprofile's signature
         if self.used is not None:
             return
-        if event == "call" and frame.f_code in self.codes:
-            self.used = _label(self.codes[frame.f_code])
+        if event == "call":
+            code = frame.f_code
+            if code in self.codes:
+                self._note(_label(self.codes[code]))
+            elif code is _THREAD_START:
+                self._note("a thread it starts (write the step in the function itself)")
+            elif self.attnlib and self._in_attnlib(code) and not self._in_attnlib(frame.f_back.f_code):
+                self._note(f"attnlib's {code.co_name}")
         elif event == "c_call":
             if any(arg is f for f in self.builtins):
-                self.used = _label(arg)
+                self._note(_label(arg))
+            elif arg in _THREAD_BUILTINS:
+                self._note("a thread it starts (write the step in the function itself)")
             elif isinstance(getattr(arg, "__self__", None), Tensor) and arg.__name__ in self.method_names:
-                self.used = f"the tensor method .{arg.__name__}()"
+                self._note(f"the tensor method .{arg.__name__}()")
 
     def __enter__(self) -> _LibraryWatch:
-        if self.codes or self.builtins:
-            self._previous = sys.getprofile()
-            sys.setprofile(self._profile)
+        if not self.active:  # nothing to hand the work to: no watch (and no thread is suspect)
+            return self
+        self._previous = sys.getprofile()
+        sys.setprofile(self._profile)
+        if self.families:
+            self._torch = _TorchWatch(self.families, self._note)
+            self._torch.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.codes or self.builtins:
+        if self._torch is not None:
+            self._torch.__exit__(None, None, None)
+            self._torch = None
+        if self.active:
             sys.setprofile(self._previous)
+
+
+_THREAD_START = threading.Thread.start.__code__
+_THREAD_BUILTINS = tuple(
+    f for f in (getattr(_thread, "start_new_thread", None), getattr(_thread, "start_joinable_thread", None)) if f
+)

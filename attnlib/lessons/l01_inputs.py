@@ -23,7 +23,7 @@ from ..formatting import format_matrix, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView, parse_matrix
 from ..steps import prepare_inputs
 from ._calls import compare_call
-from ._check import Feedback, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, compare_tensor, exercise
 
 __all__ = [
     "EXAMPLE_CHOICES",
@@ -228,7 +228,7 @@ def stack(answer: object) -> Feedback:
         name="stack(vectors) on four new vectors of size 5",
         wrong=wrong,
         success="Four tokens of size 5: (4, 5).",
-        write_it=(prepare_inputs,),
+        write_it=(ATTNLIB, prepare_inputs),
     )
 
 

@@ -21,7 +21,7 @@ from ..examples import four_inputs, three_inputs
 from ..formatting import matrix_decimals
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import Projections, init_projections
-from ._check import Feedback, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
 __all__ = ["SOURCE_CHOICES", "ProjectionsExplorer", "count_parameters", "linear_shape", "shapes", "wrong_answers"]
 
@@ -195,12 +195,10 @@ def count_parameters(answer: object) -> Feedback:
     got = []
     for sizes in FRESH_SIZES:
         result = run_learner_code(
-            answer, *sizes, name="your count_parameters(d_in, d_k, d_v)", write_it=(init_projections,)
+            answer, *sizes, name="your count_parameters(d_in, d_k, d_v)", write_it=(ATTNLIB, init_projections)
         )
         if isinstance(result, Feedback):
             return result
-        if result is None:
-            return Feedback(False, "your count_parameters returned None: return the number.")
         got.append(result)
     want = [_count(*sizes) for sizes in FRESH_SIZES]
     wrong = [

@@ -24,7 +24,7 @@ from ..formatting import explain_products, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView
 from ..show.plots import heatmap_png
 from ..steps import derive_qkv, init_projections, project
-from ._check import Feedback, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "QKVExplorer",
@@ -212,11 +212,23 @@ def new_key(answer: object) -> Feedback:
     )
 
 
+_HINT_PRODUCT = (
+    "X has one row per token, shape (n_tokens, d_in) = (4, 5), and each W is stored (d_in, d_out), e.g. w_query "
+    "(5, 3): X @ w_query pairs X's 5 columns with W's 5 rows. X @ W.T is nn.Linear's layout (d_out, d_in), "
+    "and W @ X is document 003's column layout (exercise 3.3): here the sizes do not meet. "
+    "Return (X @ w_query, X @ w_key, X @ w_value)."
+)
+
+
+def _product_hint(exc: Exception) -> Feedback | None:
+    if isinstance(exc, RuntimeError) and "cannot be multiplied" in str(exc):
+        return Feedback(False, _HINT_PRODUCT, "transposed")
+    return None
+
+
 def _as_three(result: object) -> list[object] | Feedback:
     if isinstance(result, Feedback):
         return result
-    if result is None:
-        return Feedback(False, "your project_all returned None: return queries, keys, values.")
     if isinstance(result, Tensor) or not isinstance(result, tuple | list) or len(result) != 3:
         return Feedback(False, "your project_all should return three tensors: queries, keys, values (in that order).")
     return list(result)
@@ -232,7 +244,8 @@ def project_all(answer: object) -> Feedback:
             x.clone(),
             *(w.clone() for w in weights),
             name="your project_all",
-            write_it=(derive_qkv, project),
+            write_it=(ATTNLIB, derive_qkv, project),
+            on_error=_product_hint,
         )
     )
     if isinstance(result, Feedback):

@@ -12,6 +12,7 @@ Lesson 05 exercises: from scores to weights with a softmax you write yourself.
 
 from __future__ import annotations
 
+import functools
 import html
 import math
 from functools import partial
@@ -24,7 +25,7 @@ from .. import examples
 from ..formatting import explain_softmax, format_matrix
 from ..show.explorer import Explorer, HeatmapView, parse_matrix
 from ..steps import score, softmax
-from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "EXAMPLES",
@@ -218,8 +219,43 @@ def _naive_over_queries(s: Tensor) -> Tensor:
     return shifted / shifted.sum(dim=0, keepdim=True)
 
 
-#: What ``softmax.2`` asks the learner to write: attnlib's and torch's softmax are not accepted answers.
-WRITE_IT = (softmax, torch.softmax, torch.nn.functional.softmax, torch.Tensor.softmax)
+#: What ``softmax.2`` asks the learner to write: no softmax of attnlib's or torch's is an accepted answer, nor
+#: torch's log-softmax, logsumexp (which hands over the very stabilisation asked for) or fused attention.
+WRITE_IT = (ATTNLIB, SOFTMAX_FAMILY, softmax, torch.softmax, torch.nn.functional.softmax, torch.Tensor.softmax)
+
+_HINT_KEEPDIM = (
+    "Your row maxima or row sums have shape (n_q,), one number per row, and (n_q, n_k) − (n_q,) lines them up "
+    "with the COLUMNS, not the rows (here 3 rows and 4 columns do not even fit). Keep the reduced axis: "
+    "scores.max(dim=-1, keepdim=True).values and exps.sum(dim=-1, keepdim=True) have shape (n_q, 1)."
+)
+_HINT_WHOLE_MATRIX = (
+    "You divided by the sum of the whole matrix, so all the weights together sum to 1 but no row does. Each "
+    "query normalises its own row: divide by exps.sum(dim=-1, keepdim=True)."
+)
+
+
+def _keepdim_hint(exc: Exception) -> Feedback | None:
+    if isinstance(exc, RuntimeError) and "must match the size of tensor" in str(exc):
+        return Feedback(False, _HINT_KEEPDIM, "keepdim-forgotten")
+    return None
+
+
+def _sums_to_one_overall(got: object) -> bool:
+    """Whether ``got`` is a (3, 4) tensor whose entries together sum to 1 while its rows do not."""
+    if not isinstance(got, Tensor) or got.shape != (3, 4) or not got.is_floating_point():
+        return False
+    total, rows = got.detach().double().sum(), got.detach().double().sum(dim=-1)
+    return abs(float(total) - 1) < 1e-3 and not bool(torch.allclose(rows, torch.ones_like(rows), atol=1e-3))
+
+
+def _whole_matrix(s: Tensor) -> Tensor:
+    exps = (s - s.max()).exp()
+    return exps / exps.sum()
+
+
+def _no_keepdim(s: Tensor) -> Tensor:
+    exps = (s - s.max(dim=-1, keepdim=True).values).exp()
+    return exps / exps.sum(dim=-1)
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
@@ -233,6 +269,8 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (_naive, None),
             (lambda t: t.exp(), None),
             (lambda t: _naive(t - t.max()), None),
+            (_whole_matrix, "whole-matrix-sum"),
+            (_no_keepdim, "keepdim-forgotten"),
         ],
         "softmax.3": [(math.sqrt(5), None), (5.0, None), (per_row[0], None)],
     }
@@ -253,11 +291,10 @@ def by_hand(answer: object) -> Feedback:
 def my_softmax(answer: object) -> Feedback:
     """A function ``my_softmax(scores (n_q, n_k))`` → weights, rows summing to 1, finite for ±1e4."""
     ordinary, extreme = _fresh()
-    got = run_learner_code(answer, ordinary.clone(), name="your my_softmax(scores)", write_it=WRITE_IT)
+    call = "your my_softmax(scores)"
+    got = run_learner_code(answer, ordinary.clone(), name=call, write_it=WRITE_IT, on_error=_keepdim_hint)
     if isinstance(got, Feedback):
         return got
-    if got is None:
-        return Feedback(False, "your my_softmax returned None: replace the ... in its body and return the weights.")
     wrong = [
         (
             softmax(ordinary, dim=0),
@@ -266,11 +303,14 @@ def my_softmax(answer: object) -> Feedback:
             "softmax-axis",
         ),
         (ordinary.exp(), "These are e^s; divide each row by its sum."),
+        (_whole_matrix(ordinary), _HINT_WHOLE_MATRIX, "whole-matrix-sum"),
     ]
     feedback = compare_tensor(got, softmax(ordinary), name="my_softmax on new 3×4 scores", wrong=wrong)
     if not feedback.correct:
+        if feedback.mistake is None and _sums_to_one_overall(got):
+            return Feedback(False, _HINT_WHOLE_MATRIX, "whole-matrix-sum")
         return feedback
-    got = run_learner_code(answer, extreme.clone(), name="your my_softmax(scores)", write_it=WRITE_IT)
+    got = run_learner_code(answer, extreme.clone(), name=call, write_it=WRITE_IT, on_error=_keepdim_hint)
     if isinstance(got, Feedback):
         return got
     try:
@@ -310,10 +350,11 @@ def _cooling(scores: Tensor, cap: float = CAP) -> float:
     return high
 
 
-def coolest_temperatures() -> tuple[float, list[float]]:
+@functools.cache
+def coolest_temperatures() -> tuple[float, tuple[float, ...]]:
     """``softmax.3``'s answer for document 000's scores, and the temperature each row alone would need."""
     s = _scores_000()
-    return _cooling(s), [_cooling(row[None]) for row in s]
+    return _cooling(s), tuple(_cooling(row[None]) for row in s)
 
 
 @exercise("softmax.3")

@@ -21,7 +21,7 @@ from .. import examples
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import scale_scores, score, softmax, weight_values
 from ._calls import compare_call
-from ._check import Feedback, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, compare_tensor, exercise
 
 __all__ = ["EXAMPLES", "WeightingExplorer", "by_hand", "example_attention", "scaled_input_1", "weigh", "wrong_answers"]
 
@@ -203,7 +203,7 @@ def weigh(answer: object) -> Feedback:
         name="weigh(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="It works on inputs it has never seen: broadcasting (n_q, n_k, 1) · (1, n_k, d_v).",
-        write_it=(weight_values,),
+        write_it=(ATTNLIB, weight_values),
     )
 
 

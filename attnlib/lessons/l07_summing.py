@@ -22,7 +22,7 @@ from ..formatting import explain_weighted_sum
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention, derive_qkv, score, softmax, sum_weighted_values, weight_values
 from ._calls import compare_call
-from ._check import Feedback, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_tensor, exercise
 from .l06_weighting import EXAMPLES, HAND_VALUES, HAND_WEIGHTS, example_attention
 
 __all__ = ["SummingExplorer", "by_hand", "context_of", "new_token", "partial_sum_table", "wrong_answers"]
@@ -129,7 +129,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     return {
         "summing.1": [(v.sum(dim=0), "weights-not-values"), (v.mean(dim=0), None), (w[:, None] * v, None)],
         "summing.2": [
-            (lambda a, b: weight_values(a, b).sum(dim=-1), None),
+            (lambda a, b: (a[:, :, None] * b[None]).sum(dim=-1), None),
             (lambda a, b: a.sum(dim=-1), "weights-not-values"),
             (lambda a, b: a.T @ b, None),  # raises: (3, 2) @ (3, 4)
         ],
@@ -177,7 +177,7 @@ def context_of(answer: object) -> Feedback:
         name="context_of(weights, values) on new weights (2×3) and values (3×4)",
         wrong=wrong,
         success="Each row is a weighted average of the rows of V.",
-        write_it=(sum_weighted_values, attention),
+        write_it=(ATTNLIB, ATTENTION_FAMILY, sum_weighted_values, attention),
     )
 
 

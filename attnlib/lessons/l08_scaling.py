@@ -6,7 +6,7 @@ Lesson 08 exercises: dividing the scores by √d_k (step 8, applied between scor
 
 - ``scaling.1`` by hand: the scores [8, 4, 0] of a query with d_k = 16, scaled.
 - ``scaling.2`` code: ``scaled_weights(queries, keys)`` = softmax(Q Kᵀ / √d_k), run on fresh inputs.
-- ``scaling.3`` transfer: the divisor in one head of a model with d_model = 512 and h = 8 heads.
+- ``scaling.3`` transfer: the divisor in one head of a model with d_model = 512 and h = 16 heads.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..saturation import ScalingStats, scaling_stats
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
 
 __all__ = [
     "ScalingExplorer",
@@ -96,7 +96,7 @@ class ScalingExplorer(Explorer):
 
 HAND_SCORES = torch.tensor([8.0, 4.0, 0.0])
 HAND_D_K = 16
-D_MODEL, NUM_HEADS = 512, 8
+D_MODEL, NUM_HEADS = 512, 16  # scaling.3: √(512 / 16) = √32 ≈ 5.66 (no number the page prints)
 
 
 def _fresh_inputs() -> tuple[Tensor, Tensor]:
@@ -111,12 +111,13 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     return {
         "scaling.1": [(HAND_SCORES / HAND_D_K, "scale-by-d"), (HAND_SCORES, "scale-forgotten")],
         "scaling.2": [
-            (lambda q, k: softmax(q @ k.T / q.shape[-1]), "scale-by-d"),
-            (lambda q, k: softmax(q @ k.T), "scale-forgotten"),
-            (lambda q, k: softmax(k @ q.T / math.sqrt(q.shape[-1])), "k-q-transposed"),
-            (lambda q, k: softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0), "softmax-axis"),
-            (lambda q, k: softmax(q @ k.T / math.sqrt(k.shape[0])), None),
+            (lambda q, k: torch.softmax(q @ k.T / q.shape[-1], dim=-1), "scale-by-d"),
+            (lambda q, k: torch.softmax(q @ k.T, dim=-1), "scale-forgotten"),
+            (lambda q, k: torch.softmax(k @ q.T / math.sqrt(q.shape[-1]), dim=-1), "k-q-transposed"),
+            (lambda q, k: torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0), "softmax-axis"),
+            (lambda q, k: torch.softmax(q @ k.T / math.sqrt(k.shape[0]), dim=-1), None),
             (attention_weights, "library-function"),
+            (lambda q, k: softmax(scale_scores(score(q, k), q.shape[-1])), "library-function"),
         ],
         "scaling.3": [
             (math.sqrt(D_MODEL), "scale-by-d-model"),
@@ -170,22 +171,31 @@ def scaled_weights(answer: object) -> Feedback:
         name="scaled_weights(queries, keys) on new queries (3×7) and keys (5×7)",
         wrong=wrong,
         success="softmax(Q Kᵀ / √d_k): scaling sits between the scores and the softmax.",
-        write_it=(attention_weights, F.scaled_dot_product_attention),
+        write_it=(ATTNLIB, ATTENTION_FAMILY, attention_weights, F.scaled_dot_product_attention),
     )
 
 
 @exercise("scaling.3")
 def per_head_divisor(answer: object) -> Feedback:
-    """d_model = 512, h = 8 heads: the number each head divides its scores by."""
+    """d_model = 512, h = 16 heads: the number each head divides its scores by, √(512 / 16) = √32."""
     d_head = D_MODEL // NUM_HEADS
     wrong = [
         (
             math.sqrt(D_MODEL),
-            "√512 scales by the model width; each head's queries and keys have d_head = 512 / 8 = 64 entries, "
-            "so the head divides by √64.",
+            f"√{D_MODEL} scales by the model width; each head's queries and keys have d_head = {D_MODEL} / "
+            f"{NUM_HEADS} = {d_head} entries, so the head divides by √{d_head}.",
             "scale-by-d-model",
         ),
-        (float(d_head), "64 is d_head itself; the divisor is its square root.", "scale-by-d"),
-        (float(D_MODEL), "512 is the model width, and not even its square root: use √d_head.", "scale-by-d-model"),
+        (float(d_head), f"{d_head} is d_head itself; the divisor is its square root.", "scale-by-d"),
+        (
+            float(D_MODEL),
+            f"{D_MODEL} is the model width, and not even its square root: use √d_head.",
+            "scale-by-d-model",
+        ),
+        (
+            math.sqrt(D_MODEL / 8),
+            f"√64 is the divisor for 8 heads (the original Transformer's); this model splits {D_MODEL} into "
+            f"{NUM_HEADS} heads.",
+        ),
     ]
     return compare_number(answer, math.sqrt(d_head), name="the divisor of one head", wrong=wrong)

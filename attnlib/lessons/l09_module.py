@@ -19,7 +19,16 @@ from .. import examples
 from ..modules import SelfAttention, causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ._calls import compare_call
-from ._check import Feedback, compare_tensor, exercise, run_learner_code, to_answer_tensor
+from ._check import (
+    ATTENTION_FAMILY,
+    ATTNLIB,
+    Feedback,
+    TorchFamily,
+    compare_tensor,
+    exercise,
+    run_learner_code,
+    to_answer_tensor,
+)
 
 __all__ = [
     "SOURCES",
@@ -140,6 +149,11 @@ def _fresh_inputs(*, hidden_row: bool) -> tuple[Tensor, Tensor]:
     return scores, mask
 
 
+#: What module.2 and module.3 ask for: the masking. torch's softmax is a tool here; attnlib's masked
+#: attention, torch's fused attention and torch's internal masked softmax do the whole exercise.
+WRITE_IT = (ATTNLIB, ATTENTION_FAMILY, TorchFamily("torch's masked softmax", ("masked_softmax", "safe_softmax")))
+
+
 def _mask_with_zero(s: Tensor, m: Tensor) -> Tensor:
     return softmax(s.masked_fill(~m, 0.0))
 
@@ -169,6 +183,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (_mask_with_zero, "mask-with-zero"),
             (_mask_after_softmax, "mask-after-softmax"),
             (lambda s, m: _mask_with_inf(s, ~m), None),
+            (lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), dim=0), "softmax-axis"),
         ],
         "module.3": [(_mask_with_inf, "fully-masked-row"), (_mask_with_large_negative, "fully-masked-row")],
     }
@@ -213,6 +228,12 @@ def masked_softmax(answer: object) -> Feedback:
             _mask_with_inf(scores, ~mask),
             "Your mask is inverted: True means *may attend*, so hide the keys where mask is False (~mask).",
         ),
+        (
+            torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=0),
+            "Each COLUMN sums to 1: your softmax normalised over the queries (dim=0), as in lesson 05's slip. "
+            "Each query spreads its attention over the keys it may see: softmax(..., dim=-1).",
+            "softmax-axis",
+        ),
     ]
     return compare_call(
         answer,
@@ -222,6 +243,7 @@ def masked_softmax(answer: object) -> Feedback:
         name="masked_softmax(scores, mask) on new scores (4×5)",
         wrong=wrong,
         success="Hidden keys get exactly 0 and every row still sums to 1.",
+        write_it=WRITE_IT,
     )
 
 
@@ -229,7 +251,9 @@ def masked_softmax(answer: object) -> Feedback:
 def safe_masked_softmax(answer: object) -> Feedback:
     """``safe_masked_softmax(scores, mask)``: like ``masked_softmax``, but a row that sees no key gives zeros."""
     scores, mask = _fresh_inputs(hidden_row=True)
-    got = run_learner_code(answer, scores.clone(), mask.clone(), name="your safe_masked_softmax(scores, mask)")
+    got = run_learner_code(
+        answer, scores.clone(), mask.clone(), name="your safe_masked_softmax(scores, mask)", write_it=WRITE_IT
+    )
     if isinstance(got, Feedback):
         if "-inf" in got.message:  # attnlib's softmax refuses a row with nothing to normalise
             return Feedback(

@@ -11,6 +11,7 @@ Lesson 10 exercises: from a sentence to attention.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import ipywidgets as widgets
@@ -22,7 +23,7 @@ from ..show.explorer import Explorer, HeatmapView
 from ..steps import score, softmax
 from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["SentenceExplorer", "context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
 
@@ -117,12 +118,12 @@ def _fresh_embedding() -> Tensor:
 
 
 def _simple(x: Tensor, *, dim: int = -1, scale: float = 1.0) -> Tensor:
-    return softmax(x @ x.T / scale, dim=dim) @ x
+    return torch.softmax(x @ x.T / scale, dim=dim) @ x
 
 
-def _wrong_context(
-    *, as_columns: bool = True, transposed: bool = False, scaled: bool = True, word: int = WORD
-) -> Tensor:
+@functools.cache  # a few ms each: sentence.3's checker builds five of them for every answer
+def _context(*, as_columns: bool = True, transposed: bool = False, scaled: bool = True, word: int = WORD) -> Tensor:
+    """003's context vector of ``word`` (by default "this", the right answer of sentence.3), or a slip of it."""
     run = examples.translate.run()
     if as_columns:
         q, k, v = examples.translate.qkv()
@@ -139,13 +140,13 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         "sentence.2": [
             (lambda x: _simple(x, dim=0), "softmax-axis"),
             (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
-            (lambda x: softmax(x @ x.T), "weights-not-values"),
+            (lambda x: torch.softmax(x @ x.T, dim=-1), "weights-not-values"),
         ],
         "sentence.3": [
-            (_wrong_context(transposed=True), "k-q-transposed"),
-            (_wrong_context(scaled=False), "scale-forgotten"),
-            (_wrong_context(as_columns=False), None),
-            (_wrong_context(word=WORD + 1), None),
+            (_context(transposed=True), "k-q-transposed"),
+            (_context(scaled=False), "scale-forgotten"),
+            (_context(as_columns=False), None),
+            (_context(word=WORD + 1), None),
         ],
     }
 
@@ -194,6 +195,7 @@ def simple_attention(answer: object) -> Feedback:
         name="simple_attention(X) on a new 6-word embedding (6×5)",
         wrong=wrong,
         success="ω = X Xᵀ, softmax per row, weights @ X.",
+        write_it=(ATTNLIB, ATTENTION_FAMILY),
     )
 
 
@@ -202,26 +204,24 @@ def context_of_word(answer: object) -> Feedback:
     """003's scaled part: the context vector z of "this" (index 6), 16 numbers."""
     wrong = [
         (
-            _wrong_context(transposed=True),
+            _context(transposed=True),
             "You took a column of ω (the key of 'this' against every query, K Qᵀ): its weights come from "
             "its query against every key, the row ω[6] of Q Kᵀ.",
             "k-q-transposed",
         ),
         (
-            _wrong_context(scaled=False),
+            _context(scaled=False),
             "Divide the scores by √d = 4 before the softmax, as 003 does.",
             "scale-forgotten",
         ),
         (
-            _wrong_context(as_columns=False),
+            _context(as_columns=False),
             "Document 003 applies its matrices to column vectors, q = U x, so for the rows of X: X Uᵀ, not X U.",
         ),
         (
-            _wrong_context(word=WORD + 1),
+            _context(word=WORD + 1),
             "That is the context vector of 'sentence', the 8th word. 'this' is the 7th word, and Python counts "
             f"from 0: its row is ω[{WORD}].",
         ),
     ]
-    q, k, v = examples.translate.qkv()
-    right = softmax(score(q, k)[WORD] / math.sqrt(examples.translate.d), dim=0) @ v
-    return compare_tensor(answer, right, name='the context vector of "this" (16 numbers)', wrong=wrong)
+    return compare_tensor(answer, _context(), name='the context vector of "this" (16 numbers)', wrong=wrong)

@@ -23,7 +23,7 @@ from ..modules import MultiHeadAttention, causal_mask, split_heads
 from ..show.explorer import Explorer, HeatmapView
 from ..show.plots import heatmap_png
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "MultiHeadExplorer",
@@ -176,7 +176,13 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda x, h: x.view(x.shape[0], x.shape[1], h, x.shape[2] // h), "heads-view-no-transpose"),
             (split_heads, "library-function"),
         ],
-        "multihead.3": [(_window_allowed(), None), (~causal_mask(5), None)],
+        "multihead.3": [
+            (_window_allowed(), None),
+            (~causal_mask(5), None),
+            ((~_window_allowed()).int(), "mask-not-boolean"),
+            ((~_window_allowed()).float(), "mask-not-boolean"),
+            (torch.zeros(5, 5).masked_fill(~_window_allowed(), float("-inf")), "mask-not-boolean"),
+        ],
         "multihead.4": [
             (lambda xd, xe, wq, wk, wv: _cross(xd, xd, wq, wk, wv), None),
             (lambda xd, xe, wq, wk, wv: _cross(xd, xe, wq, wk, wv, scaled=False), "scale-forgotten"),
@@ -235,7 +241,44 @@ def split(answer: object) -> Feedback:
         name="split(x, 3) on a new x (2, 5, 12)",
         wrong=wrong,
         success="Head j holds feature columns 4j … 4j+3 of every token.",
-        write_it=(split_heads,),
+        write_it=(ATTNLIB, split_heads),
+    )
+
+
+def _dtype(answer: object) -> torch.dtype | None:
+    try:
+        return answer.dtype if isinstance(answer, Tensor) else torch.as_tensor(answer).dtype
+    except (TypeError, ValueError, RuntimeError):
+        return None
+
+
+def _mask_kind(answer: object) -> str | None:
+    """The hint for a mask that is not boolean (None: not a mask of numbers at all, let the comparison say so)."""
+    if isinstance(answer, Tensor) and (answer.device.type == "meta" or answer.is_complex() or answer.is_sparse):
+        return None
+    try:
+        values = torch.as_tensor(answer, dtype=torch.float64)
+    except (TypeError, ValueError, RuntimeError):
+        return None
+    if values.numel() == 0:
+        return None
+    if bool(torch.isinf(values).any()):
+        return (
+            "That is an additive float mask (0 where allowed, -inf where not): torch adds it to the scores, so it "
+            "works, but this exercise asks for the boolean form: give a boolean mask (dtype torch.bool, True = NOT "
+            "allowed): a comparison of token indices, such as i[:, None] > i[None, :], is a bool tensor."
+        )
+    is_float = isinstance(answer, Tensor) and answer.is_floating_point()
+    return (
+        "Give a boolean mask (dtype torch.bool, True = NOT allowed). "
+        + (
+            "A float attn_mask is not a yes/no mask in torch: it is ADDED to the scores, so 1.0 where a key is "
+            "forbidden only nudges its score up by 1 and the key still gets weight. "
+            if is_float
+            else "torch refuses an integer attn_mask (only bool and float masks are supported). "
+        )
+        + "Build it from a comparison of token indices (i[:, None] > i[None, :] is a bool tensor), "
+        "not with .float() or .int()."
     )
 
 
@@ -243,6 +286,10 @@ def split(answer: object) -> Feedback:
 def window_mask(answer: object) -> Feedback:
     """torch's boolean ``attn_mask`` (True = NOT allowed) for 5 tokens, token i seeing i−1, i and i+1."""
     allowed = _window_allowed()
+    if isinstance(answer, Tensor | list | tuple) and _dtype(answer) != torch.bool:
+        kind = _mask_kind(answer)
+        if kind is not None:
+            return Feedback(False, kind, "mask-not-boolean")
     wrong = [
         (
             allowed,

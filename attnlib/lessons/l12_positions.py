@@ -23,13 +23,13 @@ from torch import Tensor
 
 from .. import examples
 from ..positions import LearnedPositions, SinusoidalPositions, apply_rope, rope_angles, sinusoidal_encoding
-from ..pretrained import RECIPES
+from ..pretrained import RECIPES, load
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention, derive_qkv
 from ..training import accuracy, train
 from ..transformer import TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["PositionsExplorer", "bites", "by_hand", "retrained", "reverse_model", "sinusoid", "wrong_answers"]
 
@@ -139,7 +139,7 @@ def _dot(theta_1: float = 0.01, distance: int = DOT_I - DOT_J) -> float:
 
 
 #: what positions.2 asks the learner to write: the library's encodings
-WRITE_IT = (sinusoidal_encoding, SinusoidalPositions.forward, rope_angles, apply_rope)
+WRITE_IT = (ATTNLIB, sinusoidal_encoding, SinusoidalPositions.forward, rope_angles, apply_rope)
 REVERSE_STEPS = 100
 
 
@@ -166,7 +166,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda n, d: _wrong_sinusoid(n, d, first=1), None),
         ],
         "positions.3": [(z, None), (z.flip(1), None)],
-        "positions.4": [(reverse_model, None), ("learned", None)],
+        "positions.4": [(reverse_model, None), ("learned", None), (load("reverse"), None)],
     }
 
 
@@ -241,6 +241,32 @@ def bites(answer: object) -> Feedback:
     )
 
 
+#: a handed-in model this close to a committed checkpoint (relative distance of all parameters) is that checkpoint,
+#: perhaps trained a few steps more: 5 extra steps move the reverse checkpoint 0.067; the lesson's own 100-step
+#: model is 0.10 away from it (the same seed starts the same trajectory), a fresh model 0.57.
+COPY_DISTANCE = 0.05
+
+
+def _parameters(model: torch.nn.Module) -> dict[str, Tensor]:
+    return {k: v.detach().double() for k, v in model.state_dict().items() if v.is_floating_point()}
+
+
+def _committed_checkpoint(model: TinyTransformer) -> str | None:
+    """The name of the committed checkpoint ``model`` is a near-copy of, if any."""
+    mine = _parameters(model)
+    for name, recipe in RECIPES.items():
+        if not recipe.path.exists():
+            continue
+        theirs = _parameters(load(name))
+        if theirs.keys() != mine.keys() or any(theirs[k].shape != mine[k].shape for k in mine):
+            continue
+        gap = torch.cat([(mine[k] - theirs[k]).flatten() for k in mine]).norm()
+        size = torch.cat([theirs[k].flatten() for k in mine]).norm()
+        if float(gap) <= COPY_DISTANCE * float(size):
+            return name
+    return None
+
+
 @exercise("positions.4")
 def retrained(answer: object) -> Feedback:
     """A ``TinyTransformer`` with learned positions, trained on the reverse task: the checker measures it."""
@@ -255,6 +281,14 @@ def retrained(answer: object) -> Feedback:
             False,
             f"this model (vocab_size={answer.vocab_size}, max_len={answer.max_len}, causal={answer.causal}) does "
             f"not fit the reverse task (vocab_size={task.vocab_size}, {task.n_tokens} tokens, not causal).",
+        )
+    copied = _committed_checkpoint(answer)
+    if copied is not None:
+        return Feedback(
+            False,
+            f"This model is (or starts from) the course's trained checkpoint pretrained.load({copied!r}): its "
+            "parameters are within 5 % of it, so the experiment was not run. Train your own from a fresh model "
+            '(copy the training cell of "A model without positions" with positions="learned") and hand that in.',
         )
     was_training = answer.training
     with torch.no_grad():

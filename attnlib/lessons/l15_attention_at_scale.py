@@ -34,7 +34,7 @@ from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
-from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "TiledExplorer",
@@ -133,7 +133,7 @@ class TiledExplorer(Explorer):
 GPU_GIB, HEADS = 80, 32  # at_scale.1: 80 GiB for the scores of one layer, 32 heads built at once
 LENGTHS, N_PADDED = (5, 3), 5
 N_PROMPT, NTH_NEW = 4, 100  # at_scale.4: the 100th new token after a 4-token prompt
-N_TILED, D_TILED, BLOCK_TRY = 4096, 64, 512  # at_scale.5
+N_TILED, D_TILED, BLOCK_TRY = 4096, 64, 640  # at_scale.5: 10 MiB (a figure the lesson does not print)
 
 
 def _longest(bytes_per_number: int = 4, heads: int = HEADS, unit: float = GIB) -> int:
@@ -152,6 +152,8 @@ def _fresh_inputs() -> tuple[Tensor, Tensor, Tensor]:
 BLOCK = 4  # 11 keys: blocks of 4, 4 and 3
 #: what at_scale.2 asks the learner to write: any of these does the whole softmax or attention at once
 WRITE_IT = (
+    ATTNLIB,
+    SOFTMAX_FAMILY,
     attention,
     attention_weights,
     tiled_attention,
@@ -163,34 +165,54 @@ WRITE_IT = (
 )
 
 
-def _run_blocks(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor | Feedback:
-    """Start at m = −∞, ℓ = 0, acc = 0; call ``step`` on each block of scaled scores; return acc / ℓ."""
+def _run_blocks(
+    step: object, queries: Tensor, keys: Tensor, values: Tensor, *, handed_from: int = 0
+) -> Tensor | Feedback:
+    """Start at m = −∞, ℓ = 0, acc = 0; call ``step`` on each block of scaled scores; return acc / ℓ.
+
+    ``handed_from``: the checker itself runs the blocks before this key (with the course's step) and hands
+    ``step`` only the state they leave: a step that keeps anything besides (m, ℓ, acc) cannot know them.
+    """
     scores = queries @ keys.T / queries.shape[-1] ** 0.5
     m = torch.full((queries.shape[0], 1), float("-inf"))
     ell, acc = torch.zeros(queries.shape[0], 1), torch.zeros(queries.shape[0], values.shape[-1])
     call = "your online_step(m, ell, acc, scores, values)"
     for start in range(0, keys.shape[0], BLOCK):
-        got = run_learner_code(
-            step,
-            m.clone(),
-            ell.clone(),
-            acc.clone(),
-            scores[:, start : start + BLOCK].clone(),
-            values[start : start + BLOCK].clone(),
-            name=call,
-            write_it=WRITE_IT,
-        )
+        block = scores[:, start : start + BLOCK].clone(), values[start : start + BLOCK].clone()
+        if start < handed_from:
+            m, ell, acc = _solution(m, ell, acc, *block)
+            continue
+        got = run_learner_code(step, m.clone(), ell.clone(), acc.clone(), *block, name=call, write_it=WRITE_IT)
         if isinstance(got, Feedback):
             return got
-        if got is None:
-            return Feedback(False, f"{call} returned None: return the new (m, ell, acc).")
         if not isinstance(got, tuple | list) or len(got) != 3 or not all(isinstance(t, Tensor) for t in got):
             return Feedback(False, f"{call} should return three tensors (m, ell, acc), got {type(got).__name__}.")
         m, ell, acc = got
         shapes = [tuple(t.shape) for t in got]
-        if shapes != [(5, 1), (5, 1), (5, 3)]:
-            return Feedback(False, f"{call} returned shapes {shapes}; expected m (5, 1), ell (5, 1), acc (5, 3).")
+        want = [(queries.shape[0], 1), (queries.shape[0], 1), (queries.shape[0], values.shape[-1])]
+        if shapes != want:
+            return Feedback(
+                False, f"{call} returned shapes {shapes}; expected m {want[0]}, ell {want[1]}, acc {want[2]}."
+            )
     return (acc / ell).detach()
+
+
+def _unseen_inputs() -> tuple[Tensor, Tensor, Tensor]:
+    """Other queries (5, 4), keys (11, 4) and values (11, 3): the first two blocks are never shown to the step."""
+    gen = torch.Generator().manual_seed(1515)
+    return (
+        8 * torch.randn(5, 4, generator=gen),
+        6 * torch.randn(11, 4, generator=gen),
+        torch.randn(11, 3, generator=gen),
+    )
+
+
+HINT_HIDDEN_STATE = (
+    "Right when your step sees every block, wrong when the checker hands it a state (m, ell, acc) built from "
+    "blocks it never saw: your step keeps something besides that state between calls (the blocks, or their "
+    "scores). Online softmax holds only m, ell (n_q, 1) and acc (n_q, d_v): n_q · (d_v + 2) numbers, whatever "
+    "the length. Compute the new state from the old one and the block alone."
+)
 
 
 def _no_rescale(m, ell, acc, scores, values):
@@ -246,6 +268,22 @@ PROBE_HINTS = {
 }
 
 
+def _keeps_every_block():
+    """A step that stores every block it is given and recomputes the whole softmax: right at the end, not online."""
+    seen: list[tuple[Tensor, Tensor]] = []
+
+    def step(m, ell, acc, scores, values):
+        if not bool(torch.isfinite(m).any()):
+            seen.clear()  # a new run starts at m = −∞
+        seen.append((scores, values))
+        all_scores, all_values = torch.cat([s for s, _ in seen], -1), torch.cat([v for _, v in seen])
+        top = all_scores.amax(-1, keepdim=True)
+        p = torch.exp(all_scores - top)
+        return top, p.sum(-1, keepdim=True), p @ all_values
+
+    return step
+
+
 def _no_maximum(m, ell, acc, scores, values):
     p = torch.exp(scores)  # overflows for scores above ~88 in float32
     return m, ell + p.sum(-1, keepdim=True), acc + p @ values
@@ -278,13 +316,19 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     masks = _masks()
     return {
-        "attention_at_scale.1": [(_longest(unit=1e9), None), (_longest(heads=1), None), (_longest(2), None)],
+        "attention_at_scale.1": [
+            (_longest(unit=1e9), None),
+            (_longest(heads=1), None),
+            (_longest(2), None),
+            (_longest() + 1, None),
+        ],
         "attention_at_scale.2": [
             (_no_rescale, "online-no-rescale"),
             (_acc_not_rescaled, "online-no-rescale"),
             (_flipped, "online-no-rescale"),
             (_block_maximum, "online-no-rescale"),
             (_no_maximum, None),
+            (_keeps_every_block(), None),
         ],
         "attention_at_scale.3": [
             (masks["causal"], "causal-and-mask"),
@@ -309,7 +353,16 @@ def longest_context(answer: object) -> Feedback:
         (_longest(2), "That is at 2 bytes per number (bfloat16); the question asks for float32, 4 bytes."),
         (_longest(heads=1, bytes_per_number=1), "Count bytes: 32 heads × n² numbers × 4 bytes each."),
     ]
-    return compare_number(answer, float(want), name="the longest context that fits", wrong=wrong, tol=1.0)
+    over = want + 1
+    wrong.append(
+        (
+            over,
+            f"{over} does not fit: 32 · {over}² · 4 B = {HEADS * over * over * 4:,} B, more than 80 GiB = "
+            f"{GPU_GIB * GIB:,} B. The longest n is the largest whole number whose matrices fit: round the square "
+            "root down (math.isqrt).",
+        )
+    )
+    return compare_number(answer, float(want), name="the longest context that fits", wrong=wrong, tol=0.5)
 
 
 @exercise("attention_at_scale.2", alias=("at_scale.2", "scale.2"))
@@ -341,13 +394,22 @@ def online_step(answer: object) -> Feedback:
             "online-no-rescale",
         ),
     ]
-    return compare_tensor(
-        got,
-        attention(queries, keys, values),
-        name="acc / ell after the last block",
-        wrong=wrong,
-        atol=1e-4,
-        success="Block by block, without ever holding all 5 × 11 scores.",
+    feedback = compare_tensor(
+        got, attention(queries, keys, values), name="acc / ell after the last block", wrong=wrong, atol=1e-4
+    )
+    if not feedback.correct:
+        return feedback
+    unseen = _unseen_inputs()
+    handed = _run_blocks(answer, *unseen, handed_from=2 * BLOCK)
+    if isinstance(handed, Feedback):
+        return handed
+    if not torch.allclose(handed, attention(*unseen), atol=1e-4):
+        return Feedback(False, HINT_HIDDEN_STATE)
+    return Feedback(
+        True,
+        "acc / ell after the last block is attention's output, block by block. The checker also handed your "
+        "step a state built from two blocks it never saw, and it still finished right: m, ell and acc, "
+        "5 × (1 + 1 + 3) numbers, carry everything the earlier blocks contributed.",
     )
 
 
@@ -424,11 +486,11 @@ def dot_products_with_cache(answer: object) -> Feedback:
 
 @exercise("attention_at_scale.5", alias="at_scale.5")
 def block_memory(answer: object) -> Feedback:
-    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=512``."""
+    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=640``."""
     want = N_TILED * BLOCK_TRY * 4 / MIB
     wrong = [
         (N_TILED**2 * 4 / MIB, "That is the whole (4096, 4096) matrix: tiled_attention never builds it."),
-        (N_TILED * 128 * 4 / MIB, "That is the default block size 128; the question changes it to 512."),
+        (N_TILED * 128 * 4 / MIB, f"That is the default block size 128; the question changes it to {BLOCK_TRY}."),
         (BLOCK_TRY * BLOCK_TRY * 4 / MIB, "Every query meets the block at once: the tile is (n_q, b), not (b, b)."),
         (N_TILED * BLOCK_TRY * 2 / MIB, "float32 takes 4 bytes per number."),
         (N_TILED * D_TILED * 4 / MIB, "That is one (4096, 64) matrix such as Q; the score tile is larger."),

@@ -3,21 +3,25 @@
 Lesson 17 explorer: byte-pair encoding merge by merge — the counts of neighbouring symbol pairs, the next merge.
 
 - ``where_next.1`` code: ``most_frequent_pair(counts)`` — the pair byte-pair encoding merges first.
-- ``where_next.2`` transfer: how many times smaller grouped-query attention makes the KV cache of lesson 15.
+- ``where_next.2`` code: ``share_kv(kv, n_query_heads)`` — grouped-query attention hands each key/value head to
+  its group of consecutive query heads; the KV cache keeps only the key/value heads.
 """
 
 from __future__ import annotations
 
 import html
 from collections import Counter
+from itertools import pairwise
 
 import ipywidgets as widgets
+import torch
+from torch import Tensor
 
 from ..bpe import learn_merges, pair_counts, split_after
 from ..show.explorer import Explorer, HeatmapView
-from ._check import Feedback, compare_number, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
-__all__ = ["NEW_CORPUS", "MergesExplorer", "first_merge", "kv_cache_ratio", "wrong_answers"]
+__all__ = ["NEW_CORPUS", "MergesExplorer", "first_merge", "share_kv", "wrong_answers"]
 
 MAX_SYMBOLS = 24  # rows and columns of the pair-count view
 
@@ -96,26 +100,33 @@ def _unweighted(words: dict[str, int]) -> tuple[str, str]:
     return _best(pair_counts(Counter({tuple(w): 1 for w in words})))
 
 
+def _count_once(counts: dict[str, int]) -> tuple[str, str]:
+    """The typical slip, written without attnlib: every word counts once, whatever its frequency."""
+    pairs: Counter = Counter()
+    for word in counts:
+        for a, b in pairwise(word):
+            pairs[a, b] += 1
+    return max(pairs, key=pairs.__getitem__)
+
+
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     return {
-        "where_next.1": [(_unweighted, None), (lambda counts: "un", None)],
-        "where_next.2": [(8, None), (0.25, None)],
+        "where_next.1": [(_count_once, None), (lambda counts: "un", None)],
+        "where_next.2": [
+            (lambda kv, h: kv.repeat(1, h // kv.shape[1], 1, 1), None),
+            (lambda kv, h: kv, None),
+            (lambda kv, h: kv.repeat_interleave(h, dim=1), None),
+        ],
     }
 
 
 @exercise("where_next.1", alias="next.1")
 def first_merge(answer: object) -> Feedback:
     """``most_frequent_pair({"hug": 10, …})`` → the pair of neighbouring characters that occurs most often."""
-    got = run_learner_code(answer, dict(NEW_CORPUS), name="your most_frequent_pair(counts)")
+    got = run_learner_code(answer, dict(NEW_CORPUS), name="your most_frequent_pair(counts)", write_it=(ATTNLIB,))
     if isinstance(got, Feedback):
         return got
-    if got is None:
-        return Feedback(
-            False,
-            "your most_frequent_pair(counts) returned None: replace the ... in its body with the computation and "
-            "return it.",
-        )
     if isinstance(got, list):
         got = tuple(got)
     if not (isinstance(got, tuple) and len(got) == 2 and all(isinstance(s, str) for s in got)):
@@ -136,12 +147,48 @@ def first_merge(answer: object) -> Feedback:
     return Feedback(False, f"On {NEW_CORPUS} your function returns {got}; count every pair of neighbours by hand.")
 
 
+#: ``where_next.2``: keys of 2 sequences, 2 key/value heads, 5 tokens, d_head 3, shared by 6 query heads
+KV_SHAPE, N_QUERY_HEADS = (2, 2, 5, 3), 6
+
+
+def _fresh_kv() -> Tensor:
+    """Keys (2, 2, 5, 3): 2 sequences, 2 key/value heads, 5 tokens, d_head 3; never shown in a lesson."""
+    return torch.randn(*KV_SHAPE, generator=torch.Generator().manual_seed(17))
+
+
 @exercise("where_next.2", alias="next.2")
-def kv_cache_ratio(answer: object) -> Feedback:
-    """32 query heads sharing 8 key/value heads: the KV cache is 32 / 8 = 4 times smaller."""
+def share_kv(answer: object) -> Feedback:
+    """``share_kv(kv (batch, h_kv, n, d_head), n_query_heads)`` → ``(batch, n_query_heads, n, d_head)``: query
+    head j reads key/value head j // (n_query_heads // h_kv), as grouped-query attention does."""
+    kv = _fresh_kv()
+    group = N_QUERY_HEADS // KV_SHAPE[1]
+    call = "your share_kv(kv, n_query_heads)"
+    got = run_learner_code(answer, kv.clone(), N_QUERY_HEADS, name=call, write_it=(ATTNLIB,))
+    if isinstance(got, Feedback):
+        return got
+    want = kv.repeat_interleave(group, dim=1)
+    name = f"share_kv on new keys {tuple(KV_SHAPE)} for {N_QUERY_HEADS} query heads"
     wrong = [
-        (8, "8 is the number of key/value heads; the question is how many times smaller the cache gets."),
-        (0.25, "That is the new cache as a share of the old one; the question asks how many times smaller: invert it."),
-        (32, "32 would be multi-query attention (one key/value head for all 32); here there are 8."),
+        (
+            kv.repeat(1, group, 1, 1),
+            "Right shape, wrong heads: repeat tiles the whole stack of heads, 0, 1, 0, 1, 0, 1, so query head 1 "
+            "reads key/value head 1 instead of 0. In grouped-query attention CONSECUTIVE query heads share: "
+            f"heads 0–{group - 1} read key/value head 0, heads {group}–{2 * group - 1} head 1. Repeat each head in "
+            "place: repeat_interleave(…, dim=1), or expand a new axis after the head axis and reshape.",
+        ),
+        (
+            kv,
+            f"These are still the {KV_SHAPE[1]} key/value heads: each of the {N_QUERY_HEADS} query heads needs one, "
+            f"so every key/value head is used by {group} query heads in a row.",
+        ),
     ]
-    return compare_number(answer, 4, name="how many times smaller the KV cache is", wrong=wrong, tol=0.01)
+    feedback = compare_tensor(got, want, name=name, wrong=wrong)
+    if not feedback.correct:
+        return feedback
+    cache, full = kv.numel(), want.numel()
+    return Feedback(
+        True,
+        f"Query head j reads key/value head j // {group}. The cache keeps only the {KV_SHAPE[1]} key/value heads: "
+        f"{cache} numbers per tensor instead of {full}, {full // cache} times smaller (32 query heads on 8 "
+        "key/value heads: 4 times).",
+    )

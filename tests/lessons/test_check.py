@@ -192,7 +192,8 @@ def test_learner_code_errors_become_sentences() -> None:
         == "your softmax should be a function (def … or lambda …), not int."
     )
     fb = run_learner_code(lambda x: 1 / 0, 1, name="your softmax")
-    assert fb.message == "your softmax raised ZeroDivisionError: division by zero"
+    assert fb.message == "your softmax raised ZeroDivisionError on new inputs (1): division by zero"
+    assert run_learner_code(lambda x: None, 1, name="your softmax").tried is False  # the body is still ...
 
 
 @pytest.mark.parametrize("lesson", lessons.lessons())
@@ -202,4 +203,5 @@ def test_check_dispatches_to_the_lesson_checker(lesson: str) -> None:
     # an unanswered exercise is never correct, and check() returns the checker's Feedback
     fb = check(f"{lesson}.1", ...)
     assert isinstance(fb, Feedback) and not fb
-    assert fb == checker(...)
+    assert fb.message == checker(...).message
+    assert not fb.tried  # an untouched exercise is a prompt, whatever its checker says

@@ -99,3 +99,24 @@ def test_qkv():
     x, u = torch.tensor([[1.0, 2.0], [3.0, -1.0]]), torch.tensor([[0.0, 1.0], [2.0, 1.0]])
     assert check("queries_keys_values.3", x @ u.T).correct
     assert check("queries_keys_values.3", x @ u).mistake == "transposed"
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda X, wq, wk, wv: (X @ wq.T, X @ wk.T, X @ wv.T),
+        lambda X, wq, wk, wv: (wq @ X, wk @ X, wv @ X),
+    ],
+    ids=["X @ W.T", "W @ X"],
+)
+def test_project_all_with_a_transposed_product_gets_a_hint_not_a_torch_error(answer):
+    feedback = check("queries_keys_values.2", answer)
+    assert not feedback.correct and feedback.mistake == "transposed"
+    assert "cannot be multiplied" not in feedback.message and "X @ w_query" in feedback.message
+
+
+def test_project_all_refuses_attnlib():
+    from attnlib import project
+
+    feedback = check("queries_keys_values.2", lambda X, wq, wk, wv: (project(X, wq), project(X, wk), project(X, wv)))
+    assert feedback.mistake == "library-function"

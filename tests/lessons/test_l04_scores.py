@@ -81,3 +81,12 @@ def test_scores():
     assert "project them first" in check("scores.3", x @ x.T).message
     _, keys, _ = examples.three_inputs.qkv()
     assert not check("scores.3", keys @ keys.T).correct  # the old one-liner on the lesson's variable
+
+
+def test_scores_of_refuses_products_that_transpose_for_you():
+    import torch.nn.functional as F
+
+    for answer in (F.linear, lambda q, k: F.linear(q, k), lambda q, k: torch.inner(q, k)):
+        feedback = check("scores.2", answer)
+        assert not feedback.correct and feedback.mistake == "library-function"
+    assert check("scores.2", lambda q, k: torch.einsum("id,jd->ij", q, k)).correct  # the indices are the work

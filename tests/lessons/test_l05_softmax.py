@@ -124,3 +124,73 @@ def test_softmax():
     assert "√5 is lesson 08's scale" in check("softmax.3", math.sqrt(5)).message
     assert "row 1 alone" in check("softmax.3", 2.1258).message
     assert not check("softmax.3", softmax(s / math.sqrt(5))).correct  # the old one-liner
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        lambda s: torch.special.softmax(s, -1),
+        lambda s: torch.log_softmax(s, -1).exp(),
+        lambda s: F.log_softmax(s, -1).exp(),
+        lambda s: torch.exp(s - torch.logsumexp(s, -1, keepdim=True)),
+        lambda s: F.scaled_dot_product_attention(
+            s[None], torch.eye(s.shape[-1])[None], torch.eye(s.shape[-1])[None], scale=1.0
+        )[0],
+        lambda s: torch.sparse.softmax(s.to_sparse(), -1).to_dense(),
+        lambda s: torch._softmax(s, -1, False),
+        lambda s: torch.ops.aten._softmax(s, -1, False),
+        lambda s: F.softmin(-s, -1),
+        lambda s: torch.exp(s - torch.logcumsumexp(s, -1)[:, -1:]),
+    ],
+    ids=[
+        "special",
+        "log_softmax",
+        "F.log_softmax",
+        "logsumexp",
+        "sdpa",
+        "sparse",
+        "_softmax",
+        "aten",
+        "softmin",
+        "logcumsumexp",
+    ],
+)
+def test_my_softmax_refuses_every_spelling_of_the_library(answer):
+    feedback = check("softmax.2", answer)
+    assert not feedback.correct and feedback.mistake == "library-function"
+
+
+def test_my_softmax_refuses_the_library_in_a_worker_thread():
+    import threading
+
+    def threaded(s):
+        out = []
+        worker = threading.Thread(target=lambda: out.append(torch.softmax(s, -1)))
+        worker.start()
+        worker.join()
+        return out[0]
+
+    feedback = check("softmax.2", threaded)
+    assert not feedback.correct and feedback.mistake == "library-function" and "thread" in feedback.message
+
+
+def test_my_softmax_names_keepdim_and_the_whole_matrix():
+    def no_keepdim(s):
+        exps = (s - s.max(dim=-1, keepdim=True).values).exp()
+        return exps / exps.sum(dim=-1)  # (3, 4) / (3,): a raw RuntimeError before
+
+    def max_no_keepdim(s):
+        exps = (s - s.max(dim=-1).values).exp()
+        return exps / exps.sum(dim=-1, keepdim=True)
+
+    for answer in (no_keepdim, max_no_keepdim):
+        feedback = check("softmax.2", answer)
+        assert feedback.mistake == "keepdim-forgotten" and "keepdim=True" in feedback.message
+        assert "RuntimeError" not in feedback.message
+
+    def whole_matrix(s):
+        exps = (s - s.max(dim=-1, keepdim=True).values).exp()
+        return exps / exps.sum()
+
+    feedback = check("softmax.2", whole_matrix)
+    assert feedback.mistake == "whole-matrix-sum" and "whole matrix" in feedback.message

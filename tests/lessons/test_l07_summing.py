@@ -78,3 +78,9 @@ def test_new_token():
 
 def attention_from_weights(w, v):
     return w @ v
+
+
+def test_context_of_refuses_attnlib():
+    from attnlib import project
+
+    assert check("summing.2", lambda weights, values: project(weights, values)).mistake == "library-function"

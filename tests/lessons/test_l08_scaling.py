@@ -68,16 +68,29 @@ def test_scaled_weights_runs_on_fresh_inputs():
         return torch.softmax(queries @ keys.T / math.sqrt(queries.shape[-1]), dim=-1)
 
     assert check("scaling.2", scaled_weights).correct
-    assert check("scaling.2", lambda q, k: softmax(q @ k.T / q.shape[-1])).mistake == "scale-by-d"
-    assert check("scaling.2", lambda q, k: softmax(k @ q.T / math.sqrt(q.shape[-1]))).mistake == "k-q-transposed"
-    assert check("scaling.2", lambda q, k: softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0)).mistake == "softmax-axis"
+    assert check("scaling.2", lambda q, k: torch.softmax(q @ k.T / q.shape[-1], -1)).mistake == "scale-by-d"
+    transposed = lambda q, k: torch.softmax(k @ q.T / math.sqrt(q.shape[-1]), -1)  # noqa: E731
+    assert check("scaling.2", transposed).mistake == "k-q-transposed"
+    over_queries = lambda q, k: torch.softmax(q @ k.T / math.sqrt(q.shape[-1]), dim=0)  # noqa: E731
+    assert check("scaling.2", over_queries).mistake == "softmax-axis"
+
+
+def test_scaled_weights_refuses_the_library_using_only_torch_and_math():
+    from attnlib import scale_scores, score
+
+    pieces = lambda q, k: softmax(scale_scores(score(q, k), q.shape[-1]))  # noqa: E731  # the review's answer
+    feedback = check("scaling.2", pieces)
+    assert not feedback.correct and feedback.mistake == "library-function" and "attnlib" in feedback.message
+    sdpa = lambda q, k: torch.nn.functional.scaled_dot_product_attention(q, k, torch.eye(k.shape[0]))  # noqa: E731
+    assert check("scaling.2", sdpa).mistake == "library-function"
 
 
 def test_per_head_divisor():
-    assert check("scaling.3", math.sqrt(512 / 8)).correct
-    assert check("scaling.3", 8).correct
+    assert check("scaling.3", math.sqrt(512 / 16)).correct  # d_model = 512, h = 16
+    assert check("scaling.3", 5.657).correct
     assert check("scaling.3", math.sqrt(512)).mistake == "scale-by-d-model"
-    assert check("scaling.3", 64).mistake == "scale-by-d"
+    assert check("scaling.3", 32).mistake == "scale-by-d"
+    assert "8 heads" in check("scaling.3", 8).message
 
 
 def test_scaling_by_the_number_of_keys_gets_its_own_hint():

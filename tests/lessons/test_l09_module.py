@@ -111,3 +111,37 @@ def test_a_fully_masked_row():
     assert check("module.3", masked_softmax).mistake == "fully-masked-row"  # NaN
     large = check("module.3", lambda s, m: torch.softmax(s.masked_fill(~m, -1e9), -1))
     assert large.mistake == "fully-masked-row" and "uniform" in large.message
+
+
+def test_masked_softmax_over_the_queries_is_named():
+    feedback = check("module.2", lambda s, m: torch.softmax(s.masked_fill(~m, float("-inf")), dim=0))
+    assert feedback.mistake == "softmax-axis" and "dim=0" in feedback.message
+
+
+@pytest.mark.parametrize("name", ["module.2", "module.3"])
+def test_masked_softmax_refuses_the_library(name):
+    import torch.nn.functional as F
+
+    from attnlib import attention_weights
+
+    eye = lambda s: torch.eye(s.shape[-1])  # noqa: E731
+    handed_in = [
+        lambda s, m: attention_weights(s, eye(s), mask=m, scale=1.0),  # the review: attnlib's masked softmax
+        lambda s, m: F.scaled_dot_product_attention(s[None], eye(s)[None], eye(s)[None], attn_mask=m[None], scale=1.0)[
+            0
+        ],
+    ]
+    for answer in handed_in:
+        assert check(name, answer).mistake == "library-function"
+
+
+def test_safe_masked_softmax_stub_prompt_reads_as_a_sentence():
+    def safe_masked_softmax(scores, mask): ...
+
+    feedback = check("module.3", safe_masked_softmax)
+    assert not feedback.tried and "with a row (row 2)" not in feedback.message
+    assert feedback.message.startswith("your safe_masked_softmax(scores, mask) returned None")
+    assert (
+        check("module.3", ...).message
+        == "Replace the ... with your safe_masked_softmax(scores, mask), then run the cell again."
+    )

@@ -115,3 +115,15 @@ def test_context_of_this():
     assert check("sentence.3", right).correct
     assert check("sentence.3", softmax(score(k, q)[6] / 4, dim=0) @ v).mistake == "k-q-transposed"
     assert check("sentence.3", softmax(score(q, k)[6], dim=0) @ v).mistake == "scale-forgotten"
+
+
+def test_simple_attention_refuses_the_library():
+    import torch.nn.functional as F
+
+    from attnlib import attention
+
+    for answer in (
+        lambda X: F.scaled_dot_product_attention(X, X, X, scale=1.0),
+        lambda X: attention(X, X, X, scale=1.0),
+    ):
+        assert check("sentence.2", answer).mistake == "library-function"

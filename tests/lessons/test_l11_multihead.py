@@ -95,6 +95,19 @@ def test_window_mask():
     assert not check("multihead.3", (i[:, None] - i[None, :]).abs() <= 1).correct
 
 
+def test_window_mask_must_be_boolean():
+    i = torch.arange(5)
+    forbidden = (i[:, None] - i[None, :]).abs() > 1
+    for answer in (forbidden.int(), forbidden.float(), forbidden.long().tolist()):
+        feedback = check("multihead.3", answer)  # the review: int and 0/1 float masks passed
+        assert not feedback.correct and feedback.mistake == "mask-not-boolean" and "boolean mask" in feedback.message
+    additive = torch.zeros(5, 5).masked_fill(forbidden, float("-inf"))  # valid in torch, but not what is asked
+    feedback = check("multihead.3", additive)
+    assert feedback.mistake == "mask-not-boolean" and "give a boolean mask" in feedback.message
+    assert "NaN" not in feedback.message
+    assert check("multihead.3", forbidden.tolist()).correct  # a nested list of bools is boolean
+
+
 def _cross(x_dec, x_enc, w_q, w_k, w_v):
     return torch.softmax((x_dec @ w_q) @ (x_enc @ w_k).T / w_k.shape[-1] ** 0.5, dim=-1) @ (x_enc @ w_v)
 

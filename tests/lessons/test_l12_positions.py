@@ -110,3 +110,10 @@ def test_retrained_model_is_measured_not_trusted():
         in check("positions.4", TinyTransformer(vocab_size=5, max_len=8, d_model=8, num_heads=1, num_layers=1)).message
     )
     assert check("positions.4", reverse_model("learned", progress=False)).correct
+
+
+def test_the_committed_checkpoint_is_not_a_trained_model():
+    from attnlib import pretrained
+
+    feedback = check("positions.4", pretrained.load("reverse"))  # the review: accepted, nothing trained
+    assert not feedback.correct and "checkpoint" in feedback.message and "reverse" in feedback.message

@@ -62,8 +62,43 @@ def test_longest_context_on_paper():
     assert check("attention_at_scale.1", 25905).correct
     assert 32 * 25905**2 * 4 <= 80 * 2**30 < 32 * 25906**2 * 4
     assert "GB" in check("attention_at_scale.1", 25000).message
-    assert "one head" in check("attention_at_scale.1", 146543).message
+    assert "one head" in check("attention_at_scale.1", 146542).message
     assert "bfloat16" in check("attention_at_scale.1", 36635).message
+
+
+def test_longest_context_one_too_many_does_not_fit():
+    feedback = check("attention_at_scale.1", 25906)  # the review: 32 · 25906² · 4 B > 80 GiB, accepted at tol 1
+    assert not feedback.correct and "85,903,467,008" in feedback.message and "round" in feedback.message
+
+
+def test_online_step_that_keeps_every_block_is_refused():
+    seen = []
+
+    def keeps_every_block(m, ell, acc, scores, values):  # the review's cheat: stores the blocks, redoes the softmax
+        seen.append((scores, values))
+        s, v = torch.cat([b[0] for b in seen], -1), torch.cat([b[1] for b in seen])
+        return s.amax(-1, keepdim=True), torch.ones(s.shape[0], 1), torch.softmax(s, -1) @ v
+
+    feedback = check("attention_at_scale.2", keeps_every_block)
+    assert not feedback.correct
+    assert "library" in feedback.message or "never saw" in feedback.message
+
+    def keeps_every_block_by_hand(m, ell, acc, scores, values):  # the same without torch's softmax
+        if not bool(torch.isfinite(m).any()):
+            seen.clear()
+        seen.append((scores, values))
+        s, v = torch.cat([b[0] for b in seen], -1), torch.cat([b[1] for b in seen])
+        top = s.amax(-1, keepdim=True)
+        p = torch.exp(s - top)
+        return top, p.sum(-1, keepdim=True), p @ v
+
+    feedback = check("attention_at_scale.2", keeps_every_block_by_hand)
+    assert not feedback.correct and "never saw" in feedback.message and "n_q · (d_v + 2)" in feedback.message
+
+
+def test_online_step_success_claims_only_what_was_checked():
+    feedback = check("attention_at_scale.2", online_step)
+    assert feedback.correct and "never saw" in feedback.message and "5 × 11" not in feedback.message
 
 
 def test_old_names_still_check_the_same_exercises():
@@ -150,7 +185,8 @@ def test_block_size_memory_prediction_matches_the_measurement():
     from attnlib.tiled import tiled_attention
 
     x = torch.zeros(4096, 64)
-    measured = largest_intermediate(tiled_attention, x, x, x, block_size=512)[1] / MIB
+    measured = largest_intermediate(tiled_attention, x, x, x, block_size=640)[1] / MIB
+    assert measured == 10
     assert check("attention_at_scale.5", measured).correct
     assert "whole" in check("attention_at_scale.5", 64).message
     assert "default" in check("attention_at_scale.5", 2).message

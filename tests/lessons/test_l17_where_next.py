@@ -47,13 +47,28 @@ def test_next_exercises():
     assert check("where_next.1", lambda counts: ["u", "n"]).correct
     assert "pair of characters" in check("where_next.1", lambda counts: "un").message
     assert "every word counts once" in check("where_next.1", lambda counts: ("u", "g")).message
-    assert check("where_next.2", 4).correct and check("where_next.2", 4.0).correct
-    assert "invert" in check("where_next.2", 0.25).message
+    from attnlib import bpe
+
+    learned = check(
+        "where_next.1", lambda counts: bpe.learn_merges(" ".join(w for w, n in counts.items() for _ in range(n)), 1)[0]
+    )
+    assert not learned.correct and learned.mistake == "library-function"  # the review: learn_merges passed
 
     def stub(counts): ...
 
     assert "returned None" in check("where_next.1", stub).message
     assert "raised" in check("where_next.1", lambda counts: counts["x"]).message
+
+
+def test_share_kv_groups_consecutive_query_heads():
+    assert check("where_next.2", lambda kv, h: kv.repeat_interleave(h // kv.shape[1], dim=1)).correct
+    b, g = 2, 3
+    expand = lambda kv, h: kv[:, :, None].expand(b, 2, g, 5, 3).reshape(b, h, 5, 3)  # noqa: E731
+    assert check("where_next.2", expand).correct
+    assert "CONSECUTIVE" in check("where_next.2", lambda kv, h: kv.repeat(1, h // kv.shape[1], 1, 1)).message
+    assert "still the 2 key/value heads" in check("where_next.2", lambda kv, h: kv).message
+    assert "times smaller" in check("where_next.2", lambda kv, h: kv.repeat_interleave(3, dim=1)).message
+    assert not check("where_next.2", 4).correct  # the former one-line division is not an answer any more
 
 
 def test_merges_explorer_counts_pairs_and_outlines_the_next_merge():

@@ -1,0 +1,289 @@
+"""No exercise is passed without the work: every exercise (all lessons, over :func:`exercises`) is handed
+
+- every callable of torch's softmax family, of ``torch.special``, of ``torch.nn.functional`` and every
+  public function of attnlib, each as the answer itself and adapted to the exercise's signature (its
+  arguments forwarded, with ``dim=-1``, through ``.exp()`` of a log-softmax, the ``logsumexp`` form, with
+  an identity matrix as keys and values, as self-attention ``f(x, x, x)``, or run in a worker thread);
+- every number and every tensor its own lesson prints (read from the notebook's stored outputs),
+  percentages also as fractions (bare one-digit integers left out: ids, indices and head counts are on
+  every page, and an exercise whose answer is one is tested by its own checker tests);
+
+and none may be accepted. A case that fails today in a lesson whose checkers are being rewritten is
+marked ``xfail(strict=True)`` with the exercise it names, so that it flips when the rewrite lands.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import importlib
+import io
+import json
+import math
+import pkgutil
+import re
+import threading
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import attnlib
+from attnlib.lessons import check, exercises, lesson_module
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+
+#: would write files, open servers or train for minutes whatever they are given; none computes an answer
+NOT_TRIED = {"save_checkpoint", "median_seconds", "train_recipe", "main", "launch", "serve", "build"}
+#: attnlib's modules that draw, launch or hold lessons' explorers: no maths to hand in
+NOT_MATHS = {"show", "lessons", "launch", "checkpoints"}
+
+
+def _public(module, prefix: str) -> dict[str, object]:
+    names = getattr(module, "__all__", None) or [n for n in dir(module) if not n.startswith("_")]
+    found = {}
+    for name in names:
+        value = getattr(module, name, None)
+        if callable(value) and not isinstance(value, type | type(torch)) and name not in NOT_TRIED:
+            found[f"{prefix}.{name}"] = value
+    return found
+
+
+def _candidates() -> dict[str, object]:
+    found: dict[str, object] = {
+        "torch.softmax": torch.softmax,
+        "torch.log_softmax": torch.log_softmax,
+        "torch._softmax": lambda x, dim=-1: torch._softmax(x, dim, False),
+        "torch._log_softmax": lambda x, dim=-1: torch._log_softmax(x, dim, False),
+        "torch.logsumexp": torch.logsumexp,
+        "torch.logcumsumexp": torch.logcumsumexp,
+        "torch.sparse.softmax": lambda x, dim=-1: torch.sparse.softmax(x.to_sparse(), dim).to_dense(),
+        "torch.sparse.log_softmax": lambda x, dim=-1: torch.sparse.log_softmax(x.to_sparse(), dim).to_dense(),
+        "torch.Tensor.softmax": torch.Tensor.softmax,
+        "torch.nn.Softmax": torch.nn.Softmax(dim=-1),
+        "torch.ops.aten._softmax": lambda x, dim=-1: torch.ops.aten._softmax(x, dim, False),
+    }
+    found.update(_public(torch.special, "torch.special"))
+    found.update(_public(F, "F"))
+    found.update(_public(attnlib, "attnlib"))
+    for info in pkgutil.iter_modules(attnlib.__path__):
+        if info.name in NOT_MATHS or info.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"attnlib.{info.name}")
+        for label, value in _public(module, f"attnlib.{info.name}").items():
+            if getattr(value, "__module__", "").startswith("attnlib"):
+                found[label] = value
+    return found
+
+
+CANDIDATES = _candidates()
+
+
+def _first_tensor(args):
+    return next((a for a in args if isinstance(a, torch.Tensor)), None)
+
+
+def _in_thread(function):
+    def threaded(*args):
+        out = []
+
+        def work():
+            with contextlib.suppress(Exception):
+                out.append(function(*args))
+
+        worker = threading.Thread(target=work)
+        worker.start()
+        worker.join()
+        return out[0] if out else None
+
+    return threaded
+
+
+def _adapted(function) -> dict[str, object]:
+    """``function`` as it could be handed to an exercise, by form."""
+
+    def identity(*args):
+        x = _first_tensor(args)
+        eye = torch.eye(x.shape[-1], dtype=x.dtype)
+        rest = [a for a in args if a is not x]
+        try:
+            return function(x, eye, eye, *rest, scale=1.0)
+        except TypeError:
+            return function(x, eye, *rest, scale=1.0)
+
+    def masked_identity(x, mask, *rest):
+        eye = torch.eye(x.shape[-1], dtype=x.dtype)
+        try:
+            return function(x, eye, mask=mask, scale=1.0)
+        except TypeError:
+            return function(x[None], eye[None], eye[None], attn_mask=mask[None], scale=1.0)[0]
+
+    def stabilised(x, *rest):
+        return torch.exp(x - function(x, -1, keepdim=True))
+
+    return {
+        "itself": function,
+        "forwarded": lambda *a: function(*a),
+        "dim=-1": lambda *a: function(*a, dim=-1),
+        "exp(f(x, -1))": lambda *a: function(*a, -1).exp(),
+        "exp(x - f(x, -1, keepdim=True))": stabilised,
+        "identity keys and values": identity,
+        "identity with the mask": masked_identity,
+        "self-attention f(x, x, x)": lambda x, *rest: function(x, x, x, *rest, scale=1.0),
+        "in a worker thread": _in_thread(lambda *a: function(*a, -1) if len(a) == 1 else function(*a)),
+    }
+
+
+# ---------------------------------------------------------------- the lessons' printed numbers
+_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:[.,]\d+)*(?:[eE][-+]?\d+)?(%?)")
+
+
+def _notebook(lesson: str) -> Path | None:
+    module = lesson_module(lesson).__name__.rsplit(".", 1)[-1]  # l05_softmax
+    found = sorted(NOTEBOOKS.glob(f"*_{module[4:]}.ipynb"))
+    return found[0] if found else None
+
+
+def _output_texts(path: Path) -> list[str]:
+    texts = []
+    for cell in json.loads(path.read_text())["cells"]:
+        for output in cell.get("outputs", []):
+            texts.append("".join(output.get("text", "")))
+            for kind in ("text/plain", "text/html", "text/markdown"):
+                value = output.get("data", {}).get(kind, "")
+                texts.append("".join(value) if isinstance(value, list) else value)
+    return [t for t in texts if t]
+
+
+def _tensors(text: str) -> list[object]:
+    """The nested lists of every ``tensor([...])`` / ``[[...]]`` literal printed in ``text``."""
+    found = []
+    for start in [m.end() - 1 for m in re.finditer(r"tensor\(\[|(?<!\[)\[\[", text)]:
+        depth = 0
+        for end in range(start, len(text)):
+            depth += {"[": 1, "]": -1}.get(text[end], 0)
+            if depth == 0:
+                literal = re.sub(r"\s+", " ", text[start : end + 1]).replace("nan", "0").replace("inf", "0")
+                with contextlib.suppress(ValueError, SyntaxError, MemoryError, RecursionError):
+                    found.append(ast.literal_eval(literal))
+                break
+    return found
+
+
+def printed_answers(lesson: str) -> list[object]:
+    """Every number (a percentage also as a fraction) and every tensor literal the lesson's outputs show."""
+    path = _notebook(lesson)
+    if path is None:
+        return []
+    numbers: set[float] = set()
+    tensors: list[object] = []
+    for text in _output_texts(path):
+        for match in _NUMBER.finditer(text):
+            raw = match.group(0).rstrip("%").replace(",", "")
+            with contextlib.suppress(ValueError):
+                value = float(raw)
+                if raw.lstrip("-").isdigit() and abs(value) < 10 and not match.group(1):
+                    continue  # a bare digit (an id, an index, a count of heads) is on every page, not a result
+                numbers.add(value)
+                if match.group(1):
+                    numbers.add(value / 100)
+        tensors.extend(_tensors(text))
+    numbers |= {int(n) for n in numbers if math.isfinite(n) and abs(n) < 1e15 and n == int(n)}
+    return sorted(numbers) + tensors
+
+
+# ---------------------------------------------------------------- the cases
+#: exercises of the lessons being rewritten (13, 14, 16) that some candidate passes today
+XFAIL: dict[str, str] = {
+    "attention_learns.6": "attention_learns.6 (lesson 13, being rewritten) accepts the printed 0.4, 0.43 and 0.5",
+    "what_heads_learn.4": "what_heads_learn.4 (lesson 14, being rewritten) accepts the printed 0.0",
+    "what_it_refers_to.4": "what_it_refers_to.4 (lesson 16, being rewritten) accepts the printed 0.263",
+}
+
+
+def _cases():
+    for name in exercises():
+        marks = [pytest.mark.xfail(strict=True, reason=XFAIL[name])] if name in XFAIL else []
+        yield pytest.param(name, marks=marks, id=name)
+
+
+class _Recorded(Exception):
+    """Raised by :func:`_first_call` once it has the arguments a checker hands the learner's function."""
+
+
+def _first_call(name: str) -> tuple | None:
+    """The arguments ``name``'s checker passes to a learner's function first (None: it calls none)."""
+    seen: list[tuple] = []
+
+    def recorder(*args):
+        seen.append(args)
+        raise _Recorded
+
+    check(name, recorder)
+    return seen[0] if seen else None
+
+
+def _fails_first(form, args: tuple) -> bool:
+    """Whether ``form`` raises on the checker's first arguments: then the checker refuses it, whatever it is."""
+    try:
+        form(*copy.deepcopy(args))
+    except Exception:
+        return True
+    return False
+
+
+def _accepted(name: str) -> tuple[list[str], int, int]:
+    """The answers ``name`` accepts, how many were tried, and how many of those were handed to check().
+
+    A form that raises on the arguments the checker passes first is refused without asking the checker
+    (its first call would raise). An exercise that calls no function is handed each candidate's form once
+    per type of object (it can only tell them apart by type without calling them).
+    """
+    accepted, tried, checked = [], 0, 0
+    args = _first_call(name)
+    kinds: set[type] = set()
+    quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
+    with warnings.catch_warnings(), quiet[0], quiet[1]:
+        warnings.simplefilter("ignore")
+        for label, function in CANDIDATES.items():
+            for form, answer in _adapted(function).items():
+                tried += 1
+                if args is None:
+                    if type(answer) in kinds:
+                        continue
+                    kinds.add(type(answer))
+                elif _fails_first(answer, args):
+                    continue
+                checked += 1
+                if check(name, answer).correct:
+                    accepted.append(f"{label} ({form})")
+        for value in printed_answers(name.split(".")[0]):
+            tried += 1
+            checked += 1
+            if check(name, value).correct:
+                accepted.append(f"the printed {str(value)[:60]}")
+    return accepted, tried, checked
+
+
+def test_the_candidates_cover_the_families():
+    assert {"torch.special.softmax", "torch.special.logsumexp", "F.softmax", "F.scaled_dot_product_attention"} <= set(
+        CANDIDATES
+    )
+    assert {"attnlib.steps.softmax", "attnlib.steps.attention_weights", "attnlib.bpe.learn_merges"} <= set(CANDIDATES)
+    assert len(CANDIDATES) > 200
+    assert len(exercises()) >= 50
+
+
+def test_the_printed_numbers_are_read():
+    printed = printed_answers("attention_at_scale")
+    assert 4096 in printed and any(isinstance(p, list) for p in printed)
+
+
+@pytest.mark.parametrize("name", list(_cases()))
+def test_no_candidate_passes(name):
+    accepted, tried, checked = _accepted(name)
+    assert tried > len(CANDIDATES) and checked > 0
+    assert not accepted, f"{name} accepts: {accepted[:12]}"
