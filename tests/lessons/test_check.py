@@ -146,7 +146,13 @@ def test_check_unknown_lesson_names_the_choices() -> None:
 def test_every_lesson_module_has_checkers_and_is_named_for_its_notebook() -> None:
     from pathlib import Path
 
-    notebooks = sorted(p.stem for p in (Path(__file__).parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    import nbformat
+
+    def appendix(path: Path) -> bool:  # an appendix (``# 19 · Appendix: …``) has no exercises, so no module
+        return "· Appendix" in nbformat.read(path, as_version=4).cells[0].source.splitlines()[0]
+
+    paths = sorted((Path(__file__).parents[2] / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = [p.stem for p in paths if not appendix(p)]
     assert list(lessons.MODULES) == [f"l{stem}" for stem in notebooks]
     owners = {lesson_module(prefix).__name__.rsplit(".", 1)[1] for prefix in lessons.lessons()}
     assert owners == set(lessons.MODULES)

@@ -106,7 +106,7 @@ def test_overflowing_outputs_are_refused_and_the_last_good_state_kept() -> None:
     before = _data(e, "context").copy()
     e.inputs = torch.full((3, 4), 1e30)  # beyond what any edit allows: Q Kᵀ overflows float32
     e._on_change()
-    assert "scores contains 9 NaN or infinite value(s)" in e.message.value
+    assert "scores contain NaN or +inf (shape (3, 3))" in e.message.value
     assert np.array_equal(_data(e, "context"), before)
 
 
