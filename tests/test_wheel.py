@@ -59,6 +59,7 @@ def test_the_wheel_holds_the_views_checkpoints_lessons_and_settings(wheel: Path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.endswith("static/heatmap.js") for n in names) and any(n.endswith("static/heatmap.css") for n in names)
     assert {f"attnlib/checkpoints/{p.name}" for p in (REPO / "attnlib" / "checkpoints").glob("*.pt")} <= names
+    assert {f"attnlib/corpus/{p.name}" for p in (REPO / "attnlib" / "corpus").iterdir()} <= names  # lesson 17's text
     assert {f"attnlib/data/lessons/{p.name}" for p in LESSONS} <= names
     assert {f"attnlib/data/images/{p.name}" for p in (REPO / "images").iterdir()} <= names
     assert "attnlib/data/etc/jupyter_server_config.py" in names
