@@ -112,3 +112,36 @@ def test_same_character_score_and_its_uniform_baseline() -> None:
     )
     with pytest.raises(AttentionInputError, match=r"weights must be one head's maps \(batch, n, n\)"):
         language.same_character_score(weights[0], ids)
+
+
+def test_train_on_text_is_deterministic_and_draws_the_lessons_batches() -> None:
+    ids = torch.randint(0, 7, (300,), generator=torch.Generator().manual_seed(5))
+    # the batches lesson 17's loop draws (starts from the seeded generator) are random_batch's
+    generator, twin = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    inputs, targets = language.random_batch(ids, 8, 4, generator)
+    starts = torch.randint(0, len(ids) - 8, (4,), generator=twin)
+    assert torch.equal(inputs, torch.stack([ids[s : s + 8] for s in starts.tolist()]))
+    assert torch.equal(targets, torch.stack([ids[s + 1 : s + 9] for s in starts.tolist()]))
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = TinyTransformer(7, 8, 2, 1, 8, causal=True)
+        runs.append(language.train_on_text(model, ids, steps=15, n_tokens=8, batch_size=4, lr=1e-2, progress=False))
+    assert runs[0] == runs[1] and runs[0][-1] < runs[0][0]
+
+
+def test_the_committed_checkpoint_and_its_figures(play: str) -> None:
+    """writer.pt (make models) beats both baselines by far; writer.json's seeds beat the bigram."""
+    import json
+
+    from attnlib.training import CHECKPOINTS, load_checkpoint
+
+    vocabulary = language.Vocabulary(play)
+    train, held_out = language.split(vocabulary.encode(play))
+    bigram = language.bigram_loss(train, held_out, len(vocabulary))
+    model = load_checkpoint(CHECKPOINTS / "writer.pt")
+    assert model.max_len == language.WRITER["model"]["max_len"] and model.causal
+    assert language.evaluate(model, held_out, model.max_len) < bigram - 0.5
+    figures = json.loads((CHECKPOINTS / "writer.json").read_text())
+    assert figures["baselines"]["bigram"] == pytest.approx(bigram, abs=1e-4)
+    assert len(figures["live"]) >= 3 and all(f["held_out_loss"] < bigram - 0.1 for f in figures["live"].values())
