@@ -80,7 +80,10 @@ import json, pathlib, sys
 import attnlib
 from attnlib import pretrained
 package = pathlib.Path(attnlib.__file__).parent
+from attnlib.training import CHECKPOINTS, load_checkpoint
 loaded = {name: type(pretrained.load(name)).__name__ for name in pretrained.RECIPES}
+# checkpoints outside the recipes (lesson 17's writer) load with the config stored in them
+loaded.update({p.stem: type(load_checkpoint(p)).__name__ for p in CHECKPOINTS.glob("*.pt") if p.stem not in loaded})
 static = sorted(p.name for p in package.rglob("static/*") if p.suffix in (".js", ".css"))
 print(json.dumps({"package": str(package), "loaded": loaded, "static": static}))
 """
