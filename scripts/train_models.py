@@ -5,7 +5,8 @@ The models: ``reverse`` and ``copy`` (lesson 13), ``induction`` and its one-laye
 trained for far longer than the lesson's live run; ``writer.json`` also holds the live recipe's figures
 over three seeds, the spread the lesson prints).
 
-Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES, then writer)
+Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES, then writer;
+       writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
 last bits, which is why the tests check what a model does, not its bytes. For the induction model it
@@ -64,11 +65,32 @@ def _figures(model, losses: list[float], held_out) -> dict:
         "held_out_loss": round(held, 4),
         "held_out_perplexity": round(math.exp(held), 3),
         "heads": scores,  # [layer][head] = (previous-token score, same-character score)
+        "ablation": _ablation_costs(model, held_out),
     }
 
 
-def writer() -> None:
-    """Lesson 17: the live recipe over ``WRITER_SEEDS`` (the spread), then the long-trained checkpoint."""
+def _ablation_costs(model, held_out, windows: int = 128) -> list[dict]:
+    """Per layer, as lesson 17 measures it: each head mean-ablated alone (the costs' sum) and all at once."""
+    n = model.max_len
+    base = language.evaluate(model, held_out, n, max_windows=windows)
+    costs = []
+    for layer, block in enumerate(model.blocks):
+        every = tuple(range(block.attention.num_heads))
+        alone = 0.0
+        for head in every:
+            with heads.ablated(model, layer, head, how="mean"):
+                alone += language.evaluate(model, held_out, n, max_windows=windows) - base
+        with heads.ablated(model, layer, every, how="mean"):
+            whole = language.evaluate(model, held_out, n, max_windows=windows) - base
+        costs.append({"each_alone_summed": round(alone, 4), "all_at_once": round(whole, 4)})
+    return costs
+
+
+def writer(*, checkpoint: bool = True) -> None:
+    """Lesson 17: the live recipe over ``WRITER_SEEDS`` (the spread), then the long-trained checkpoint.
+
+    ``checkpoint=False`` (``writer-seeds``): only the seeds; writer.json keeps the checkpoint's entry.
+    """
     recipe = language.WRITER
     text = language.load_text("macbeth")
     vocabulary = language.Vocabulary(text)
@@ -97,6 +119,11 @@ def writer() -> None:
         )
         report["live"][str(seed)] = _figures(model, losses, held_out)
         print(f"writer, live recipe, seed {seed}: {report['live'][str(seed)]}")
+    path = CHECKPOINTS / "writer.json"
+    if not checkpoint:
+        report["checkpoint"] = json.loads(path.read_text())["checkpoint"]
+        path.write_text(json.dumps(report, indent=1) + "\n")
+        return
     torch.manual_seed(0)
     model = TinyTransformer(**config)
     start = time.perf_counter()
@@ -123,8 +150,8 @@ def writer() -> None:
 
 def main(names: list[str]) -> int:
     for name in names or [*pretrained.RECIPES, "writer"]:
-        if name == "writer":
-            writer()
+        if name in ("writer", "writer-seeds"):
+            writer(checkpoint=name == "writer")
             continue
         recipe = pretrained.RECIPES[name]
         snapshots = tuple(range(0, recipe.steps + 1, EVERY)) if name == "induction" else ()
