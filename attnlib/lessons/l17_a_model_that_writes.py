@@ -1,4 +1,6 @@
-"""Lesson 17 · A model that writes: its fallbacks, its live loss curve and its four exercise checkers.
+"""Lesson 17 · A model that writes: its explorer, its fallbacks, its live loss curve and its four exercise checkers.
+
+Lesson 17 explorer: a trained model's next-character probabilities after a prompt, under a temperature and top-k.
 
 Lesson 17 exercises: the learner prepares the data, measures a baseline, writes the sampler and scores a head.
 Each checker runs the learner's function on inputs the lesson never showed (another text, another
@@ -12,18 +14,22 @@ vocabulary, other seeds) and compares with :mod:`attnlib.language`.
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
+import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import language
 from ..show import plots
+from ..show.explorer import Explorer, HeatmapView
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "LiveCurve",
+    "WriterExplorer",
     "bigram",
     "pairs",
     "pick_yours",
@@ -125,6 +131,84 @@ class LiveCurve:
             self._handle = display(fig, display_id=True)
         else:
             self._handle.update(fig)
+
+
+class WriterExplorer(Explorer):
+    """What a trained character model would write next after a prompt, under a temperature and top-k.
+
+    Args:
+        model: a causal model (``TinyTransformer``) trained on ``characters``' ids.
+        characters: the vocabulary, id ``i`` = ``characters[i]``.
+        prompt, temperature, top_k: the initial state of the controls.
+        shown: how many of the most likely characters the view shows.
+
+    Controls: ``prompt`` (Enter to apply), ``temperature``, ``top_k``. View: ``next`` ``(1, shown)``: the
+    probabilities (:func:`attnlib.language.sampling_probabilities`) of the characters the model ranks highest.
+    The caption draws one seeded continuation of 60 characters.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        characters: Sequence[str],
+        *,
+        prompt: str = "MACBETH.\n",
+        temperature: float = 1.0,
+        top_k: int = 10,
+        shown: int = 12,
+    ) -> None:
+        super().__init__()
+        self.model, self.characters = model.eval(), list(characters)
+        self.ids = {c: i for i, c in enumerate(self.characters)}
+        self.shown = min(shown, len(self.characters))
+        c = self.controls
+        c["prompt"] = widgets.Text(value=prompt, description="prompt", continuous_update=False)
+        c["temperature"] = widgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
+        c["top_k"] = widgets.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
+        self.views["next"] = HeatmapView([[0.0]], xlabel="next character", ylabel="", decimals=2)
+        self.caption = widgets.HTML()
+        self.update()
+        self.observe_controls()
+        self.widget = widgets.VBox(
+            [c["prompt"], c["temperature"], c["top_k"], self.message, self.views["next"], self.caption]
+        )
+
+    def _encode(self, text: str) -> Tensor:
+        unknown = sorted(set(text) - set(self.ids))
+        if not text or unknown:
+            raise ValueError(f"prompt must be non-empty text of the play's characters; not in it: {unknown[:5]}")
+        return torch.tensor([[self.ids[ch] for ch in text]])
+
+    @torch.no_grad()
+    def update(self) -> None:
+        c = self.controls
+        ids = self._encode(c["prompt"].value)
+        temperature, top_k = float(c["temperature"].value), int(c["top_k"].value)
+        n = self.model.max_len
+        logits = self.model(ids[:, -n:])[0, -1]
+        p = language.sampling_probabilities(logits, temperature, top_k)
+        top = torch.topk(logits, self.shown).indices.tolist()  # by the model's own ranking: top-k's cut shows as 0
+        labels = [{"\n": "⏎", " ": "␣"}.get(self.characters[i], self.characters[i]) for i in top]
+        self.views["next"].update(
+            [[float(p[i]) for i in top]],
+            row_labels=["p"],
+            col_labels=labels,
+            title=f"the {self.shown} likeliest next characters (T = {temperature:.1f}, top-{top_k})",
+        )
+        generator = torch.Generator().manual_seed(0)
+        out = ids
+        for _ in range(60):
+            probs = language.sampling_probabilities(self.model(out[:, -n:])[:, -1], temperature, top_k)
+            out = torch.cat([out, torch.multinomial(probs, 1, generator=generator)], dim=1)
+        written = "".join(self.characters[i] for i in out[0, ids.shape[1] :].tolist())
+        self.caption.value = "<pre>" + html.escape(c["prompt"].value + written) + "</pre>"
+
+    def summary(self) -> str:
+        c = self.controls
+        return (
+            f"WriterExplorer(prompt={c['prompt'].value!r}, temperature={c['temperature'].value:.1f}, "
+            f"top_k={c['top_k'].value})"
+        )
 
 
 # ---------------------------------------------------------------- the exercises

@@ -124,3 +124,24 @@ def test_live_curve_records_and_draws_against_the_baselines():
     figure = curve.figure()
     assert repr(figure) == "<training curves: training loss (mean of 20 steps)>"
     assert len(figure.fig.axes[0].lines) == 4  # the curve, the held-out points, two baselines
+
+
+def test_writer_explorer_shows_the_next_character_probabilities_and_refuses_unknown_characters():
+    from attnlib.transformer import TinyTransformer
+
+    characters = sorted(set("the mouse ran up the clock\n"))
+    torch.manual_seed(0)
+    model = TinyTransformer(len(characters), 16, 2, 1, 8, causal=True)
+    e = lesson_module(LESSON).WriterExplorer(
+        model, characters, prompt="the ", temperature=1.0, top_k=len(characters), shown=len(characters)
+    )
+    shown = e.views["next"].data[0]
+    assert len(shown) == len(characters) and list(shown) == sorted(shown, reverse=True)
+    assert float(sum(shown)) == pytest.approx(1.0, abs=1e-4)  # every character shown, top-k = |V|
+    e.controls["top_k"].value = 1
+    assert e.views["next"].data[0][0] == pytest.approx(1.0) and float(sum(e.views["next"].data[0][1:])) == 0
+    assert e.caption.value.startswith("<pre>the ") and len(e.caption.value) > len("<pre>the </pre>") + 50
+    assert e.summary() == "WriterExplorer(prompt='the ', temperature=1.0, top_k=1)"
+    before = list(e.views["next"].data[0])
+    e.controls["prompt"].value = "THE"
+    assert "prompt must be" in e.message.value and list(e.views["next"].data[0]) == before
