@@ -64,7 +64,7 @@ def _referent() -> Explorer:
 
 
 def _merges() -> Explorer:
-    from attnlib.lessons.l17_where_next import MergesExplorer
+    from attnlib.lessons.l18_where_next import MergesExplorer
 
     return MergesExplorer("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, merges=0)
 

@@ -27,6 +27,7 @@ MATHS_MODULES = (
     "kv_cache",
     "saturation",
     "text",
+    "language",
     "transformer",
     "tasks",
 )

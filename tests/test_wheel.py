@@ -59,6 +59,7 @@ def test_the_wheel_holds_the_views_checkpoints_lessons_and_settings(wheel: Path)
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.endswith("static/heatmap.js") for n in names) and any(n.endswith("static/heatmap.css") for n in names)
     assert {f"attnlib/checkpoints/{p.name}" for p in (REPO / "attnlib" / "checkpoints").glob("*.pt")} <= names
+    assert {f"attnlib/corpus/{p.name}" for p in (REPO / "attnlib" / "corpus").iterdir()} <= names  # lesson 17's text
     assert {f"attnlib/data/lessons/{p.name}" for p in LESSONS} <= names
     assert {f"attnlib/data/images/{p.name}" for p in (REPO / "images").iterdir()} <= names
     assert "attnlib/data/etc/jupyter_server_config.py" in names
@@ -79,7 +80,10 @@ import json, pathlib, sys
 import attnlib
 from attnlib import pretrained
 package = pathlib.Path(attnlib.__file__).parent
+from attnlib.training import CHECKPOINTS, load_checkpoint
 loaded = {name: type(pretrained.load(name)).__name__ for name in pretrained.RECIPES}
+# checkpoints outside the recipes (lesson 17's writer) load with the config stored in them
+loaded.update({p.stem: type(load_checkpoint(p)).__name__ for p in CHECKPOINTS.glob("*.pt") if p.stem not in loaded})
 static = sorted(p.name for p in package.rglob("static/*") if p.suffix in (".js", ".css"))
 print(json.dumps({"package": str(package), "loaded": loaded, "static": static}))
 """

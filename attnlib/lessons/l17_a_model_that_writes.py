@@ -1,0 +1,485 @@
+"""Lesson 17 · A model that writes: its explorer, its fallbacks, its live loss curve and its four exercise checkers.
+
+Lesson 17 explorer: a trained model's next-character probabilities after a prompt, under a temperature and top-k.
+
+Lesson 17 exercises: the learner prepares the data, measures a baseline, writes the sampler and scores a head.
+Each checker runs the learner's function on inputs the lesson never showed (another text, another
+vocabulary, other seeds) and compares with :mod:`attnlib.language`.
+
+- ``a_model_that_writes.1`` code: ``next_token_pairs(ids, starts, n_tokens)``: windows and their targets, one later.
+- ``a_model_that_writes.2`` code: ``bigram_loss(train, held_out, vocab_size)``: the add-one bigram baseline.
+- ``a_model_that_writes.3`` code: ``sampling_probabilities(logits, temperature, top_k)``: what a token is drawn from.
+- ``a_model_that_writes.4`` code: ``same_character_score(weights, ids)``: weight on earlier copies of a character.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Sequence
+
+import ipywidgets as widgets
+import torch
+from torch import Tensor
+
+from .. import language
+from ..show import plots
+from ..show.explorer import Explorer, HeatmapView
+from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+
+__all__ = [
+    "LiveCurve",
+    "WriterExplorer",
+    "bigram",
+    "pairs",
+    "pick_yours",
+    "probabilities",
+    "same_character",
+    "wrong_answers",
+]
+
+#: A short text none of the page's cells shows, in another alphabet than the play's capitals: the checkers'
+#: "another text" (a nursery rhyme, public domain).
+_RHYME = "hickory dickory dock, the mouse ran up the clock; the clock struck one, the mouse ran down. " * 3
+
+
+def _other_ids(seed: int, n: int, vocab_size: int) -> Tensor:
+    """Seeded ids with some structure (a random walk over the vocabulary), not the play's."""
+    g = torch.Generator().manual_seed(seed)
+    steps = torch.randint(-2, 3, (n,), generator=g)
+    return steps.cumsum(0).remainder(vocab_size)
+
+
+# ---------------------------------------------------------------- references (fallbacks)
+def _reference_pairs(ids: Tensor, starts: Tensor, n_tokens: int) -> tuple[Tensor, Tensor]:
+    windows = torch.stack([ids[s : s + n_tokens + 1] for s in starts.tolist()])
+    return windows[:, :-1], windows[:, 1:]
+
+
+REFERENCES: dict[str, Callable] = {
+    "pairs": _reference_pairs,
+    "bigram": language.bigram_loss,
+    "probabilities": language.sampling_probabilities,
+    "same_character": language.same_character_score,
+}
+
+
+def pick_yours(**answers: object) -> tuple[dict[str, Callable], str]:
+    """``({name: function}, sentence)``: each of yours that its exercise accepts, the reference otherwise.
+
+    Names: ``pairs`` (17.1), ``bigram`` (17.2), ``probabilities`` (17.3), ``same_character`` (17.4).
+    """
+    checkers = {"pairs": pairs, "bigram": bigram, "probabilities": probabilities, "same_character": same_character}
+    unknown = sorted(set(answers) - set(checkers))
+    if unknown:
+        raise TypeError(f"pick_yours takes {sorted(checkers)}, got {unknown}")
+    chosen, said = {}, []
+    for name, answer in answers.items():
+        ok = bool(checkers[name](answer))
+        chosen[name] = answer if ok else REFERENCES[name]
+        said.append(f"your {name}" if ok else f"the reference {name} (not solved yet)")
+    return chosen, "Using " + ", ".join(said) + "."
+
+
+class LiveCurve:
+    """The loss curve redrawn while a model trains, against the baselines (one display, updated in place).
+
+    ``update(step, train_loss, held_out_loss=None)`` records a point; ``show()`` (every so many steps) redraws.
+    ``figure()`` is the final curve, a :class:`attnlib.show.plots.Plot`.
+    """
+
+    def __init__(self, baselines: dict[str, float], *, every: int = 50) -> None:
+        self.baselines = dict(baselines)
+        self.every = every
+        self.steps: list[int] = []
+        self.train: list[float] = []
+        self.held_out: dict[int, float] = {}
+        self._handle = None
+
+    def update(self, step: int, train_loss: float, held_out_loss: float | None = None) -> None:
+        self.steps.append(step)
+        self.train.append(float(train_loss))
+        if held_out_loss is not None:
+            self.held_out[step] = float(held_out_loss)
+        if self.every and step % self.every == 0:
+            self.show()
+
+    def figure(self) -> plots.Plot:
+        window = 20
+        smooth = [
+            sum(self.train[max(0, i - window + 1) : i + 1]) / len(self.train[max(0, i - window + 1) : i + 1])
+            for i in range(len(self.train))
+        ]
+        fig = plots.training_curves(
+            {"training loss (mean of 20 steps)": smooth}, title="loss per character", ylabel="cross-entropy (nats)"
+        )
+        ax = fig.fig.axes[0]
+        if self.held_out:
+            steps = sorted(self.held_out)
+            ax.plot([s - 1 for s in steps], [self.held_out[s] for s in steps], "o-", label="held-out loss")
+        for (name, value), style in zip(self.baselines.items(), (":", "--", "-.")):
+            ax.axhline(value, linestyle=style, color="grey", linewidth=1)
+            ax.annotate(f"{name} {value:.2f}", (0, value), textcoords="offset points", xytext=(4, 3), fontsize=8)
+        ax.legend()
+        return fig
+
+    def show(self) -> None:
+        from IPython.display import display
+
+        fig = self.figure()
+        if self._handle is None:
+            self._handle = display(fig, display_id=True)
+        else:
+            self._handle.update(fig)
+
+
+class WriterExplorer(Explorer):
+    """What a trained character model would write next after a prompt, under a temperature and top-k.
+
+    Args:
+        model: a causal model (``TinyTransformer``) trained on ``characters``' ids.
+        characters: the vocabulary, id ``i`` = ``characters[i]``.
+        prompt, temperature, top_k: the initial state of the controls.
+        shown: how many of the most likely characters the view shows.
+
+    Controls: ``prompt`` (Enter to apply), ``temperature``, ``top_k``. View: ``next`` ``(1, shown)``: the
+    probabilities (:func:`attnlib.language.sampling_probabilities`) of the characters the model ranks highest.
+    The caption draws one seeded continuation of 60 characters.
+    """
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        characters: Sequence[str],
+        *,
+        prompt: str = "MACBETH.\n",
+        temperature: float = 1.0,
+        top_k: int = 10,
+        shown: int = 12,
+    ) -> None:
+        super().__init__()
+        self.model, self.characters = model.eval(), list(characters)
+        self.ids = {c: i for i, c in enumerate(self.characters)}
+        self.shown = min(shown, len(self.characters))
+        c = self.controls
+        c["prompt"] = widgets.Text(value=prompt, description="prompt", continuous_update=False)
+        c["temperature"] = widgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
+        c["top_k"] = widgets.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
+        self.views["next"] = HeatmapView([[0.0]], xlabel="next character", ylabel="", decimals=2)
+        self.caption = widgets.HTML()
+        self.update()
+        self.observe_controls()
+        self.widget = widgets.VBox(
+            [c["prompt"], c["temperature"], c["top_k"], self.message, self.views["next"], self.caption]
+        )
+
+    def _encode(self, text: str) -> Tensor:
+        unknown = sorted(set(text) - set(self.ids))
+        if not text or unknown:
+            raise ValueError(f"prompt must be non-empty text of the play's characters; not in it: {unknown[:5]}")
+        return torch.tensor([[self.ids[ch] for ch in text]])
+
+    @torch.no_grad()
+    def update(self) -> None:
+        c = self.controls
+        ids = self._encode(c["prompt"].value)
+        temperature, top_k = float(c["temperature"].value), int(c["top_k"].value)
+        n = self.model.max_len
+        logits = self.model(ids[:, -n:])[0, -1]
+        p = language.sampling_probabilities(logits, temperature, top_k)
+        top = torch.topk(logits, self.shown).indices.tolist()  # by the model's own ranking: top-k's cut shows as 0
+        labels = [{"\n": "⏎", " ": "␣"}.get(self.characters[i], self.characters[i]) for i in top]
+        self.views["next"].update(
+            [[float(p[i]) for i in top]],
+            row_labels=["p"],
+            col_labels=labels,
+            title=f"the {self.shown} likeliest next characters (T = {temperature:.1f}, top-{top_k})",
+        )
+        generator = torch.Generator().manual_seed(0)
+        out = ids
+        for _ in range(60):
+            probs = language.sampling_probabilities(self.model(out[:, -n:])[:, -1], temperature, top_k)
+            out = torch.cat([out, torch.multinomial(probs, 1, generator=generator)], dim=1)
+        written = "".join(self.characters[i] for i in out[0, ids.shape[1] :].tolist())
+        self.caption.value = "<pre>" + html.escape(c["prompt"].value + written) + "</pre>"
+
+    def summary(self) -> str:
+        c = self.controls
+        return (
+            f"WriterExplorer(prompt={c['prompt'].value!r}, temperature={c['temperature'].value:.1f}, "
+            f"top_k={c['top_k'].value})"
+        )
+
+
+# ---------------------------------------------------------------- the exercises
+def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
+    """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+
+    def unshifted(ids, starts, n_tokens):
+        windows = torch.stack([ids[s : s + n_tokens] for s in starts.tolist()])
+        return windows, windows
+
+    def shifted_back(ids, starts, n_tokens):
+        windows = torch.stack([ids[s : s + n_tokens + 1] for s in starts.tolist()])
+        return windows[:, 1:], windows[:, :-1]
+
+    def unsmoothed(train, held_out, vocab_size):
+        counts = torch.zeros(vocab_size, vocab_size)
+        for a, b in zip(train[:-1].tolist(), train[1:].tolist()):
+            counts[a, b] += 1
+        p = counts / counts.sum(-1, keepdim=True).clamp(min=1)
+        return float(-p[held_out[:-1], held_out[1:]].clamp(min=1e-12).log().mean())
+
+    def columns(train, held_out, vocab_size):
+        counts = torch.ones(vocab_size, vocab_size)
+        for a, b in zip(train[:-1].tolist(), train[1:].tolist()):
+            counts[a, b] += 1
+        p = counts / counts.sum(0, keepdim=True)
+        return float(-p[held_out[:-1], held_out[1:]].log().mean())
+
+    def times_t(logits, temperature=1.0, top_k=None):
+        scaled = logits * temperature
+        if top_k is not None:
+            kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]
+            scaled = scaled.masked_fill(scaled < kth, -math.inf)
+        return torch.softmax(scaled, dim=-1)
+
+    def no_top_k(logits, temperature=1.0, top_k=None):
+        return torch.softmax(logits / temperature, dim=-1)
+
+    def not_renormalised(logits, temperature=1.0, top_k=None):
+        p = torch.softmax(logits / temperature, dim=-1)
+        if top_k is not None:
+            kth = torch.topk(p, top_k, dim=-1).values[..., -1:]
+            p = torch.where(p < kth, torch.zeros_like(p), p)
+        return p
+
+    def with_self(weights, ids):
+        same = (ids[:, :, None] == ids[:, None, :]) & torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril()
+        return float((weights * same).sum(-1).mean())
+
+    def every_query(weights, ids):
+        same = (ids[:, :, None] == ids[:, None, :]) & torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril(-1)
+        return float((weights * same).sum(-1).mean())
+
+    return {
+        "a_model_that_writes.1": [(unshifted, "next-token-misaligned"), (shifted_back, "next-token-misaligned")],
+        "a_model_that_writes.2": [(unsmoothed, None), (columns, None), (language.bigram_loss, "library-function")],
+        "a_model_that_writes.3": [(times_t, None), (no_top_k, None), (not_renormalised, None)],
+        "a_model_that_writes.4": [
+            (with_self, None),
+            (every_query, None),
+            (language.same_character_score, "library-function"),
+        ],
+    }
+
+
+@exercise("a_model_that_writes.1")
+def pairs(answer: object) -> Feedback:
+    """17.1: ``next_token_pairs(ids, starts, n_tokens)`` on another text, other starts and another window."""
+    vocabulary = language.Vocabulary(_RHYME)
+    ids = vocabulary.encode(_RHYME)
+    starts = torch.tensor([5, 0, 101, 47, len(ids) - 10])
+    n_tokens = 9
+    want_inputs, want_targets = _reference_pairs(ids, starts, n_tokens)
+    call = "your next_token_pairs(ids, starts, n_tokens)"
+    got = run_learner_code(answer, ids.clone(), starts.clone(), n_tokens, name=call)
+    if isinstance(got, Feedback):
+        return got
+    if got is None:
+        return Feedback(False, f"{call} returned None: return (inputs, targets).", tried=False)
+    if not isinstance(got, tuple | list) or len(got) != 2:
+        return Feedback(False, f"{call} should return two tensors, (inputs, targets), got {type(got).__name__}.")
+    inputs, targets = got
+    if (
+        isinstance(inputs, Tensor)
+        and isinstance(targets, Tensor)
+        and inputs.shape == targets.shape == want_inputs.shape
+    ):
+        if torch.equal(inputs.long(), want_targets) and torch.equal(targets.long(), want_inputs):
+            return Feedback(
+                False,
+                "inputs and targets are swapped: the target is the character *after* each input.",
+                "next-token-misaligned",
+            )
+        if torch.equal(inputs.long(), targets.long()):
+            return Feedback(
+                False,
+                "the targets equal the inputs: a model would learn to copy the character it "
+                "already sees. Shift the targets one character later.",
+                "next-token-misaligned",
+            )
+    checked = compare_tensor(inputs, want_inputs, name="the inputs (one window per start)")
+    if not checked:
+        return checked
+    return compare_tensor(
+        targets,
+        want_targets,
+        name="the targets",
+        wrong=[(want_inputs, "the targets equal the inputs: shift them one character later.", "next-token-misaligned")],
+        success="Each row of targets is its row of inputs, one character later.",
+    )
+
+
+@exercise("a_model_that_writes.2")
+def bigram(answer: object) -> Feedback:
+    """17.2: ``bigram_loss(train, held_out, vocab_size)`` on two texts the lesson never showed."""
+    cases = []
+    vocabulary = language.Vocabulary(_RHYME)
+    rhyme = vocabulary.encode(_RHYME)
+    cases.append((rhyme[:200], rhyme[200:], len(vocabulary)))
+    walk = _other_ids(seed=2718, n=700, vocab_size=11)
+    cases.append((walk[:500], walk[500:], 13))  # two ids never occur: smoothing must still count them
+    call = "your bigram_loss(train, held_out, vocab_size)"
+    for train, held_out, vocab_size in cases:
+        want = language.bigram_loss(train, held_out, vocab_size)
+        got = run_learner_code(
+            answer,
+            train.clone(),
+            held_out.clone(),
+            vocab_size,
+            name=call,
+            write_it=[language.bigram_loss, language.bigram_counts],
+        )
+        if isinstance(got, Feedback):
+            return got
+        if isinstance(got, Tensor) and got.numel() == 1:
+            got = float(got)
+        if isinstance(got, float) and not math.isfinite(got):
+            return Feedback(
+                False,
+                f"{call} is {got}: a pair the training text never showed has probability 0. "
+                "Add one to every count before normalising each row.",
+            )
+        uniform = math.log(vocab_size)
+        unigram = language.unigram_loss(train, held_out, vocab_size)
+        counts = language.bigram_counts(train, vocab_size) - 1
+        seen = counts[held_out[:-1], held_out[1:]]
+        raw = counts / counts.sum(-1, keepdim=True).clamp(min=1)
+        by_column = (counts + 1) / (counts + 1).sum(0, keepdim=True)
+        wrong = [
+            (uniform, "that is ln(vocab_size), the loss of uniform guessing: count which character follows which."),
+            (
+                unigram,
+                "that is the unigram loss: condition on the character before (count pairs, one row per character).",
+            ),
+            (
+                float(-by_column[held_out[:-1], held_out[1:]].log().mean()),
+                "you normalised each column: a row is the character before, and its next-character probabilities "
+                "(one row) must sum to 1.",
+            ),
+        ]
+        if bool((seen > 0).all()):  # unsmoothed is finite only where every held-out pair was seen
+            wrong.append(
+                (
+                    float(-raw[held_out[:-1], held_out[1:]].log().mean()),
+                    "these are the raw pair frequencies: add one to every count (seen or not) before "
+                    "normalising each row, as the lesson's baseline does.",
+                )
+            )
+        feedback = compare_number(got, want, name=f"the bigram loss ({want:.4f} nats here)", tol=1e-4, wrong=wrong)
+        if not feedback:
+            return feedback
+    return Feedback(
+        True, "That is the bigram baseline: add-one pair counts, each row normalised, scored on the held-out pairs."
+    )
+
+
+@exercise("a_model_that_writes.3")
+def probabilities(answer: object) -> Feedback:
+    """17.3: ``sampling_probabilities(logits, temperature, top_k)`` on new logits, temperatures and k."""
+    g = torch.Generator().manual_seed(1618)
+    call = "your sampling_probabilities(logits, temperature, top_k)"
+    for shape, temperature, top_k in (((3, 7), 0.7, 3), ((2, 5), 2.5, None), ((4, 11), 1.3, 1), ((6,), 0.4, 4)):
+        logits = torch.randn(shape, generator=g) * 2
+        want = language.sampling_probabilities(logits, temperature, top_k)
+        got = run_learner_code(
+            answer, logits.clone(), temperature, top_k, name=call, write_it=[language.sampling_probabilities]
+        )
+        if isinstance(got, Feedback):
+            return got
+        if got is None:
+            return Feedback(False, f"{call} returned None: return the probabilities.", tried=False)
+        wrong = []
+        scaled = logits * temperature
+        wrong.append(
+            (
+                torch.softmax(scaled, -1) if top_k is None else language.sampling_probabilities(scaled, 1.0, top_k),
+                "you multiplied the logits by the temperature: divide them (T < 1 sharpens, T > 1 flattens).",
+            )
+        )
+        if top_k is not None:
+            wrong.append(
+                (
+                    torch.softmax(logits / temperature, -1),
+                    f"every token still has a chance: keep only the top_k={top_k} highest logits (the others "
+                    "get probability 0).",
+                )
+            )
+            p = torch.softmax(logits / temperature, -1)
+            kth = torch.topk(p, top_k, dim=-1).values[..., -1:]
+            wrong.append(
+                (
+                    torch.where(p < kth, torch.zeros_like(p), p),
+                    "the probabilities that are left do not sum to 1: set the other logits to -inf before the "
+                    "softmax (or renormalise).",
+                )
+            )
+        feedback = compare_tensor(
+            got,
+            want,
+            name=f"the probabilities for logits of shape {shape}, T={temperature}, top_k={top_k}",
+            wrong=wrong,
+            atol=1e-5,
+        )
+        if not feedback:
+            return feedback
+    return Feedback(True, "That is what a token is drawn from: softmax(logits / T) over the top k.")
+
+
+def _head_maps(seed: int) -> tuple[Tensor, Tensor]:
+    """Causal maps ``(3, 32, 32)`` on the rhyme (not the play): seeded random scores, masked, softmaxed."""
+    vocabulary = language.Vocabulary(_RHYME)
+    ids = vocabulary.encode(_RHYME)[:96].view(3, 32)
+    scores = torch.randn(3, 32, 32, generator=torch.Generator().manual_seed(seed)) * 3
+    scores = scores.masked_fill(~torch.ones(32, 32, dtype=torch.bool).tril(), -math.inf)
+    return torch.softmax(scores, dim=-1), ids
+
+
+@exercise("a_model_that_writes.4")
+def same_character(answer: object) -> Feedback:
+    """17.4: ``same_character_score(weights, ids)`` on maps of a model and a text the lesson never showed."""
+    call = "your same_character_score(weights, ids)"
+    for seed in (31, 77):
+        weights, ids = _head_maps(seed)
+        want = language.same_character_score(weights, ids)
+        got = run_learner_code(
+            answer, weights.clone(), ids.clone(), name=call, write_it=[language.same_character_score]
+        )
+        if isinstance(got, Feedback):
+            return got
+        if got is None:
+            return Feedback(False, f"{call} returned None: return the score (one number).", tried=False)
+        same = ids[:, :, None] == ids[:, None, :]
+        with_self = float((weights * (same & torch.ones(32, 32, dtype=torch.bool).tril())).sum(-1).mean())
+        every = float((weights * (same & torch.ones(32, 32, dtype=torch.bool).tril(-1))).sum(-1).mean())
+        feedback = compare_number(
+            got,
+            want,
+            name="the same-character score",
+            tol=1e-4,
+            wrong=[
+                (
+                    with_self,
+                    "you counted the query's own key: only *earlier* keys (j < i) holding its character count.",
+                ),
+                (
+                    every,
+                    "you averaged over every query: average only over the queries that have an earlier copy of "
+                    "their character (the others cannot score).",
+                ),
+            ],
+        )
+        if not feedback:
+            return feedback
+    return Feedback(True, "That is the same-character score, over the queries that have an earlier copy.")

@@ -1,0 +1,147 @@
+"""attnlib.language (lesson 17): the shipped text, the vocabulary, the baselines, sampling and the head score."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from attnlib import language
+from attnlib._validate import AttentionInputError
+from attnlib.transformer import TinyTransformer
+
+
+@pytest.fixture(scope="module")
+def play() -> str:
+    return language.load_text("macbeth")
+
+
+def test_the_text_ships_is_small_and_is_the_play(play: str) -> None:
+    assert 90_000 < len(play.encode()) <= 200_000
+    assert play.startswith("MACBETH") and "Fair is foul, and foul is fair" in play
+    assert "Gutenberg" not in play  # no licence header left in the training text
+    assert (language.CORPUS / "README.md").read_text().count("public domain") >= 1
+    with pytest.raises(FileNotFoundError, match="macbeth"):
+        language.load_text("hamlet")
+
+
+def test_vocabulary_round_trips_and_names_unknown_characters(play: str) -> None:
+    vocabulary = language.Vocabulary(play)
+    assert len(vocabulary) == len(set(play)) and vocabulary.characters == sorted(vocabulary.characters)
+    ids = vocabulary.encode("Fair is foul")
+    assert ids.dtype == torch.int64 and vocabulary.decode(ids) == "Fair is foul"
+    with pytest.raises(AttentionInputError, match="characters the vocabulary does not"):
+        vocabulary.encode("Fair is foul ~")
+    with pytest.raises(AttentionInputError, match="non-empty"):
+        language.Vocabulary("")
+
+
+def test_split_and_random_batch_shift_by_one() -> None:
+    ids = torch.arange(100)
+    train, held_out = language.split(ids, 0.8)
+    assert len(train) == 80 and torch.equal(held_out, torch.arange(80, 100))
+    inputs, targets = language.random_batch(train, 7, 5, torch.Generator().manual_seed(0))
+    assert inputs.shape == targets.shape == (5, 7)
+    assert torch.equal(targets, inputs + 1)  # ids are positions here: the target is the next one
+    with pytest.raises(AttentionInputError, match="n_tokens=80"):
+        language.random_batch(train, 80, 2, torch.Generator())
+    with pytest.raises(AttentionInputError, match=r"ids must be a 1-D integer tensor.*\(2, 3\)"):
+        language.split(torch.zeros(2, 3, dtype=torch.int64))
+
+
+def test_baselines_by_hand() -> None:
+    # train "abab" (ids 0 1 0 1), vocabulary of 3: pairs a→b twice, b→a once, plus one for every pair
+    train, held_out = torch.tensor([0, 1, 0, 1]), torch.tensor([0, 1, 2])
+    counts = language.bigram_counts(train, 3)
+    assert counts.tolist() == [[1, 3, 1], [2, 1, 1], [1, 1, 1]]
+    want = -(math.log(3 / 5) + math.log(1 / 4)) / 2
+    assert language.bigram_loss(train, held_out, 3) == pytest.approx(want)
+    # unigram: counts 2, 2, 0 plus one each = 3, 3, 1 of 7
+    assert language.unigram_loss(train, held_out, 3) == pytest.approx(-(2 * math.log(3 / 7) + math.log(1 / 7)) / 3)
+    with pytest.raises(AttentionInputError, match="outside 0…2"):
+        language.bigram_loss(torch.tensor([0, 3]), held_out, 3)
+
+
+def test_on_the_play_bigram_beats_unigram_beats_uniform(play: str) -> None:
+    vocabulary = language.Vocabulary(play)
+    train, held_out = language.split(vocabulary.encode(play))
+    unigram = language.unigram_loss(train, held_out, len(vocabulary))
+    bigram = language.bigram_loss(train, held_out, len(vocabulary))
+    assert bigram < unigram - 0.5 < math.log(len(vocabulary)) - 0.5
+
+
+def test_evaluate_scores_every_window_and_restores_training_mode() -> None:
+    torch.manual_seed(0)
+    model = TinyTransformer(5, 8, 2, 1, 4, causal=True)
+    ids = torch.randint(0, 5, (41,), generator=torch.Generator().manual_seed(1))
+    loss = language.evaluate(model, ids, 4)
+    with torch.no_grad():
+        logits = model(ids[:40].view(10, 4))
+    want = torch.nn.functional.cross_entropy(logits.reshape(-1, 5), ids[1:41])
+    assert loss == pytest.approx(float(want), abs=1e-6) and model.training
+    assert language.evaluate(model, ids, 4, max_windows=2) == pytest.approx(
+        float(torch.nn.functional.cross_entropy(logits[:2].reshape(-1, 5), ids[1:9])), abs=1e-6
+    )
+    with pytest.raises(AttentionInputError, match="n_tokens=50"):
+        language.evaluate(model, ids, 50)
+
+
+def test_sampling_probabilities_temperature_and_top_k() -> None:
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    assert torch.allclose(language.sampling_probabilities(logits), torch.softmax(logits, -1))
+    cold = language.sampling_probabilities(logits, 0.5)
+    assert cold[0, 0] > torch.softmax(logits, -1)[0, 0]  # below 1: sharper
+    top2 = language.sampling_probabilities(logits, 1.0, 2)
+    assert top2[0, 2:].tolist() == [0.0, 0.0] and float(top2.sum()) == pytest.approx(1.0)
+    assert top2[0, 0] / top2[0, 1] == pytest.approx(math.e)
+    with pytest.raises(AttentionInputError, match="temperature must be a number > 0"):
+        language.sampling_probabilities(logits, 0)
+    with pytest.raises(AttentionInputError, match="top_k=5 is larger than the vocabulary"):
+        language.sampling_probabilities(logits, 1.0, 5)
+
+
+def test_same_character_score_and_its_uniform_baseline() -> None:
+    ids = torch.tensor([[0, 1, 0, 0]])  # queries 2 and 3 have earlier copies: keys {0} and {0, 2}
+    weights = torch.tensor([[[1.0, 0, 0, 0], [0.5, 0.5, 0, 0], [0.6, 0.2, 0.2, 0], [0.1, 0.2, 0.3, 0.4]]])
+    assert language.same_character_score(weights, ids) == pytest.approx((0.6 + 0.4) / 2)
+    assert language.uniform_same_character_score(ids) == pytest.approx((1 / 3 + 2 / 4) / 2)
+    uniform = torch.ones(4, 4).tril() / torch.arange(1, 5)[:, None]
+    assert language.same_character_score(uniform[None], ids) == pytest.approx(
+        language.uniform_same_character_score(ids)
+    )
+    with pytest.raises(AttentionInputError, match=r"weights must be one head's maps \(batch, n, n\)"):
+        language.same_character_score(weights[0], ids)
+
+
+def test_train_on_text_is_deterministic_and_draws_the_lessons_batches() -> None:
+    ids = torch.randint(0, 7, (300,), generator=torch.Generator().manual_seed(5))
+    # the batches lesson 17's loop draws (starts from the seeded generator) are random_batch's
+    generator, twin = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+    inputs, targets = language.random_batch(ids, 8, 4, generator)
+    starts = torch.randint(0, len(ids) - 8, (4,), generator=twin)
+    assert torch.equal(inputs, torch.stack([ids[s : s + 8] for s in starts.tolist()]))
+    assert torch.equal(targets, torch.stack([ids[s + 1 : s + 9] for s in starts.tolist()]))
+    runs = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = TinyTransformer(7, 8, 2, 1, 8, causal=True)
+        runs.append(language.train_on_text(model, ids, steps=15, n_tokens=8, batch_size=4, lr=1e-2, progress=False))
+    assert runs[0] == runs[1] and runs[0][-1] < runs[0][0]
+
+
+def test_the_committed_checkpoint_and_its_figures(play: str) -> None:
+    """writer.pt (make models) beats both baselines by far; writer.json's seeds beat the bigram."""
+    import json
+
+    from attnlib.training import CHECKPOINTS, load_checkpoint
+
+    vocabulary = language.Vocabulary(play)
+    train, held_out = language.split(vocabulary.encode(play))
+    bigram = language.bigram_loss(train, held_out, len(vocabulary))
+    model = load_checkpoint(CHECKPOINTS / "writer.pt")
+    assert model.max_len == language.WRITER["model"]["max_len"] and model.causal
+    assert language.evaluate(model, held_out, model.max_len) < bigram - 0.5
+    figures = json.loads((CHECKPOINTS / "writer.json").read_text())
+    assert figures["baselines"]["bigram"] == pytest.approx(bigram, abs=1e-4)
+    assert len(figures["live"]) >= 3 and all(f["held_out_loss"] < bigram - 0.1 for f in figures["live"].values())
