@@ -61,6 +61,9 @@ MISTAKES: dict[str, str] = {
     "residual-forgotten": "a residual connection forgotten: x = part(x) instead of x = x + part(norm(x))",
     "zero-grad-forgotten": "optimiser.zero_grad() forgotten, or called between backward() and step()",
     "next-token-misaligned": "logits and targets not shifted by one (or shifted the wrong way)",
+    "positions-forgotten": "a model without positions (or with the whole position table added to n tokens)",
+    "mask-not-causal": "a next-token model whose tokens see later ones (no causal mask, or one used always)",
+    "readout-tied": "the read-out built the wrong way round, or taken from the embedding table",
 }
 
 #: Answers with more numbers than this are refused before they are converted (a learner who passes
