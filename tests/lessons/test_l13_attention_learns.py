@@ -360,3 +360,13 @@ def test_causal_reverse_takes_the_trained_model_and_measures_it():
     for number in (0.52, 0.5, torch.tensor(0.516)):
         assert "Hand in the trained model" in check("attention_learns.7", number).message
     assert not check("attention_learns.7", TinyTransformer).correct
+
+
+def test_loss_curve_keeps_every_loss_and_draws_without_a_notebook():
+    from attnlib.lessons.l13_attention_learns import LossCurve
+
+    curve = LossCurve(every=2)
+    for loss in (torch.tensor(3.0, requires_grad=True), 2.0, 1):
+        curve.add(loss)
+    curve.draw()
+    assert curve.losses == [3.0, 2.0, 1.0]
