@@ -7,9 +7,10 @@ Lesson 14 exercises: previous-token and induction heads.
 - ``what_heads_learn.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
 - ``what_heads_learn.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
 - ``what_heads_learn.3`` code: ``my_accuracy_by_position(model, ids, targets, counted)``, the per-token accuracy at
-  each position, run on a model and sequences the lesson never showed (it explains the one-layer control).
+  each position, run on the fallback control and sequences the lesson never showed (it explains the control).
 - ``what_heads_learn.4`` change an experiment: ``accuracy_without(model, layer, heads)``, the held-out accuracy
-  with heads switched off, run on a model the lesson never showed (the fallback checkpoint) for other heads.
+  with heads switched off, run on the fallback checkpoint with its layer-1 heads swapped (a model the lesson
+  never shows) for three switches.
 """
 
 from __future__ import annotations
@@ -141,7 +142,7 @@ def _batch(seed: int):
 
 @functools.cache
 def _control() -> TinyTransformer:
-    """The fallback checkpoint of the one-layer control: a model the lesson's cells never use."""
+    """The fallback checkpoint of the one-layer control (14.3 runs on it with sequences the lesson never shows)."""
     return pretrained.load("induction_one_layer")
 
 
@@ -233,7 +234,7 @@ def previous_token(answer: object) -> Feedback:
 def by_position(answer: object) -> Feedback:
     """``my_accuracy_by_position(model, ids, targets, counted)`` → ``(n,)``: the share of scored predictions that
     are right at each position (NaN or anything where nothing is scored). Run on the fallback checkpoint of the
-    one-layer control and 512 sequences the lesson never showed."""
+    one-layer control and 512 sequences the lesson never shows."""
     model = _control()
     ids, targets, counted = _batch(414)
     expected = _reference_by_position(model, ids, targets, counted)
@@ -277,7 +278,7 @@ def by_position(answer: object) -> Feedback:
     return compare_tensor(
         got,
         expected[scored],
-        name="the per-token accuracy at each scored position (positions 4 … 21) of a model the lesson never showed",
+        name="the per-token accuracy at each scored position (4 … 20) on 512 sequences the lesson never showed",
         wrong=wrong,
         atol=1e-3,
         success="Slicing a measurement by position (or by run length) is how the control's shortcut shows.",
