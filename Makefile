@@ -148,5 +148,5 @@ browser: $(STAMP) chromium  ## only the real-browser tests, every lesson in Jupy
 clean:  ## remove generated folders (not .venv)
 	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis
 
-models: $(STAMP)  ## retrain the models of lessons 13, 14 and 16 into attnlib/checkpoints/ (commit the result)
+models: $(STAMP)  ## retrain the models of lessons 13, 14, 16 and 17 into attnlib/checkpoints/ (commit the result)
 	$(BIN)/python scripts/train_models.py

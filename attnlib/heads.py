@@ -19,7 +19,14 @@ from torch import Tensor
 from ._validate import AttentionInputError
 from .transformer import TinyTransformer
 
-__all__ = ["ABLATIONS", "ablated", "induction_score", "induction_targets", "previous_token_score"]
+__all__ = [
+    "ABLATIONS",
+    "ablated",
+    "accuracy_by_position",
+    "induction_score",
+    "induction_targets",
+    "previous_token_score",
+]
 
 
 def previous_token_score(weights: Tensor) -> float:
@@ -51,6 +58,22 @@ def induction_score(weights: Tensor, ids: Tensor, counted: Tensor | None = None)
         raise ValueError("no token in ids occurs twice: an induction score needs repeats")
     picked = weights.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
     return float(picked[valid].mean())
+
+
+@torch.no_grad()
+def accuracy_by_position(model: TinyTransformer, ids: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
+    """``(n,)``: at each position, the share of its scored predictions (``counted``) that are right;
+    NaN where no prediction is scored. ``ids``, ``targets`` and ``counted`` ``(batch, n)`` as a task's batch."""
+    if ids.shape != targets.shape or counted.expand_as(ids).shape != ids.shape:
+        raise AttentionInputError(
+            f"ids, targets and counted must have one shape (batch, n), got {tuple(ids.shape)}, "
+            f"{tuple(targets.shape)} and {tuple(counted.shape)}"
+        )
+    right = (model(ids).argmax(-1) == targets) & counted
+    scored = counted.expand_as(ids).sum(0)
+    return torch.where(
+        scored > 0, right.sum(0) / scored.clamp(min=1), torch.full_like(scored, float("nan"), dtype=torch.float32)
+    )
 
 
 ABLATIONS = ("zero", "mean")

@@ -135,11 +135,9 @@ class RepeatTask(Task):
         max_half = n // 2
         halves = torch.randint(self.min_half, max_half + 1, (batch_size,), generator=generator)
         tokens = torch.randint(1, self.vocab_size, (batch_size, max_half), generator=generator)
-        sequence = torch.zeros(batch_size, n, dtype=torch.int64)
-        counted = torch.zeros(batch_size, self.n_tokens, dtype=torch.bool)
-        for b in range(batch_size):
-            m = int(halves[b])
-            sequence[b, :m] = tokens[b, :m]
-            sequence[b, m : 2 * m] = tokens[b, :m]
-            counted[b, m : 2 * m - 1] = True  # predicting a₂ … a_m of the repeat
+        m = halves[:, None]  # (batch, 1): each sequence's run length
+        position = torch.arange(n)[None]  # (1, n)
+        source = torch.where(position < m, position, position - m).clamp(max=max_half - 1)
+        sequence = tokens.gather(1, source.expand(batch_size, n)) * (position < 2 * m)  # then padding 0
+        counted = (position[:, :-1] >= m) & (position[:, :-1] < 2 * m - 1)  # predicting a₂ … a_m of the repeat
         return sequence[:, :-1], sequence[:, 1:], counted

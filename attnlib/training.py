@@ -10,6 +10,7 @@ and say exactly which tensor differs when a checkpoint does not fit.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -107,6 +108,7 @@ def train(
     snapshot_steps: tuple[int, ...] = (),
     eval_every: int = 0,
     progress: bool = True,
+    on_loss: Callable[[float], object] | None = None,
 ) -> History:
     """Train ``model`` on ``task`` with AdamW for ``steps`` steps; return the :class:`History`.
 
@@ -116,6 +118,7 @@ def train(
             (0 = before training).
         eval_every: measure held-out accuracy every so many steps (0: only at the end).
         progress: show tqdm's progress bar (a widget in a notebook).
+        on_loss: called with each step's loss (e.g. a live curve's ``add``).
     """
     if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
         raise AttentionInputError(f"steps must be an integer from 1 to {MAX_STEPS}, got {steps!r}")
@@ -150,6 +153,8 @@ def train(
             loss.backward()
             optimiser.step()
             history.losses.append(float(loss.detach()))
+            if on_loss is not None:
+                on_loss(history.losses[-1])
             if step in snapshot_steps:
                 snapshot(step)
             if (eval_every and step % eval_every == 0) or step == steps:

@@ -1,16 +1,17 @@
-"""Train every model of lessons 13–14 and 17 for its full budget and write its checkpoint (``make models``).
+"""Train every model of lessons 13, 14, 16 and 17 for its full budget and write its checkpoint (``make models``).
 
-The models: ``reverse`` and ``copy`` (lesson 13), ``induction`` and its one-layer control
-``induction_one_layer`` (lesson 14), ``writer`` (lesson 17: the character-level model of *Macbeth*,
-trained for far longer than the lesson's live run; ``writer.json`` also holds the live recipe's figures
-over three seeds, the spread the lesson prints).
+The lessons train their models live; these checkpoints are the labelled fallbacks ("skip the wait") and
+what the tests and the checkers measure learners' code on. The models: ``reverse`` and ``copy``
+(lesson 13), ``induction`` and its one-layer control ``induction_one_layer`` (lesson 14), ``pronouns``
+(lesson 16), ``writer`` (lesson 17: the character-level model of *Macbeth*, trained for far longer than
+the lesson's live run; ``writer.json`` also holds the live recipe's figures over three seeds, the spread
+the lesson prints).
 
 Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES, then writer;
        writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
-last bits, which is why the tests check what a model does, not its bytes. For the induction model it
-also writes ``induction_history.json``: the loss and both head scores along training (lesson 14 plots it).
+last bits, which is why the tests check what a model does, not its bytes.
 """
 
 from __future__ import annotations
@@ -25,23 +26,6 @@ import torch
 from attnlib import heads, language, pretrained
 from attnlib.training import CHECKPOINTS, accuracy, save_checkpoint
 from attnlib.transformer import TinyTransformer
-
-EVERY = 100  # steps between the points of induction_history.json
-
-
-def induction_history(history, recipe) -> dict:
-    """Loss (mean per ``EVERY`` steps) and the best previous-token / induction score at each snapshot."""
-    points = {"step": [], "loss": [], "previous_token": [], "induction": []}
-    real = history.probe != 0  # token 0 pads the sequence and never belongs to it
-    for step in sorted(history.snapshots):
-        points["step"].append(step)
-        window = history.losses[max(0, step - EVERY) : step] or history.losses[:1]
-        points["loss"].append(round(sum(window) / len(window), 4))
-        maps = history.snapshots[step]
-        points["previous_token"].append(round(max(heads.previous_token_score(m) for m in maps[0]), 4))
-        points["induction"].append(round(max(heads.induction_score(m[None], history.probe, real) for m in maps[1]), 4))
-    return points
-
 
 WRITER_SEEDS = (0, 1, 2)
 
@@ -154,12 +138,8 @@ def main(names: list[str]) -> int:
             writer(checkpoint=name == "writer")
             continue
         recipe = pretrained.RECIPES[name]
-        snapshots = tuple(range(0, recipe.steps + 1, EVERY)) if name == "induction" else ()
-        model, history = pretrained.train_recipe(recipe, snapshot_steps=snapshots)
+        model, history = pretrained.train_recipe(recipe)
         pretrained.save(name, model)
-        if name == "induction":
-            path = recipe.path.with_name("induction_history.json")
-            path.write_text(json.dumps(induction_history(history, recipe), indent=1) + "\n")
         size = recipe.path.stat().st_size / 1024
         print(
             f"{name}: {recipe.steps} steps, final loss {history.losses[-1]:.4f}, held-out accuracy "

@@ -73,3 +73,27 @@ def test_bad_ablations_are_named(layer, head, how, message):
     with pytest.raises(AttentionInputError, match=message):
         with ablated(_model(), layer, head, how=how):
             pass
+
+
+class Oracle(torch.nn.Module):
+    """Predicts ``targets`` wherever ``right`` says so, token 0 elsewhere."""
+
+    def __init__(self, targets, right):
+        super().__init__()
+        self.targets, self.right = targets, right
+
+    def forward(self, ids):
+        predicted = torch.where(self.right, self.targets, torch.zeros_like(self.targets))
+        return torch.nn.functional.one_hot(predicted, 10).float()
+
+
+def test_accuracy_by_position_counts_only_scored_predictions():
+    from attnlib.heads import accuracy_by_position
+
+    targets = torch.tensor([[1, 2, 3], [4, 5, 6]])
+    counted = torch.tensor([[False, True, True], [False, True, False]])
+    right = torch.tensor([[True, True, False], [True, False, True]])
+    got = accuracy_by_position(Oracle(targets, right), torch.zeros_like(targets), targets, counted)
+    assert torch.isnan(got[0]) and got[1:].tolist() == [0.5, 0.0]
+    with pytest.raises(AttentionInputError, match="one shape"):
+        accuracy_by_position(Oracle(targets, right), torch.zeros(2, 4, dtype=torch.long), targets, counted)

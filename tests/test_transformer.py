@@ -90,8 +90,10 @@ def test_short_training_learns_the_reverse_task():
     task = ReverseTask(vocab_size=12, n_tokens=6)
     torch.manual_seed(0)
     model = TinyTransformer(12, 32, 1, 1, max_len=6)
-    history = train(model, task, steps=300, lr=1e-2, progress=False, snapshot_steps=(0, 300))
+    seen = []
+    history = train(model, task, steps=300, lr=1e-2, progress=False, snapshot_steps=(0, 300), on_loss=seen.append)
     assert history.accuracies[-1] > 0.9
+    assert seen == history.losses  # the hook a live curve uses gets every step's loss
     assert len(history.losses) == 300 and history.losses[-1] < history.losses[0] / 5
     assert set(history.snapshots) == {0, 300}
     mass = pattern_mass(history.snapshots[300][0][0], task.pattern(6))
@@ -190,3 +192,15 @@ def test_a_causal_reverse_task_needs_a_causal_model():
     assert task.causal and not ReverseTask(12, 6).causal
     with pytest.raises(AttentionInputError, match="does not fit the task"):
         train(_model(max_len=6), task, steps=1, progress=False)
+
+
+def test_repeat_task_batches_repeat_then_pad():
+    inputs, targets, counted = RepeatTask(vocab_size=20, n_tokens=15, min_half=3).batch(
+        64, torch.Generator().manual_seed(4)
+    )
+    sequence = torch.cat([inputs, targets[:, -1:]], dim=1)
+    for row, scored in zip(sequence.tolist(), counted):
+        m = sum(t != 0 for t in row) // 2
+        assert 3 <= m <= 8 and row[:m] == row[m : 2 * m] and set(row[2 * m :]) <= {0}
+        assert 0 not in row[:m]
+        assert scored.nonzero().flatten().tolist() == list(range(m, 2 * m - 1))

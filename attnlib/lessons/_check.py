@@ -72,6 +72,9 @@ MISTAKES: dict[str, str] = {
     "keepdim-forgotten": "a row's sum or maximum taken without keepdim=True, so it lines up with the columns",
     "whole-matrix-sum": "normalising by the sum of the whole matrix instead of each row's",
     "mask-not-boolean": "a 0/1, integer or additive float mask where a boolean one is asked for",
+    "positions-forgotten": "a model without positions (or with the whole position table added to n tokens)",
+    "mask-not-causal": "a next-token model whose tokens see later ones (no causal mask, or one used always)",
+    "readout-tied": "the read-out built the wrong way round, or taken from the embedding table",
 }
 
 #: Answers with more numbers than this are refused before they are converted (a learner who passes

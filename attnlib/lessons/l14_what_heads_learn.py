@@ -6,8 +6,11 @@ Lesson 14 exercises: previous-token and induction heads.
 
 - ``what_heads_learn.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
 - ``what_heads_learn.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
-- ``what_heads_learn.3`` transfer: the parameters of one ``MultiHeadAttention(64, num_heads=2)`` — vs one head.
-- ``what_heads_learn.4`` change an experiment: ablate both layer-2 heads, report the held-out accuracy.
+- ``what_heads_learn.3`` code: ``my_accuracy_by_position(model, ids, targets, counted)``, the per-token accuracy at
+  each position, run on the fallback control and sequences the lesson never showed (it explains the control).
+- ``what_heads_learn.4`` change an experiment: ``accuracy_without(model, layer, heads)``, the held-out accuracy
+  with heads switched off, run on the fallback checkpoint with its layer-1 heads swapped (a model the lesson
+  never shows) for three switches.
 """
 
 from __future__ import annotations
@@ -17,23 +20,26 @@ import html
 
 import ipywidgets as widgets
 import torch
+from torch import Tensor
 
 from .. import pretrained
-from ..heads import ablated, induction_score, induction_targets, previous_token_score
-from ..modules import MultiHeadAttention, causal_mask
+from ..heads import ablated, accuracy_by_position, induction_score, induction_targets, previous_token_score
+from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView
 from ..steps import softmax
 from ..transformer import TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_number, exercise
+from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 from .l13_attention_learns import parse_tokens
 
 __all__ = [
     "HeadsExplorer",
-    "both_layer_2_heads",
+    "by_position",
     "induction_position",
-    "parameters",
+    "pick_yours",
     "previous_token",
+    "scores_along",
+    "without_heads",
     "wrong_answers",
 ]
 
@@ -111,20 +117,76 @@ def _fresh() -> torch.Tensor:
     return softmax(scores.masked_fill(~causal_mask(7), float("-inf")))
 
 
-def _parameters() -> int:
-    return sum(p.numel() for p in MultiHeadAttention(64, 2).parameters())
+def scores_along(history) -> dict[str, list[float]]:
+    """From a :func:`attnlib.training.train` history with snapshots: at each stored step, the best
+    previous-token score in layer 1 and the best induction score in the last layer, on the probe sequence."""
+    real = history.probe != 0  # token 0 pads the sequence and never belongs to it
+    points = {"step": [], "previous_token": [], "induction": []}
+    for step in sorted(history.snapshots):
+        maps = history.snapshots[step]
+        points["step"].append(step)
+        points["previous_token"].append(max(previous_token_score(m) for m in maps[0]))
+        points["induction"].append(max(induction_score(m[None], history.probe, real) for m in maps[-1]))
+    return points
+
+
+def _reference_by_position(model, ids, targets, counted):
+    with torch.no_grad():
+        right = (model(ids).argmax(-1) == targets) & counted
+    return right.sum(0) / counted.sum(0)
+
+
+def _batch(seed: int):
+    return pretrained.RECIPES["induction"].task.batch(512, torch.Generator().manual_seed(seed))
+
+
+@functools.cache
+def _control() -> TinyTransformer:
+    """The fallback checkpoint of the one-layer control (14.3 runs on it with sequences the lesson never shows)."""
+    return pretrained.load("induction_one_layer")
+
+
+@functools.cache
+def _two_layers() -> TinyTransformer:
+    return pretrained.load("induction")
+
+
+def pick_yours(by_position_function: object) -> tuple[object, str]:
+    """``(function, sentence)``: your ``my_accuracy_by_position`` once 14.3 accepts it, attnlib's otherwise."""
+    if by_position(by_position_function):
+        return by_position_function, "Measured with your my_accuracy_by_position."
+    return accuracy_by_position, "Measured with attnlib's accuracy_by_position (14.3 is not solved yet)."
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
+
+    def per_sequence(model, ids, targets, counted):
+        with torch.no_grad():
+            right = ((model(ids).argmax(-1) == targets) | ~counted).all(1)
+        return right.double().mean().expand(ids.shape[1])
+
+    def padding_counted(model, ids, targets, counted):
+        with torch.no_grad():
+            return (model(ids).argmax(-1) == targets).double().mean(0)
+
+    def layer_ablation_ignored(model, layer, heads):
+        from ..training import accuracy
+
+        return accuracy(model, pretrained.RECIPES["induction"].task)
+
     return {
         "what_heads_learn.1": [(0, None), (3, None)],
         "what_heads_learn.2": [
             (lambda w: torch.diagonal(w).mean(), None),
             (lambda w: torch.diagonal(w, offset=-1).sum(), None),
         ],
-        "what_heads_learn.3": [(2 * _parameters(), "heads-parameters"), (4 * 64 * 64, None)],
-        "what_heads_learn.4": [(_ablated_accuracy(()), None), (_ablated_accuracy((0,)), None)],
+        "what_heads_learn.3": [
+            (padding_counted, None),
+            (per_sequence, None),
+            (accuracy_by_position, "library-function"),
+        ],
+        "what_heads_learn.4": [(layer_ablation_ignored, None), (0.0, None)],
     }
 
 
@@ -168,45 +230,149 @@ def previous_token(answer: object) -> Feedback:
     )
 
 
-@exercise("what_heads_learn.3", alias="heads.3")
-def parameters(answer: object) -> Feedback:
-    """Parameters of ``MultiHeadAttention(64, num_heads=2)`` with biases: 4 × (64·64 + 64) = 16 640."""
-    n = _parameters()
+@exercise("what_heads_learn.3")
+def by_position(answer: object) -> Feedback:
+    """``my_accuracy_by_position(model, ids, targets, counted)`` → ``(n,)``: the share of scored predictions that
+    are right at each position (NaN or anything where nothing is scored). Run on the fallback checkpoint of the
+    one-layer control and 512 sequences the lesson never shows."""
+    model = _control()
+    ids, targets, counted = _batch(414)
+    expected = _reference_by_position(model, ids, targets, counted)
+    scored = counted.sum(0) > 0
+    got = run_learner_code(
+        answer,
+        model,
+        ids.clone(),
+        targets.clone(),
+        counted.clone(),
+        name="your my_accuracy_by_position(model, ids, targets, counted)",
+        write_it=(accuracy_by_position,),
+    )
+    if isinstance(got, Feedback):
+        return got
+    if got is None:
+        return Feedback(
+            False,
+            "your my_accuracy_by_position(model, ids, targets, counted) returned None: return one accuracy per "
+            "position.",
+            tried=False,
+        )
+    if (isinstance(got, Tensor) and got.dim() == 0) or isinstance(got, float | int):
+        return Feedback(
+            False,
+            "You returned one number: keep one accuracy per POSITION, a tensor (n,) — the mean over the batch "
+            "dimension only (dim=0), of the scored predictions.",
+        )
+    with torch.no_grad():
+        predicted = model(ids).argmax(-1)
     wrong = [
         (
-            2 * n,
-            "Two heads do not double the parameters: W_q, W_k, W_v (64×64) are split into two 32-wide slices, one "
-            "per head. One head or two: the same 16 640 numbers.",
-            "heads-parameters",
+            (predicted == targets).double().mean(0)[scored],
+            "You counted every prediction, padding and the unpredictable first half included: keep only the "
+            "scored ones (counted), right & counted summed over the batch, divided by counted summed over it.",
         ),
-        (4 * 64 * 64, "Close: the four projections also have biases, 64 numbers each."),
     ]
-    return compare_number(answer, n, name="the parameters of MultiHeadAttention(64, num_heads=2)", wrong=wrong, tol=0.5)
+    got_t = got if isinstance(got, Tensor) else None
+    if got_t is not None and got_t.shape == expected.shape:
+        got = got_t[scored]
+    return compare_tensor(
+        got,
+        expected[scored],
+        name="the per-token accuracy at each scored position (4 … 20) on 512 sequences the lesson never showed",
+        wrong=wrong,
+        atol=1e-3,
+        success="Slicing a measurement by position (or by run length) is how the control's shortcut shows.",
+    )
 
 
-@functools.cache  # a checker call asks for four of them; the model and the task never change
-def _ablated_accuracy(heads: tuple[int, ...]) -> float:
-    """Held-out accuracy of the committed induction model with ``heads`` of layer 2 zero-ablated."""
+def _heads_swapped(model: TinyTransformer, layer: int) -> TinyTransformer:
+    """A copy of ``model`` whose two heads in ``layer`` trade places: the same function, other head numbers —
+    so a table of the lesson's printed figures, keyed by head, gives the wrong answer on it."""
+    import copy
+
+    swapped = copy.deepcopy(model)
+    attention = swapped.blocks[layer].attention
+    d = attention.d_head
+    order = torch.cat([torch.arange(d, 2 * d), torch.arange(0, d)])
+    with torch.no_grad():
+        for projection in (attention.w_query, attention.w_key, attention.w_value):
+            projection.weight.copy_(projection.weight[order])
+            if projection.bias is not None:
+                projection.bias.copy_(projection.bias[order])
+        attention.out_proj.weight.copy_(attention.out_proj.weight[:, order])
+    return swapped.eval()
+
+
+@functools.cache
+def _checked_model() -> TinyTransformer:
+    """The fallback checkpoint with its layer-1 heads swapped: a model no cell of the lesson shows."""
+    return _heads_swapped(_two_layers(), 0)
+
+
+@functools.cache  # the checker asks for the same few measurements every call
+def _ablated_accuracy(layer: int, heads: tuple[int, ...]) -> float:
+    """Held-out accuracy of :func:`_checked_model` with ``heads`` of ``layer`` zero-ablated."""
     from ..training import accuracy
 
-    model = pretrained.load("induction")
+    model = _checked_model()
+    task = pretrained.RECIPES["induction"].task
     if not heads:
-        return accuracy(model, pretrained.RECIPES["induction"].task)
-    with ablated(model, 1, heads):
-        return accuracy(model, pretrained.RECIPES["induction"].task)
+        return accuracy(model, task)
+    with ablated(model, layer, heads):
+        return accuracy(model, task)
+
+
+#: The switches 14.4 is checked on: (layer, heads), none of them the lesson's question (both layer-2 heads).
+ABLATION_CASES = ((0, (1,)), (1, (0,)), (0, (0, 1)))
 
 
 @exercise("what_heads_learn.4", alias="heads.4")
-def both_layer_2_heads(answer: object) -> Feedback:
-    """Held-out accuracy of the induction model with both layer-2 heads zero-ablated (about 0)."""
-    expected = _ablated_accuracy((0, 1))
-    wrong = [
-        (
-            _ablated_accuracy(()),
-            "That is the accuracy of the intact model: run accuracy(...) INSIDE the with ablated(model, 1, (0, 1)): "
-            "block; outside it the heads are back.",
-        ),
-        (_ablated_accuracy((0,)), "That is with only head 1 of layer 2 switched off: pass both, (0, 1)."),
-        (_ablated_accuracy((1,)), "That is with only head 2 of layer 2 switched off: pass both, (0, 1)."),
-    ]
-    return compare_number(answer, expected, name="the accuracy without both layer-2 heads", wrong=wrong, tol=0.015)
+def without_heads(answer: object) -> Feedback:
+    """``accuracy_without(model, layer, heads)``: the held-out accuracy per sequence (``accuracy(model, task)``)
+    with ``heads`` of ``layer`` zero-ablated. Run on the fallback checkpoint with its layer-1 heads swapped (a
+    model the lesson never shows), for three switches."""
+    if answer is None or answer is Ellipsis:
+        return Feedback(
+            False, "Replace the ... with your function accuracy_without, then run the cell again.", tried=False
+        )
+    if not callable(answer) or isinstance(answer, type):
+        return Feedback(
+            False,
+            "Hand in a function accuracy_without(model, layer, heads) that switches the heads off and measures: "
+            "the checker runs it on a model and heads the lesson never showed.",
+        )
+    model = _checked_model()
+    intact = _ablated_accuracy(0, ())
+    found = []
+    for layer, heads in ABLATION_CASES:
+        got = run_learner_code(answer, model, layer, heads, name="your accuracy_without(model, layer, heads)")
+        if isinstance(got, Feedback):
+            return got
+        if got is None:
+            return Feedback(
+                False, "your accuracy_without(model, layer, heads) returned None: return the accuracy.", tried=False
+            )
+        expected = _ablated_accuracy(layer, heads)
+        verdict = compare_number(
+            got, expected, name=f"the accuracy without layer {layer + 1}'s head(s) {heads}", tol=0.015
+        )
+        if not verdict.correct:
+            if isinstance(got, int | float) and abs(float(got) - intact) <= 0.015:
+                return Feedback(
+                    False,
+                    "That is the accuracy of the intact model: measure INSIDE the with ablated(model, layer, heads): "
+                    "block; outside it the heads are back.",
+                )
+            return Feedback(
+                False,
+                f"On a model the lesson never showed, without layer {layer + 1}'s head(s) {heads}, your function "
+                f"gives {got!r:.8}, not {expected:.2f}: switch off exactly those heads (ablated(model, layer, heads)) "
+                "and measure accuracy(model, task) inside the with block.",
+            )
+        found.append(f"layer {layer + 1} heads {tuple(h + 1 for h in heads)}: {expected:.2f}")
+    return Feedback(
+        True,
+        f"On the fallback checkpoint with its layer-1 heads swapped (intact {intact:.2f}): "
+        + "; ".join(found)
+        + ". Each head's share of the job, measured by taking it away.",
+    )

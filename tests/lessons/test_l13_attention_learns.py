@@ -11,7 +11,8 @@ from torch import nn
 
 from attnlib import MultiHeadAttention, pretrained
 from attnlib.lessons import check
-from attnlib.lessons.l13_attention_learns import TrainingExplorer, parse_tokens, pick_yours
+from attnlib.lessons.l13_attention_learns import TrainingExplorer, attnlib_twin, parse_tokens, pick_yours
+from attnlib.modules import causal_mask
 from attnlib.tasks import ReverseTask
 from attnlib.training import train
 from attnlib.transformer import Block, TinyTransformer
@@ -67,6 +68,119 @@ class Right(Parts):
         return x + self.mlp(self.norm_mlp(x))
 
 
+class MyTransformer(nn.Module):
+    def __init__(self, vocab_size, d_model, num_heads, num_layers, max_len, causal=False):
+        super().__init__()
+        self.causal = causal
+        self.embedding = nn.Embedding(vocab_size, d_model)
+        self.positions = nn.Embedding(max_len, d_model)
+        self.blocks = nn.ModuleList(Right(d_model, num_heads) for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model)
+        self.readout = nn.Linear(d_model, vocab_size)
+
+    def forward(self, ids):
+        n = ids.shape[1]
+        x = self.embedding(ids) + self.positions(torch.arange(n))
+        mask = causal_mask(n) if self.causal else None
+        for block in self.blocks:
+            x = block(x, mask=mask)
+        return self.readout(self.norm(x))
+
+
+def _model(forward=None, **parts):
+    """A variant of MyTransformer: another forward, or parts replaced (``None`` removes one)."""
+
+    def init(self, *args, **kwargs):
+        MyTransformer.__init__(self, *args, **kwargs)
+        for name, make in parts.items():
+            setattr(self, name, None if make is None else make(*args))
+
+    body = {"__init__": init}
+    if forward is not None:
+        body["forward"] = forward
+    return type("Learner", (MyTransformer,), body)
+
+
+def _through(self, x, mask):
+    for block in self.blocks:
+        x = block(x, mask=mask)
+    return self.readout(self.norm(x))
+
+
+def test_model_right_and_the_same_as_attnlibs():
+    assert check("attention_learns.3", MyTransformer).correct
+    torch.manual_seed(0)
+    mine = MyTransformer(13, 16, 2, 2, 10, causal=True).eval()
+    twin = attnlib_twin(mine, vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=10, causal=True).eval()
+    ids = torch.randint(13, (4, 9))
+    assert torch.allclose(mine(ids), twin(ids), atol=1e-6)
+
+
+def test_model_typical_mistakes_get_their_hint():
+    def no_positions(self, ids):
+        return _through(self, self.embedding(ids), causal_mask(ids.shape[1]) if self.causal else None)
+
+    assert check("attention_learns.3", _model(no_positions)).mistake == "positions-forgotten"
+    assert check("attention_learns.3", _model(positions=None)).mistake == "positions-forgotten"
+
+    def whole_table(self, ids):
+        x = self.embedding(ids) + self.positions.weight
+        return _through(self, x, causal_mask(ids.shape[1]) if self.causal else None)
+
+    assert "first n position vectors" in check("attention_learns.3", _model(whole_table)).message
+
+    def never_masked(self, ids):
+        return _through(self, self.embedding(ids) + self.positions(torch.arange(ids.shape[1])), None)
+
+    assert check("attention_learns.3", _model(never_masked)).mistake == "mask-not-causal"
+
+    def always_masked(self, ids):
+        n = ids.shape[1]
+        return _through(self, self.embedding(ids) + self.positions(torch.arange(n)), causal_mask(n))
+
+    assert "only when self.causal" in check("attention_learns.3", _model(always_masked)).message
+
+    def inverted(self, ids):
+        n = ids.shape[1]
+        mask = torch.ones(n, n, dtype=torch.bool).triu() if self.causal else None
+        return _through(self, self.embedding(ids) + self.positions(torch.arange(n)), mask)
+
+    assert "future leaks in" in check("attention_learns.3", _model(inverted)).message
+    backwards = _model(readout=lambda vocab, d_model, *rest: nn.Linear(vocab, d_model))
+    assert check("attention_learns.3", backwards).mistake == "readout-tied"
+    assert "read-out is missing" in check("attention_learns.3", _model(readout=None)).message
+
+    def transposed(self, ids):
+        return MyTransformer.forward(self, ids).transpose(1, 2)
+
+    assert check("attention_learns.3", _model(transposed)).mistake == "transposed"
+
+    def no_final_norm(self, ids):
+        n = ids.shape[1]
+        x = self.embedding(ids) + self.positions(torch.arange(n))
+        for block in self.blocks:
+            x = block(x, mask=causal_mask(n) if self.causal else None)
+        return self.readout(x)
+
+    assert "final layer norm" in check("attention_learns.3", _model(no_final_norm)).message
+
+
+def test_model_library_and_junk_are_refused_kindly():
+    assert check("attention_learns.3", TinyTransformer).mistake == "library-function"
+
+    class Borrowed(TinyTransformer):
+        pass
+
+    assert check("attention_learns.3", Borrowed).mistake == "library-function"
+    with_library_blocks = _model(
+        blocks=lambda v, d, h, layers, *rest: nn.ModuleList(Block(d, h) for _ in range(layers))
+    )
+    assert check("attention_learns.3", with_library_blocks).mistake == "library-function"
+    assert "class itself" in check("attention_learns.3", MyTransformer(5, 8, 1, 1, 4)).message
+    for junk in (0.5, "MyTransformer", TinyTransformer.forward, torch.nn.Transformer):
+        assert not check("attention_learns.3", junk).correct
+
+
 def _block(forward):
     return type("Learner", (Parts,), {"forward": forward})
 
@@ -83,8 +197,8 @@ def step(model, optimiser, inputs, targets):
 def test_predict_and_transfer():
     assert check("attention_learns.1", 5).correct
     assert "from 0" in check("attention_learns.1", 6).message
-    assert check("attention_learns.5", 8).correct
-    assert "5 positions back" in check("attention_learns.5", 2).message
+    assert check("attention_learns.6", 8).correct
+    assert "5 positions back" in check("attention_learns.6", 2).message
 
 
 def test_block_right_and_its_typical_mistakes():
@@ -124,7 +238,7 @@ def test_block_library_and_junk_are_refused_kindly():
 
 
 def test_train_step_right_and_its_typical_mistakes():
-    assert check("attention_learns.3", step).correct
+    assert check("attention_learns.4", step).correct
 
     def no_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -133,7 +247,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "zero_grad" in check("attention_learns.3", no_zero_grad).message
+    assert "zero_grad" in check("attention_learns.4", no_zero_grad).message
 
     def late_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -143,7 +257,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "did not change" in check("attention_learns.3", late_zero_grad).message
+    assert "no gradients to apply" in check("attention_learns.4", late_zero_grad).message
 
     def softmaxed(model, optimiser, inputs, targets):
         probs = model(inputs).softmax(-1)
@@ -153,34 +267,61 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "raw logits" in check("attention_learns.3", softmaxed).message
-    assert "returned None" in check("attention_learns.3", lambda *a: None).message
-    assert "write" in check("attention_learns.3", train).message
+    assert "raw logits" in check("attention_learns.4", softmaxed).message
+
+    def transposed_logits(model, optimiser, inputs, targets):  # (batch, vocab, n): the same loss
+        loss = F.cross_entropy(model(inputs).transpose(1, 2), targets)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        return loss
+
+    assert check("attention_learns.4", transposed_logits).correct
+
+    def zero_grad_at_the_end(model, optimiser, inputs, targets):
+        logits = model(inputs)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+        loss.backward()
+        optimiser.step()
+        optimiser.zero_grad()
+        return loss
+
+    assert check("attention_learns.4", zero_grad_at_the_end).correct
+
+    def unflattened(model, optimiser, inputs, targets):
+        loss = F.cross_entropy(model(inputs), targets)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        return loss
+
+    hint = check("attention_learns.4", unflattened).message
+    assert "Flatten both" in hint and "(8, 6, 10)" in hint and "RuntimeError" not in hint
+
+    def own_optimiser(model, optimiser, inputs, targets):
+        optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
+        return step(model, optimiser, inputs, targets)
+
+    assert "optimiser you are given took 0 steps" in check("attention_learns.4", own_optimiser).message
+    assert "returned None" in check("attention_learns.4", lambda *a: None).message
+    assert "write" in check("attention_learns.4", train).message
 
 
 def test_next_token_loss_and_the_shift():
     def right(logits, ids):
         return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
-    assert check("attention_learns.4", right).correct
+    assert check("attention_learns.5", right).correct
     unshifted = check(
-        "attention_learns.4", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1))
+        "attention_learns.5", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1))
     )
     assert "No shift" in unshifted.message
     backwards = check(
-        "attention_learns.4",
+        "attention_learns.5",
         lambda lo, ids: F.cross_entropy(lo[:, 1:].reshape(-1, lo.shape[-1]), ids[:, :-1].reshape(-1)),
     )
     assert "wrong way" in backwards.message
-    assert "does not shift" in check("attention_learns.4", F.cross_entropy).message
-
-
-def test_causal_reverse_report():
-    assert check("attention_learns.6", 0.52).correct
-    assert check("attention_learns.6", torch.tensor(0.5)).correct
-    assert "too good" in check("attention_learns.6", 1.0).message
-    assert "per SEQUENCE" in check("attention_learns.6", 0.0).message
-    assert not check("attention_learns.6", "0.5").correct
+    assert "does not shift" in check("attention_learns.5", F.cross_entropy).message
 
 
 def test_a_training_step_that_calls_attnlibs_train_is_refused():
@@ -188,14 +329,44 @@ def test_a_training_step_that_calls_attnlibs_train_is_refused():
         train(model, ReverseTask(10, 6), steps=1, progress=False)
         return step(model, optimiser, inputs, targets)
 
-    assert check("attention_learns.3", wraps).mistake == "library-function"
-    assert check("attention_learns.3", train).mistake == "library-function"
+    assert check("attention_learns.4", wraps).mistake == "library-function"
+    assert check("attention_learns.4", train).mistake == "library-function"
     # a method of the same name (nn.Module.train) is not attnlib's train
-    assert check("attention_learns.3", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
+    assert check("attention_learns.4", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
 
 
 def test_the_lesson_runs_before_and_after_the_exercises():
-    block, chosen_step, said = pick_yours(None, None)
-    assert "reference block" in said and block is not None and chosen_step is not None
-    block, chosen_step, said = pick_yours(Right, step)
-    assert block is Right and chosen_step is step and said.startswith("Training with your MyBlock and your")
+    model, chosen_step, said = pick_yours(None, None, None)
+    assert "reference model and block" in said and chosen_step is not None
+    assert model(10, 8, 1, 1, 5)(torch.randint(10, (2, 5))).shape == (2, 5, 10)
+    model, chosen_step, said = pick_yours(Right, MyTransformer, step)
+    assert model is MyTransformer and chosen_step is step
+    assert said == "Training your MyTransformer with your train_step."
+    model, _, said = pick_yours(Right, None, None)
+    assert "around your MyBlock" in said
+
+
+def test_causal_reverse_takes_the_trained_model_and_measures_it():
+    task = ReverseTask(32, 8, causal=True)
+    torch.manual_seed(0)
+    model = TinyTransformer(32, 32, 1, 1, max_len=8, causal=True)
+    untrained = check("attention_learns.7", model)
+    assert not untrained.correct and "full 150 steps" in untrained.message
+    train(model, task, steps=150, lr=1e-2, progress=False)
+    verdict = check("attention_learns.7", model)
+    assert verdict.correct and "1024 sequences" in verdict.message
+    seeing = check("attention_learns.7", pretrained.load("reverse"))
+    assert not seeing.correct and "sees the future" in seeing.message
+    for number in (0.52, 0.5, torch.tensor(0.516)):
+        assert "Hand in the trained model" in check("attention_learns.7", number).message
+    assert not check("attention_learns.7", TinyTransformer).correct
+
+
+def test_loss_curve_keeps_every_loss_and_draws_without_a_notebook():
+    from attnlib.lessons.l13_attention_learns import LossCurve
+
+    curve = LossCurve(every=2)
+    for loss in (torch.tensor(3.0, requires_grad=True), 2.0, 1):
+        curve.add(loss)
+    curve.draw()
+    assert curve.losses == [3.0, 2.0, 1.0]
