@@ -15,6 +15,7 @@ can overflow) or a row with every key hidden would otherwise come out as a silen
 
 from __future__ import annotations
 
+import itertools
 import math
 import numbers
 
@@ -96,11 +97,26 @@ def check_same_dtype(**tensors: Tensor) -> None:
             )
 
 
+def broadcast(*shapes: tuple[int, ...] | torch.Size) -> tuple[int, ...]:
+    """The shape ``shapes`` broadcast to, by torch's rules (a ``ValueError`` if they do not).
+
+    Written out because ``torch.broadcast_shapes`` imports torch's symbolic-shape machinery (sympy) on
+    its first call, seconds that every lesson's first attention call would otherwise wait.
+    """
+    result = []
+    for sizes in itertools.zip_longest(*(reversed(tuple(s)) for s in shapes), fillvalue=1):
+        others = {size for size in sizes if size != 1}
+        if len(others) > 1:
+            raise ValueError(f"shapes {[tuple(s) for s in shapes]} do not broadcast")
+        result.append(others.pop() if others else 1)
+    return tuple(reversed(result))
+
+
 def check_batch_dims(**tensors: Tensor) -> tuple[int, ...]:
     """The broadcast batch shape of tensors laid out as ``(..., n, d)``."""
     try:
-        return tuple(torch.broadcast_shapes(*(t.shape[:-2] for t in tensors.values())))
-    except RuntimeError:
+        return broadcast(*(t.shape[:-2] for t in tensors.values()))
+    except ValueError:
         desc = ", ".join(f"{n} {shape_str(t)}" for n, t in tensors.items())
         raise AttentionInputError(f"the batch dimensions (all but the last two) do not broadcast: {desc}") from None
 
@@ -184,8 +200,8 @@ def check_mask(
     if additive and contents and bool((torch.isnan(mask) | (mask == float("inf"))).any()):
         raise AttentionInputError("an additive mask may hold finite numbers and -inf only, got NaN or +inf")
     try:
-        full = tuple(torch.broadcast_shapes(mask.shape, scores_shape))
-    except RuntimeError:
+        full: tuple[int, ...] | None = broadcast(mask.shape, tuple(scores_shape))
+    except ValueError:
         full = None
     if full is None or (full[-2:] != tuple(scores_shape[-2:]) if extra_batch else full != tuple(scores_shape)):
         raise AttentionInputError(

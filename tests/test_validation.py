@@ -299,3 +299,18 @@ def test_attention_checks_the_masks_contents_once_at_its_entry() -> None:
         attnlib.attention_weights(q, k, v, mask=torch.ones(3, 4))
     with pytest.raises(TypeError, match="holding only 0s and 1s"):
         steps.trace(q, k, v, mask=torch.ones(3, 4))
+
+
+def test_broadcast_follows_torch_rules() -> None:
+    from attnlib._validate import broadcast
+
+    shapes = [(), (1,), (3,), (2, 1), (1, 3), (2, 3), (4, 1, 3), (3, 2)]
+    for a in shapes:
+        for b in shapes:
+            try:
+                want = tuple(torch.broadcast_shapes(a, b))
+            except RuntimeError:
+                with pytest.raises(ValueError, match="do not broadcast"):
+                    broadcast(a, b)
+            else:
+                assert broadcast(a, b) == want, (a, b)
