@@ -114,6 +114,9 @@ class ClassAuthenticator(NativeAuthenticator):
 
     def record_failure(self, address: str, name: str = "") -> None:
         now = time.monotonic()
+        if len(self.failures) > 10_000:  # many addresses and names: forget the expired ones
+            for key in list(self.failures):
+                self._entry(key)
         limits = [((address, ""), self.address_failures_allowed)]
         if name and name not in self.admin_users:  # nobody can block the teacher's name (the address, yes)
             limits.append(((address, name), self.allowed_failed_logins))
