@@ -122,7 +122,7 @@ slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per
 site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (offline; BINDER_REF=tag pins the launch links)
 	$(BIN)/python site/build.py --out build/site $(if $(BINDER_REF),--binder-ref $(BINDER_REF))
 
-hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine, as root: one OS account per learner (deploy/classhub.py; http://127.0.0.1:8000, also 8001-8002)
+hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine, as root: one OS account per learner (deploy/classhub.py; http://hub.localhost:8000, ports 8000-8002)
 	$(BIN)/python deploy/classhub.py
 
 binder: $(STAMP)  ## regenerate binder/requirements.txt from requirements-learner.lock (commit it; a test checks it is current)

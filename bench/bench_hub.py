@@ -13,6 +13,13 @@ sum is what the machine really holds.
 
 Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_projections.ipynb] [--json PATH]
 (the table in docs/teaching-guide.md is rendered from the JSON by ``python -m bench.report``)
+
+``python -m bench.bench_hub --guessers 4`` measures instead what wrong passwords cost everyone else (the
+class review's attack): the latency of the hub's API (``GET /hub/api/``, through the proxy, as any page
+of the hub) on a quiet hub, then while 4 anonymous clients send wrong passwords for the teacher's name
+as fast as the hub answers — each try from a fresh loopback address, so that no lock-out ever stops
+them and every try costs a bcrypt check (the worst case: an attacker with many addresses).
+Goal: median <= 50 ms (docs/performance.md).
 """
 
 from __future__ import annotations
@@ -28,6 +35,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import requests
 
 from bench import results
 from harness.hubclient import Hub, Learner, comparable, stored_outputs
@@ -132,14 +141,78 @@ def _run_and_compare(person: Learner, lesson: str) -> bool | str:
     return True if not different else f"{person.name}: cells {different} differ"
 
 
+def api_latency(hub: Hub, seconds: float) -> list[float]:
+    """Milliseconds of each ``GET /hub/api/`` sent one after another (20 per second) for ``seconds``."""
+    times, end, http = [], time.monotonic() + seconds, requests.Session()
+    while time.monotonic() < end:
+        start = time.perf_counter()
+        http.get(f"{hub.url}/hub/api/", timeout=30).raise_for_status()
+        times.append((time.perf_counter() - start) * 1000)
+        time.sleep(0.05)
+    return times
+
+
+def guessing(guessers: int, seconds: float) -> dict[str, object]:
+    """The hub API's latency quiet, then under ``guessers`` anonymous clients guessing the teacher's password."""
+    hub = Hub()
+    try:
+        hub.start()
+        teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
+        teacher.sign_up()
+        assert teacher.log_in()
+        quiet = api_latency(hub, seconds)
+        stop, tries, refused = threading.Event(), [0] * guessers, [0] * guessers
+
+        def guess(i: int) -> None:
+            while not stop.is_set():
+                n = tries[i] = tries[i] + 1
+                visitor = Learner(hub, "teacher", f"guess-{i}-{n}", address=f"127.0.{10 + i}.{2 + n % 250}")
+                if visitor.log_in() or visitor.last.status_code != 200:
+                    refused[i] += 1  # a login, or a lock-out: the attack is not what it should be
+
+        threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(guessers)]
+        for thread in threads:
+            thread.start()
+        time.sleep(2)  # the guessers are under way
+        start = time.monotonic()
+        busy = api_latency(hub, seconds)
+        rate = sum(tries) / (time.monotonic() - start + 2)
+        logins = []  # what the guessing costs someone logging in: password checks run one at a time
+        for _ in range(5):
+            begin = time.perf_counter()
+            assert Learner(hub, "teacher", teacher.password).log_in()
+            logins.append((time.perf_counter() - begin) * 1000)
+        stop.set()
+        for thread in threads:
+            thread.join()
+        return {"guessers": guessers, "seconds": seconds, "tries_per_s": round(rate, 1),
+                "quiet": results.summary(quiet), "max_quiet": round(max(quiet)),
+                "guessing": results.summary(busy), "max_guessing": round(max(busy)),
+                "login_while_guessing": results.summary(logins), "not_plain_failures": sum(refused)}  # fmt: skip
+    finally:
+        hub.remove()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20])
     parser.add_argument("--lesson", default="lessons/02_projections.ipynb")
-    parser.add_argument("--json", type=Path, default=results.RESULTS / "hub.json", help="where to write")
+    parser.add_argument("--json", type=Path, help="where to write (default bench/results/hub.json or hub_login.json)")
+    parser.add_argument("--guessers", type=int, help="measure the API's latency under this many password guessers")
+    parser.add_argument("--seconds", type=float, default=20, help="length of each latency measurement")
     args = parser.parse_args(argv)
     # stopped (timeout, kill): leave through the finally blocks, which stop the hub and remove the accounts
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.guessers:
+        row = guessing(args.guessers, args.seconds)
+        q, g = row["quiet"], row["guessing"]
+        print(f"hub API latency (ms), GET /hub/api/: quiet median {q['median']}, p90 {q['p90']}, "
+              f"max {row['max_quiet']} (n={q['n']}); with {args.guessers} anonymous password guessers "
+              f"({row['tries_per_s']} tries/s): median {g['median']}, p90 {g['p90']}, max {row['max_guessing']} "
+              f"(n={g['n']}); goal: median <= 50 ms. A login meanwhile (form + password check): median "
+              f"{row['login_while_guessing']['median']:.0f} ms")  # fmt: skip
+        results.write(args.json or results.RESULTS / "hub_login.json", row)
+        return 0 if g["median"] <= 50 and not row["not_plain_failures"] else 1
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
     print("| learners | all servers ready (s) | all lessons finished (s) | failures "
@@ -155,7 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"    failure: {failure}")
         if row["log"]:
             print(f"    the hub's log, kept: {row['log']}")
-    results.write(args.json, {"lesson": args.lesson, "memory_gib": round(memory / GIB), "rows": [
+    path = args.json or results.RESULTS / "hub.json"
+    results.write(path, {"lesson": args.lesson, "memory_gib": round(memory / GIB), "rows": [
         {"size": r["size"], "ready_s": round(r["ready"], 1), "finished_s": round(r["finished"], 1),
          "failures": r["failures"], "per_learner_gib": round(r["per_learner"] / GIB, 2),
          "hub_mib": round(r["hub"] / 2**20)} for r in rows]})  # fmt: skip

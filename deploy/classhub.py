@@ -7,11 +7,18 @@ failed start left behind. Settings come from the environment (tests and a real c
 variable                default                     meaning
 ======================  ==========================  ===========================================
 ``HUB_STATE_DIR``       ``deploy/state``            everything the hub writes (layout below)
-``HUB_PORT``            ``8000``                    learners open http://127.0.0.1:PORT; the hub
+``HUB_PORT``            ``8000``                    the proxy listens on 127.0.0.1:PORT; the hub
                                                     also takes PORT+1 (its API) and PORT+2 (the
                                                     proxy's API)
+``HUB_PUBLIC_URL``      http://hub.localhost:PORT   what learners open; each learner's server is
+                                                    on its own origin, ``<name>.`` + that host (see
+                                                    the guide: wildcard DNS and TLS for a class)
+``HUB_CLASS_CODE``      random, kept in ``hub/``    what every sign-up needs (printed at start and
+                                                    on the approval page)
 ``HUB_ADMIN``           ``teacher``                 the admin: approves sign-ups at /hub/authorize
 ``HUB_ACCOUNT_PREFIX``  ``learn-``                  learner ``ada`` runs as the OS account ``learn-ada``
+``HUB_LOCKOUT_SECONDS`` ``120``                     how long failed logins block (see the guide)
+``HUB_MAX_PENDING``     ``60``                      sign-ups waiting for approval at most
 ``HUB_MEM_LIMIT``       ``2G``                      memory per learner (advisory here, see the guide)
 ``HUB_CULL_IDLE``       ``3600``                    seconds of inactivity before a server is stopped
 ======================  ==========================  ===========================================
@@ -29,6 +36,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import secrets
 import shutil
 import signal
 import socket
@@ -46,7 +54,10 @@ HOMES = STATE / "homes"
 LEARNER_ENV = STATE / "learner-env"
 PORT = int(os.environ.get("HUB_PORT", "8000"))
 PORTS = (PORT, PORT + 1, PORT + 2)  # the proxy (what learners open), the hub's API, the proxy's API
+PUBLIC_URL = os.environ.get("HUB_PUBLIC_URL", f"http://hub.localhost:{PORT}").rstrip("/")
 ADMIN = os.environ.get("HUB_ADMIN", "teacher")
+LOCKOUT_SECONDS = int(os.environ.get("HUB_LOCKOUT_SECONDS", "120"))
+MAX_PENDING = int(os.environ.get("HUB_MAX_PENDING", "60"))
 ACCOUNT_PREFIX = os.environ.get("HUB_ACCOUNT_PREFIX", "learn-")
 ACCOUNT_MARK = "attention class learner"  # the comment (GECOS) of every account the hub creates
 USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,19}$"  # a learner's name must also make a valid OS account name
@@ -68,6 +79,19 @@ def account_name(learner: str) -> str:
 def learner_accounts(prefix: str = ACCOUNT_PREFIX) -> list[pwd.struct_passwd]:
     """Every OS account this hub created with ``prefix`` (the name prefix and the comment must both match)."""
     return [e for e in pwd.getpwall() if e.pw_name.startswith(prefix) and e.pw_gecos.startswith(ACCOUNT_MARK)]
+
+
+def class_code() -> str:
+    """The code every sign-up needs: ``HUB_CLASS_CODE``, else one made at the first start and kept in ``hub/``
+    (root's alone), so that a restart keeps it."""
+    if os.environ.get("HUB_CLASS_CODE"):
+        return os.environ["HUB_CLASS_CODE"]
+    kept = PRIVATE / "class-code"
+    if not kept.exists():
+        letters = "abcdefghjkmnpqrstuvwxyz23456789"  # no 0/o, 1/l/i: read aloud or off a board
+        kept.write_text("".join(secrets.choice(letters) for _ in range(8)) + "\n")
+        kept.chmod(0o600)
+    return kept.read_text().strip()
 
 
 # ---------------------------------------------------------------- folders
@@ -221,7 +245,9 @@ def main() -> int:
     python = preflight()
     print(f"make hub: learners' servers run {python}, each as its learner's own account ({ACCOUNT_PREFIX}<name>); "
           "the hub runs as root only to create those accounts and start their servers", flush=True)  # fmt: skip
-    env = {**os.environ, "HUB_LEARNER_PYTHON": str(python)}
+    print(f"make hub: open {PUBLIC_URL}/hub/signup; the class code for sign-ups (yours too) is {class_code()}",
+          flush=True)  # fmt: skip
+    env = {**os.environ, "HUB_LEARNER_PYTHON": str(python), "HUB_CLASS_CODE": class_code()}
     # The hub in its own session: Ctrl-C or `kill` reach it once, from here, and this waits for it to stop
     # the learners' servers and its proxy, then tidies up after it.
     hub = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(CONFIG)], cwd=PRIVATE, env=env,

@@ -8,6 +8,8 @@ the learner edition. What they cannot reach: other learners' homes, the hub's da
 secret (``HUB_STATE_DIR/hub``, root's alone), and the lesson source (read-only). Tested in tests/hub/.
 
 What it binds: 127.0.0.1 only (put a TLS-terminating reverse proxy in front to serve a real network).
+Learners open HUB_PUBLIC_URL (default http://hub.localhost:PORT); each learner's server is on its own
+origin, http://<name>.hub.localhost:PORT.
 """
 
 from __future__ import annotations
@@ -39,6 +41,20 @@ c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.PORTS[2]}"
 c.ConfigurableHTTPProxy.command = [str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy")]
 c.ConfigurableHTTPProxy.pid_file = str(hub.PRIVATE / "proxy.pid")
 
+# ---------------------------------------------------------------- origins: one per learner
+# Each learner's server has its own origin, <name>.hub.localhost (HUB_PUBLIC_URL's host): a script in a
+# learner's notebook, even one the teacher opens to help, runs outside the hub's origin and cannot use the
+# teacher's login (JupyterHub's "Security overview"). Cookies get the __Host- prefix, so a learner's
+# subdomain cannot plant ("toss") cookies for the hub's. A browser takes *.localhost for the loopback;
+# a real class needs wildcard DNS and a wildcard TLS certificate (docs/teaching-guide.md).
+c.JupyterHub.subdomain_host = hub.PUBLIC_URL
+c.JupyterHub.cookie_host_prefix_enabled = True
+# every cookie Secure, the hub's and the learners' servers' (passed on as JUPYTERHUB_COOKIE_OPTIONS): sent
+# only over TLS, or to localhost, which browsers count as secure. JupyterHub 5.5 leaves the servers' OAuth
+# state cookie (__Host-…-oauth-state) without it on plain http, and browsers refuse a __Host- cookie that
+# is not Secure: without this, opening a server at http://<name>.hub.localhost fails with a 403.
+c.JupyterHub.tornado_settings = {"cookie_options": {"secure": True}}
+
 # ---------------------------------------------------------------- state that survives a restart (root's alone)
 c.JupyterHub.db_url = f"sqlite:///{hub.PRIVATE / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(hub.PRIVATE / "jupyterhub_cookie_secret")
@@ -52,11 +68,18 @@ c.JupyterHub.authenticator_class = ClassAuthenticator  # deploy/classauth.py (Ku
 c.NativeAuthenticator.open_signup = False  # a sign-up waits until the teacher approves it
 c.NativeAuthenticator.minimum_password_length = 8
 c.NativeAuthenticator.check_common_password = True
-c.NativeAuthenticator.allowed_failed_logins = 3  # then a learner's account is blocked ...
-c.NativeAuthenticator.seconds_before_next_try = 120  # ... for two minutes
+c.NativeAuthenticator.allowed_failed_logins = 3
+c.NativeAuthenticator.seconds_before_next_try = hub.LOCKOUT_SECONDS  # HUB_LOCKOUT_SECONDS, default 120
 c.ClassAuthenticator.admin_minimum_password_length = 16
-# The admin is approved automatically when they sign up: whoever signs up first under this name is the
-# admin. Sign up as the teacher before anyone else can reach the hub.
+# Every sign-up needs the class code, the teacher's too: HUB_CLASS_CODE, which `make hub` prints and passes
+# on (deploy/classhub.py). At most 60 sign-ups wait (HUB_MAX_PENDING). Lock-out: 3 wrong passwords for one
+# name from one address block that pair for 2 minutes; 20 failures from one address (any names, or wrong
+# class codes) block the address; the teacher unblocks on the approval page. ClassAuthenticator's
+# defaults, so the Kubernetes values get the same (tests/hub/test_z2jh.py); changed only when asked:
+if os.environ.get("HUB_MAX_PENDING"):
+    c.ClassAuthenticator.max_pending_signups = hub.MAX_PENDING
+# The admin is approved automatically when they sign up: whoever signs up first under this name with the
+# class code is the admin. Sign up as the teacher before you announce the code.
 c.Authenticator.admin_users = {hub.ADMIN}
 # NativeAuthenticator's approval is the allow-list: only approved sign-ups can log in at all
 c.Authenticator.allow_all = True

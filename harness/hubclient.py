@@ -4,6 +4,13 @@ server, run a lesson through the server's API. Used by tests/hub/ and bench/benc
 Everything goes through HTTP and the kernel websocket, as a browser would: the sign-up and login forms
 (with their XSRF tokens), the teacher's approval page, the hub's REST API, the server's contents and
 kernels APIs.
+
+The hub is at http://hub.localhost:PORT and each learner's server on its own origin,
+http://<name>.hub.localhost:PORT (deploy/jupyterhub_config.py). Browsers take every ``*.localhost`` name
+for the loopback (RFC 6761); this module makes Python do the same (``socket.getaddrinfo``), and, as
+browsers do for localhost, sends the hub's ``Secure`` (``__Host-``) cookies over plain http there.
+Each ``Learner`` can come from its own loopback address (127.0.0.2, …: Linux routes all of 127/8 to
+the loopback), which is what the hub's lock-out counts by.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from pathlib import Path
 
 import requests
 import websocket
+from requests.adapters import HTTPAdapter
 
 REPO = Path(__file__).resolve().parents[1]
 LAUNCHER = REPO / "deploy" / "classhub.py"
@@ -38,6 +46,47 @@ _SPEC.loader.exec_module(classhub)
 learner_accounts = classhub.learner_accounts  # the accounts a hub created, by prefix and mark
 
 XSRF_INPUT = re.compile(r'name="_xsrf"\s+value="([^"]+)"')
+DOMAIN = "hub.localhost"  # the hub's host under test; learner <name> is at <name>.hub.localhost
+
+
+def _loopback_for_localhost(getaddrinfo):
+    """``socket.getaddrinfo`` that answers every ``*.localhost`` name with 127.0.0.1, as browsers do."""
+
+    def resolve(host, *args, **kwargs):
+        if isinstance(host, str) and host.rstrip(".").endswith(".localhost"):
+            host = "127.0.0.1"
+        return getaddrinfo(host, *args, **kwargs)
+
+    resolve.wraps_localhost = True
+    return resolve
+
+
+if not getattr(socket.getaddrinfo, "wraps_localhost", False):
+    socket.getaddrinfo = _loopback_for_localhost(socket.getaddrinfo)
+
+
+class _Browser(requests.Session):
+    """A session that, like a browser, sends ``Secure`` cookies to ``*.localhost`` over http (localhost is a
+    secure context): http.cookiejar sends them over https only, so they are marked plain on arrival."""
+
+    def send(self, request, **kwargs):
+        response = super().send(request, **kwargs)  # each redirect passes here too, before the next request
+        for cookie in self.cookies:
+            if cookie.secure and (cookie.domain == "localhost" or cookie.domain.endswith(".localhost")):
+                cookie.secure = False
+        return response
+
+
+class _FromAddress(HTTPAdapter):
+    """Connections from one loopback source address (the hub sees it as the client's address)."""
+
+    def __init__(self, address: str) -> None:
+        self.address = address
+        super().__init__()
+
+    def init_poolmanager(self, *args, **kwargs):
+        kwargs["source_address"] = (self.address, 0)
+        super().init_poolmanager(*args, **kwargs)
 
 
 def free_port_block(size: int = 3) -> int:
@@ -77,11 +126,23 @@ class Hub:
     port: int = field(default_factory=free_port_block)
     prefix: str = field(default_factory=account_prefix)
     env: dict[str, str] = field(default_factory=dict)
+    class_code: str = field(default_factory=lambda: secrets.token_hex(4))
     process: subprocess.Popen | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"http://{DOMAIN}:{self.port}"
+
+    def server_url(self, learner: str) -> str:
+        """The origin of ``learner``'s server (JupyterHub's subdomain for a DNS-safe name)."""
+        if not re.fullmatch(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?", learner):
+            raise ValueError(f"{learner!r}: tests use names that are their own subdomain")
+        return f"http://{learner}.{DOMAIN}:{self.port}"
+
+    def route(self, path: str) -> str:
+        """The full URL of ``path``: ``/user/<name>/…`` on that learner's origin, the rest on the hub's."""
+        match = re.match(r"/user/([^/]+)/", path)
+        return f"{self.server_url(match.group(1)) if match else self.url}{path}"
 
     @property
     def private(self) -> Path:
@@ -92,7 +153,8 @@ class Hub:
 
     def start(self, timeout: float = 120) -> Hub:
         env = {**os.environ, "HUB_STATE_DIR": str(self.state), "HUB_PORT": str(self.port),
-               "HUB_ACCOUNT_PREFIX": self.prefix, **self.env}  # fmt: skip
+               "HUB_ACCOUNT_PREFIX": self.prefix, "HUB_PUBLIC_URL": self.url, "HUB_CLASS_CODE": self.class_code,
+               **self.env}  # fmt: skip
         self.private.mkdir(mode=0o700, parents=True, exist_ok=True)
         log = open(self.private / "hub.log", "ab")  # the hub writes it until it stops
         self.process = subprocess.Popen(
@@ -186,35 +248,47 @@ def remove_accounts(prefix: str) -> list[str]:
 
 
 class Learner:
-    """One person in a browser: their own cookies, their own token once logged in."""
+    """One person in a browser: their own cookies, their own token once logged in, their own address."""
 
-    def __init__(self, hub: Hub, name: str, password: str) -> None:
-        self.hub, self.name, self.password = hub, name, password
-        self.http = requests.Session()
+    def __init__(self, hub: Hub, name: str, password: str, address: str = "127.0.0.1") -> None:
+        self.hub, self.name, self.password, self.address = hub, name, password, address
+        self.http = _Browser()
+        if address != "127.0.0.1":
+            self.http.mount("http://", _FromAddress(address))
         self.token: str | None = None
         self.last: requests.Response | None = None  # the last form's answer
 
     # -- forms, as a browser fills them
-    def _form(self, path: str, data: dict[str, str]) -> requests.Response:
-        page = self.http.get(f"{self.hub.url}{path}", timeout=30)
-        match = XSRF_INPUT.search(page.text)
+    def _form(self, path: str, data: dict[str, str], page: str | None = None) -> requests.Response:
+        """GET ``page`` (default ``path``), then POST ``data`` to ``path`` with the page's XSRF token."""
+        shown = self.http.get(f"{self.hub.url}{page or path}", timeout=30)
+        match = XSRF_INPUT.search(shown.text)
         if match:
             data = {**data, "_xsrf": match.group(1)}
         self.last = self.http.post(f"{self.hub.url}{path}", data=data, timeout=60)
         return self.last
 
-    def sign_up(self) -> requests.Response:
-        return self._form("/hub/signup", {"username": self.name, "signup_password": self.password,
-                                          "signup_password_confirmation": self.password})  # fmt: skip
+    def sign_up(self, class_code: str | None = None) -> requests.Response:
+        code = self.hub.class_code if class_code is None else class_code
+        form = {"username": self.name, "signup_password": self.password, "signup_password_confirmation": self.password}
+        return self._form("/hub/signup", {**form, "class_code": code})
 
     def log_in(self, password: str | None = None) -> bool:
-        """Submit the login form; True when the hub set a login cookie."""
-        self._form("/hub/login", {"username": self.name, "password": password or self.password})
-        return any(c.name == "jupyterhub-hub-login" for c in self.http.cookies)
+        """Submit the login form (then to the hub's home page, starting no server); True when the hub set a
+        login cookie."""
+        form = {"username": self.name, "password": password or self.password}
+        self._form("/hub/login?next=%2Fhub%2Fhome", form, page="/hub/login")
+        return any(c.name.endswith("jupyterhub-hub-login") for c in self.http.cookies)
 
-    def approve(self, name: str) -> requests.Response:
-        """The teacher's approval page: /hub/authorize/<name> toggles a sign-up's approval."""
-        return self.http.get(f"{self.hub.url}/hub/authorize/{name}", timeout=30)
+    # -- the teacher's approval page: every action a POST form with the page's XSRF token
+    def approve(self, name: str, approved: bool = True) -> requests.Response:
+        return self._form(f"/hub/authorize/{name}", {"approved": "1" if approved else "0"}, page="/hub/authorize")
+
+    def discard(self, name: str) -> requests.Response:
+        return self._form(f"/hub/discard/{name}", {}, page="/hub/authorize")
+
+    def unblock(self, name: str, address: str) -> requests.Response:
+        return self._form("/hub/unblock", {"name": name, "address": address}, page="/hub/authorize")
 
     # -- the hub's API
     def _xsrf_headers(self) -> dict[str, str]:
@@ -230,8 +304,9 @@ class Learner:
         return self.token
 
     def api(self, method: str, path: str, **kwargs) -> requests.Response:
+        """A request with this learner's token: ``/hub/…`` to the hub, ``/user/<name>/…`` to that server."""
         headers = {"Authorization": f"token {self.token}", **kwargs.pop("headers", {})}
-        return requests.request(method, f"{self.hub.url}{path}", headers=headers, timeout=120, **kwargs)
+        return requests.request(method, self.hub.route(path), headers=headers, timeout=120, **kwargs)
 
     def start_server(self, timeout: float = 180) -> None:
         r = self.api("POST", f"/hub/api/users/{self.name}/server")
@@ -262,13 +337,17 @@ class Learner:
         nb = self.contents(path).json()["content"]
         folder = str(Path(path).parent)
         kernel = self.api("POST", f"/user/{self.name}/api/kernels", json={"name": "python3", "path": folder}).json()
-        ws_url = f"ws://127.0.0.1:{self.hub.port}/user/{self.name}/api/kernels/{kernel['id']}/channels"
-        ws = websocket.create_connection(ws_url, header=[f"Authorization: token {self.token}"], timeout=timeout)
+        ws = self.kernel_channels(kernel["id"], timeout)
         try:
             return [execute(ws, cell["source"], timeout) for cell in nb["cells"] if cell["cell_type"] == "code"]
         finally:
             ws.close()
             self.api("DELETE", f"/user/{self.name}/api/kernels/{kernel['id']}")
+
+    def kernel_channels(self, kernel_id: str, timeout: float = 120) -> websocket.WebSocket:
+        """The websocket of one of this learner's kernels, opened with their token."""
+        url = self.hub.route(f"/user/{self.name}/api/kernels/{kernel_id}/channels").replace("http://", "ws://", 1)
+        return websocket.create_connection(url, header=[f"Authorization: token {self.token}"], timeout=timeout)
 
 
 def _decode(frame: str | bytes) -> dict:

@@ -1,0 +1,394 @@
+"""The class hub's web side under attack (issue #39; the attacks are in the class review of 2026-11-28):
+each test runs an attack and asserts it gains nothing.
+
+- A20, the teacher takeover: a learner's signed notebook whose script, when the teacher opens it in the
+  learner's server to help, tries the hub's API with the teacher's login. Each learner's server has its own
+  origin (``<name>.hub.localhost``), so the script runs, but outside the hub's origin.
+- A21/A22, approvals without the teacher's hand: an image in a notebook, a foreign page's navigation and
+  form, a plain GET, a POST without the XSRF token.
+- Section 4, lock-out and sign-up abuse: blocks expire and the count starts again; a visitor blocks only
+  their own address; unknown and existing names get the same answers; the teacher unblocks; sign-up
+  needs the class code; the approval page shows when each sign-up came; waiting sign-ups are capped.
+
+Needs root (the hub switches users) and Debian's Chromium for the browser attacks. Every process and OS
+account the test created is removed at the end, even after a failure.
+"""
+
+from __future__ import annotations
+
+import html
+import http.server
+import json
+import os
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from harness.hubclient import REPO, Hub, Learner, execute
+from harness.labdriver import headless_chromium
+
+pytestmark = pytest.mark.hub
+
+PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
+LOCKOUT = 8  # seconds a block lasts on this hub (HUB_LOCKOUT_SECONDS)
+MAX_PENDING = 6  # sign-ups waiting at most on this hub (HUB_MAX_PENDING)
+# names of their own (another test module's hub may run at the same time; accounts have a random prefix)
+HELPED, WAITING, DOOMED = "wren", "mallory", "nina"
+
+
+@pytest.fixture(scope="module")
+def hub():
+    pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
+    pytest.importorskip("nativeauthenticator", reason="NativeAuthenticator is not installed")
+    if not PROXY.exists():
+        if shutil.which("npm") is None:
+            pytest.skip("no configurable-http-proxy in node_modules/ and no npm to install it (package.json)")
+        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO, check=True, capture_output=True)
+    if os.geteuid() != 0:
+        pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
+    running = Hub(env={"HUB_LOCKOUT_SECONDS": str(LOCKOUT), "HUB_MAX_PENDING": str(MAX_PENDING)})
+    try:
+        yield running.start()
+    finally:
+        running.remove()
+        assert not Path(running.state).exists()
+
+
+@pytest.fixture(scope="module")
+def teacher(hub: Hub) -> Learner:
+    person = Learner(hub, "teacher", "a-Teacher-pass-4")
+    person.sign_up()
+    assert person.log_in(), "the admin is approved automatically on sign-up"
+    person.request_token()
+    return person
+
+
+@pytest.fixture(scope="module")
+def helped(hub: Hub, teacher: Learner) -> Learner:
+    """A learner with a running server, and two sign-ups waiting: one to approve, one to discard."""
+    for name in (WAITING, DOOMED):
+        Learner(hub, name, f"{name}-long-pass-7").sign_up()
+    person = Learner(hub, HELPED, f"{HELPED}-long-pass-7")
+    person.sign_up()
+    assert teacher.approve(HELPED).status_code == 200
+    assert person.log_in()
+    person.request_token()
+    person.start_server()
+    return person
+
+
+def approval_page(teacher: Learner) -> str:
+    page = teacher.http.get(f"{teacher.hub.url}/hub/authorize", timeout=30)
+    assert page.status_code == 200
+    return page.text
+
+
+def row(page: str, name: str) -> str | None:
+    """The approval page's row of ``name`` (None when there is none)."""
+    match = re.search(rf'<tr id="{re.escape(name)}".*?</tr>', page, re.S)
+    return match.group(0) if match else None
+
+
+def assert_approvals_unchanged(hub: Hub, teacher: Learner) -> None:
+    """The waiting sign-up is still waiting (cannot log in) and the one to discard is still listed."""
+    page = approval_page(teacher)
+    assert row(page, WAITING) and "<td>no</td>" in row(page, WAITING), row(page, WAITING)
+    assert row(page, DOOMED), f"{DOOMED}'s sign-up was discarded"
+    assert not Learner(hub, WAITING, f"{WAITING}-long-pass-7", address="127.0.0.9").log_in()
+
+
+def teacher_tokens(teacher: Learner) -> list[dict]:
+    return teacher.api("GET", "/hub/api/users/teacher/tokens").json()["api_tokens"]
+
+
+# ---------------------------------------------------------------- A20: the signed notebook the teacher opens
+PROBE_JS = r"""
+(async () => {
+  const hub = HUB, me = LEARNER, out = {};
+  const attempt = async (name, fn) => {
+    try { out[name] = await fn(); } catch (e) { out[name] = "refused: " + e.name; }
+  };
+  const xsrfIn = (text) =>
+    (text.match(/xsrf_token:\s*"([^"]+)"/) || text.match(/name="_xsrf" value="([^"]+)"/) || [])[1];
+  // the control: the learner's own server, on this origin, with the teacher's access to it
+  const ownXsrf = (document.cookie.match(/(?:^|; )_xsrf=([^;]*)/) || [])[1] || "";
+  await attempt("own server", async () =>
+    (await fetch(`/user/${me}/api/contents/help.ipynb?content=0`, {headers: {"X-XSRFToken": ownXsrf}})).status);
+  // A20 as the review ran it, on this origin and on the hub's: read the teacher's XSRF token, make the
+  // learner an admin, mint a teacher token
+  for (const [where, base] of [["here", ""], ["hub", hub]]) {
+    let token = "none";
+    await attempt(`xsrf from /hub/home (${where})`, async () => {
+      const r = await fetch(`${base}/hub/home`, {credentials: "include"});
+      const text = await r.text();
+      token = xsrfIn(text) || "none";  // the teacher's only on the teacher's page: its logout link
+      return /\/hub\/logout/.test(text) ? "READ" : `not the teacher's page (${r.status} ${r.url})`;
+    });
+    const json = {credentials: "include", headers: {"Content-Type": "application/json", "X-XSRFToken": token}};
+    await attempt(`make admin (${where})`, async () =>
+      (await fetch(`${base}/hub/api/users/${me}`, {...json, method: "PATCH", body: '{"admin": true}'})).status);
+    await attempt(`mint token (${where})`, async () =>
+      (await fetch(`${base}/hub/api/users/teacher/tokens`,
+                   {...json, method: "POST", body: `{"note": "from ${me}"}`})).status);
+  }
+  // requests a page can send without reading the answer (no-cors): only the server's checks stop them
+  const blind = {method: "POST", mode: "no-cors", credentials: "include"};
+  await attempt("blind mint token", async () =>
+    (await fetch(`${hub}/hub/api/users/teacher/tokens`, {...blind, body: `{"note": "from ${me} blind"}`})).type);
+  // cookie tossing: plant an _xsrf cookie for the hub's host, then use its value
+  await attempt("toss _xsrf", async () => {
+    document.cookie = "_xsrf=tossed; domain=hub.localhost; path=/";
+    return (await fetch(`${hub}/hub/api/users/teacher/tokens?_xsrf=tossed`,
+                        {...blind, body: `{"note": "from ${me} tossed"}`})).type;
+  });
+  const form = {"Content-Type": "application/x-www-form-urlencoded"};
+  await attempt("blind approve", async () => (await fetch(`${hub}/hub/authorize/${WAITING}`,
+      {...blind, headers: form, body: "approved=1&_xsrf=tossed"})).type);
+  await attempt("cookies visible", async () => document.cookie.split(";").map((c) => c.split("=")[0].trim()).join(","));
+  await attempt("frame the hub", () => new Promise((resolve) => {
+    const frame = document.createElement("iframe");
+    frame.src = `${hub}/hub/home`;
+    frame.onload = () => { try { resolve("READ " + frame.contentDocument.body.innerHTML.length); }
+                           catch (e) { resolve("refused: " + e.name); } };
+    document.body.appendChild(frame);
+    setTimeout(() => resolve("no load"), 8000);
+  }));
+  console.log("A20-PROBE " + JSON.stringify(out));
+})();
+"""
+
+WRITE_NOTEBOOK = """
+import nbformat
+from nbformat.sign import NotebookNotary
+nb = nbformat.v4.new_notebook()
+nb.cells = [
+    nbformat.v4.new_markdown_cell(MARKDOWN),
+    nbformat.v4.new_code_cell("print('please help')", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/html": HTML})]),
+]
+NotebookNotary().sign(nb)  # with this learner's own notary secret: their server trusts it
+nbformat.write(nb, "help.ipynb")
+print("signed", NotebookNotary().check_signature(nb))
+"""
+
+
+def write_signed_notebook(learner: Learner) -> None:
+    """From the learner's own kernel, as the review's attacker did: a notebook whose output holds the probe
+    (trusted: signed with the learner's key) and whose markdown holds A21's images."""
+    hub = learner.hub
+    script = PROBE_JS.replace("HUB", json.dumps(hub.url)).replace("LEARNER", json.dumps(learner.name))
+    script = script.replace("${WAITING}", WAITING)
+    markdown = (f"Please help me!\n\n![]({hub.url}/hub/authorize/{WAITING})\n\n"
+                f"![]({hub.url}/hub/discard/{DOOMED})\n")  # fmt: skip
+    names = {"MARKDOWN": markdown, "HTML": f'<div id="probe">help</div><script>{script}</script>'}
+    kernel = learner.api("POST", f"/user/{learner.name}/api/kernels", json={"name": "python3"}).json()
+    ws = learner.kernel_channels(kernel["id"])
+    try:
+        outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + WRITE_NOTEBOOK)
+    finally:
+        ws.close()
+        learner.api("DELETE", f"/user/{learner.name}/api/kernels/{kernel['id']}")
+    assert [o.get("text") for o in outputs] == ["signed True\n"], outputs
+
+
+def browser_log_in(page, hub: Hub, who: Learner) -> None:
+    page.goto(f"{hub.url}/hub/login?next=%2Fhub%2Fhome")
+    page.fill("#username_input", who.name)
+    page.fill("#password_input", who.password)
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(r".*/hub/home"), timeout=30_000)
+
+
+def test_each_learners_server_has_its_own_origin(hub: Hub, teacher: Learner, helped: Learner) -> None:
+    server = helped.api("GET", f"/hub/api/users/{HELPED}").json()["servers"][""]
+    assert server["url"] == f"{hub.server_url(HELPED)}/user/{HELPED}/"
+    assert hub.server_url(HELPED) != hub.url
+    names = {c.name for c in teacher.http.cookies}
+    assert "__Host-jupyterhub-hub-login" in names and "jupyterhub-hub-login" not in names
+
+
+def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(hub: Hub, teacher: Learner,
+                                                                                helped: Learner) -> None:  # fmt: skip
+    write_signed_notebook(helped)
+    probes: list[str] = []
+    with headless_chromium() as browser:
+        page = browser.new_context().new_page()
+        page.on("console", lambda msg: probes.append(msg.text) if msg.text.startswith("A20-PROBE ") else None)
+        browser_log_in(page, hub, teacher)
+        page.goto(f"{hub.server_url(HELPED)}/user/{HELPED}/lab/tree/help.ipynb")
+        if "/oauth2/authorize" in page.url:  # JupyterHub asks the admin to confirm access to a learner's server
+            page.click("form [type=submit]")
+        deadline = time.monotonic() + 120
+        while not probes and time.monotonic() < deadline:
+            page.wait_for_timeout(500)
+    assert probes, "the notebook's script never ran in the teacher's browser"
+    seen = json.loads(probes[0].removeprefix("A20-PROBE "))
+    assert seen["own server"] == 200, seen  # the script ran with the teacher's access to the learner's server
+    for where in ("here", "hub"):
+        assert seen[f"xsrf from /hub/home ({where})"] != "READ", seen
+        for action in ("make admin", "mint token"):
+            assert seen[f"{action} ({where})"] not in (200, 201), seen
+    assert "jupyterhub-hub-login" not in seen["cookies visible"], seen
+    assert not seen["frame the hub"].startswith("READ"), seen
+    # what decides it, on the hub: no admin, no new teacher token, approvals unchanged
+    assert teacher.api("GET", f"/hub/api/users/{HELPED}").json()["admin"] is False
+    assert not [t for t in teacher_tokens(teacher) if HELPED in (t.get("note") or "")], teacher_tokens(teacher)
+    assert_approvals_unchanged(hub, teacher)
+
+
+# ---------------------------------------------------------------- A21/A22: approvals need the teacher's hand
+class _ForeignPage(http.server.BaseHTTPRequestHandler):
+    body = b""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(self.body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_a_foreign_page_cannot_approve_or_discard(hub: Hub, teacher: Learner, helped: Learner) -> None:
+    approve, discard = f"{hub.url}/hub/authorize/{WAITING}", f"{hub.url}/hub/discard/{DOOMED}"
+    _ForeignPage.body = f"""<html><body>
+      <img src="{approve}"><img src="{discard}">
+      <form id="f" method="post" action="{approve}" target="sink"><input name="approved" value="1"></form>
+      <iframe name="sink"></iframe>
+      <script>
+        document.getElementById("f").submit();
+        setTimeout(() => {{ location = {json.dumps(approve)}; }}, 1500);
+        setTimeout(() => {{ location = {json.dumps(discard)}; }}, 3000);
+      </script></body></html>""".encode()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ForeignPage)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with headless_chromium() as browser:
+            page = browser.new_context().new_page()
+            browser_log_in(page, hub, teacher)
+            visited: list[str] = []
+            page.on("response", lambda r: visited.append(f"{r.status} {r.url}") if "/hub/" in r.url else None)
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+            page.wait_for_timeout(5000)
+    finally:
+        server.shutdown()
+    assert any(approve in v for v in visited), visited  # the teacher's browser did send the requests
+    assert_approvals_unchanged(hub, teacher)
+
+
+def test_approve_and_discard_need_a_post_with_the_xsrf_token(hub: Hub, teacher: Learner, helped: Learner) -> None:
+    for path in (f"/hub/authorize/{WAITING}", f"/hub/discard/{DOOMED}", "/hub/unblock"):
+        assert teacher.http.get(f"{hub.url}{path}", timeout=30).status_code == 405, path  # a GET: an image, a link
+        assert teacher.http.post(f"{hub.url}{path}", data={"approved": "1"}, timeout=30).status_code == 403, path
+    assert helped.approve(WAITING).status_code == 403  # a learner's own form and token: not the teacher
+    assert_approvals_unchanged(hub, teacher)
+    # the teacher's own form does it
+    extra = Learner(hub, "oscar", "oscar-long-pass-7")
+    extra.sign_up()
+    assert row(approval_page(teacher), "oscar")
+    assert teacher.discard("oscar").status_code == 200
+    assert row(approval_page(teacher), "oscar") is None
+
+
+# ---------------------------------------------------------------- section 4: lock-out and sign-up
+def _guess(hub: Hub, name: str, address: str, times: int) -> list[tuple[int, str]]:
+    """``times`` wrong passwords for ``name`` from ``address``: each answer's status and message."""
+    answers = []
+    for attempt in range(times):
+        visitor = Learner(hub, name, f"wrong-password-{attempt}", address=address)
+        visitor.log_in()
+        text = html.unescape(re.sub(r"<[^>]+>", " ", visitor.last.text))
+        message = re.search(r"(Invalid username or password|Too many failed attempts[^.]*)", text)
+        answers.append((visitor.last.status_code, message.group(1).replace(name, "NAME") if message else text[:200]))
+    return answers
+
+
+def test_a_visitor_blocks_only_their_own_address(hub: Hub, teacher: Learner, helped: Learner) -> None:
+    answers = _guess(hub, HELPED, "127.0.0.21", 4)
+    assert [status for status, _ in answers] == [200, 200, 429, 429], answers
+    assert "try again in" in answers[2][1] and "ask your teacher" in answers[2][1]
+    again = Learner(hub, HELPED, helped.password, address="127.0.0.21")
+    assert not again.log_in() and again.last.status_code == 429  # the right password, from there: blocked
+    assert Learner(hub, HELPED, helped.password).log_in(), "the visitor's guesses blocked the learner elsewhere"
+
+
+def test_unknown_and_existing_names_get_the_same_answers(hub: Hub, helped: Learner) -> None:
+    existing = _guess(hub, HELPED, "127.0.0.22", 4)
+    unknown = _guess(hub, "nobody-here", "127.0.0.23", 4)
+    assert existing == unknown, (existing, unknown)
+    pending = _guess(hub, WAITING, "127.0.0.24", 4)  # a sign-up waiting for approval: the same too
+    assert pending == unknown, (pending, unknown)
+
+
+def test_a_block_expires_and_the_count_starts_again(hub: Hub, helped: Learner) -> None:
+    assert [s for s, _ in _guess(hub, HELPED, "127.0.0.25", 3)] == [200, 200, 429]
+    time.sleep(LOCKOUT + 1)
+    # the review's attack: one wrong password after the block expired blocked again; now two pass first
+    assert [s for s, _ in _guess(hub, HELPED, "127.0.0.25", 3)] == [200, 200, 429]
+    time.sleep(LOCKOUT + 1)
+    assert Learner(hub, HELPED, helped.password, address="127.0.0.25").log_in()
+
+
+def test_many_names_from_one_address_block_the_address(hub: Hub, helped: Learner) -> None:
+    address, statuses = "127.0.0.26", []
+    for i in range(12):  # 2 wrong passwords each for 12 names: 24 failures, no name blocked
+        statuses += [s for s, _ in _guess(hub, f"spray{i}", address, 2)]
+    assert statuses[:19] == [200] * 19 and set(statuses[19:]) == {429}, statuses  # the 20th failure blocks
+    late = Learner(hub, HELPED, helped.password, address=address)
+    assert not late.log_in() and late.last.status_code == 429
+    coder = Learner(hub, "coder", "coder-long-pass-7", address="127.0.0.27")
+    answers = [coder.sign_up("guess").status_code for _ in range(21)]
+    assert answers == [200] * 19 + [429] * 2, f"wrong class codes are not counted against the address: {answers}"
+
+
+def test_the_teacher_sees_and_lifts_a_block(hub: Hub, teacher: Learner, helped: Learner) -> None:
+    _guess(hub, HELPED, "127.0.0.28", 3)
+    blocked = Learner(hub, HELPED, helped.password, address="127.0.0.28")
+    assert not blocked.log_in() and blocked.last.status_code == 429
+    page = approval_page(teacher)
+    assert f'data-name="{HELPED}" data-address="127.0.0.28"' in page
+    assert teacher.unblock(HELPED, "127.0.0.28").status_code == 200
+    assert 'data-address="127.0.0.28"' not in approval_page(teacher)
+    assert blocked.log_in(), "still blocked after the teacher unblocked"
+
+
+def test_sign_up_needs_the_class_code(hub: Hub, teacher: Learner) -> None:
+    for code in ("", "not-the-code"):
+        squatter = Learner(hub, "pat", "pat-long-pass-7", address="127.0.0.31")
+        assert "not the class code" in squatter.sign_up(code).text
+    assert row(approval_page(teacher), "pat") is None, "a sign-up without the class code was recorded"
+    assert hub.class_code in approval_page(teacher)  # the teacher reads it there
+    pat = Learner(hub, "pat", "pat-long-pass-7")
+    assert "the teacher approves you" in pat.sign_up().text
+    assert "approves you" in Learner(hub, "pat2", "pat-long-pass-7").sign_up(hub.class_code.upper()).text
+
+
+def test_the_approval_page_shows_when_each_sign_up_came(hub: Hub, teacher: Learner) -> None:
+    before = time.gmtime()
+    Learner(hub, "quinn", "quinn-long-pass-7").sign_up()
+    cell = re.search(r'class="signed-up">([^<]+)<', row(approval_page(teacher), "quinn")).group(1)
+    signed = time.strptime(cell, "%Y-%m-%d %H:%M:%S")
+    assert abs(time.mktime(signed) - time.mktime(before)) <= 60, (cell, before)
+
+
+def test_waiting_sign_ups_are_capped(hub: Hub, teacher: Learner) -> None:
+    answers = [Learner(hub, f"flood{i}", "flood-long-pass-7").sign_up().text for i in range(MAX_PENDING + 2)]
+    waiting = approval_page(teacher).count("<td>no</td>")
+    assert waiting == MAX_PENDING, waiting
+    assert "Too many sign-ups are waiting" in answers[-1]
+    teacher.discard("flood0")  # the teacher makes room
+    assert "approves you" in Learner(hub, "late", "late-long-pass-7").sign_up().text
+
+
+def test_a_learner_or_a_visitor_cannot_reach_the_approval_page(hub: Hub, helped: Learner) -> None:
+    for page in (helped.http.get(f"{hub.url}/hub/authorize", timeout=30),
+                 requests.get(f"{hub.url}/hub/authorize", timeout=30)):  # fmt: skip
+        assert page.status_code == 403 and hub.class_code not in page.text
+    assert helped.unblock(HELPED, "127.0.0.28").status_code == 403
