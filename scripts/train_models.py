@@ -1,7 +1,8 @@
-"""Train every model of lessons 13–14 for its full budget and write its checkpoint (``make models``).
+"""Train every model of lessons 13, 14 and 16 for its full budget and write its checkpoint (``make models``).
 
 The models: ``reverse`` and ``copy`` (lesson 13), ``induction`` and its one-layer control
-``induction_one_layer`` (lesson 14).
+``induction_one_layer`` (lesson 14), and ``pronouns`` (lesson 16): its seed-0 encoder, trained with the
+recipe the lesson runs live (the lesson's "skip the wait" fallback); the other seeds are only reported.
 
 Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES)
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 
-from attnlib import heads, pretrained
+from attnlib import heads, pretrained, pronouns
 from attnlib.training import accuracy
 
 EVERY = 100  # steps between the points of induction_history.json
@@ -35,8 +36,28 @@ def induction_history(history, recipe) -> dict:
     return points
 
 
+def train_pronouns() -> None:
+    """Lesson 16: the seed-0 checkpoint (the lesson's "skip the wait"), trained exactly as the lesson trains it
+    live; and the figures of every seed the lesson trains (its spread table, for the README)."""
+    for seed in pronouns.SEEDS:
+        model, history = pronouns.train_encoder(seed=seed, progress=False)
+        saved = ""
+        if seed == pronouns.SEED:
+            path = pronouns.save(model)
+            saved = f", {path.name} {path.stat().st_size / 1024:.0f} KiB"
+        figures = pronouns.evidence(model)
+        print(
+            f"pronouns seed {seed}: {pronouns.STEPS} steps, final loss {history.losses[-1]:.4f}, "
+            + ", ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in figures.items())
+            + saved
+        )
+
+
 def main(names: list[str]) -> int:
     for name in names or list(pretrained.RECIPES):
+        if name == "pronouns":
+            train_pronouns()
+            continue
         recipe = pretrained.RECIPES[name]
         snapshots = tuple(range(0, recipe.steps + 1, EVERY)) if name == "induction" else ()
         model, history = pretrained.train_recipe(recipe, snapshot_steps=snapshots)
