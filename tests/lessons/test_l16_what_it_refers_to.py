@@ -160,3 +160,15 @@ def test_swap_adjective_needs_a_known_adjective():
     assert swap_adjective("the dog did not cross the road because it was too tired", "icy").endswith("too icy")
     with pytest.raises(ValueError, match="adjective must be one of the model's adjectives"):
         swap_adjective("the dog did not cross the road because it was too tired", "purple")
+
+
+def test_loss_curve_redraws_about_ten_times_and_ends_on_the_last_loss():
+    from attnlib.lessons.l16_what_it_refers_to import LossCurve
+
+    curve = LossCurve(50)
+    drawn = []
+    for n in range(1, 51):
+        curve([1.0 / k for k in range(1, n + 1)])
+        drawn.append(len(curve.line.get_xdata()))
+    assert len(set(drawn) - {0}) == 10 and drawn[-1] == 50
+    assert curve.losses[-1] == 1 / 50
