@@ -22,15 +22,18 @@ from __future__ import annotations
 import difflib
 import functools
 import itertools
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
 from .tasks import Task
-from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint, train
+from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint
 from .transformer import TinyTransformer
 
 __all__ = [
@@ -41,23 +44,33 @@ __all__ = [
     "IT",
     "MODEL",
     "NOUNS",
+    "PIECES",
     "PLACES",
     "PLACE_ADJECTIVES",
+    "SEEDS",
+    "TWIN",
     "VOCAB",
     "PronounTask",
     "accuracy",
+    "adam_step",
     "attention_from_it",
     "attention_profile",
     "build",
     "decode",
     "encode",
+    "evidence",
     "example",
+    "learning_rate",
     "load",
+    "outcomes",
+    "patched",
     "predict",
     "referent",
     "referent_mass",
+    "referent_scores",
     "sentences",
     "train_encoder",
+    "twins",
 ]
 
 ANIMALS = (
@@ -84,11 +97,13 @@ N_WORDS = 12
 HELD_OUT_SHARE = 4  # one (noun, adjective) pair in this many is held out
 SPLIT_SEED = 2026
 
-#: the encoder's size (``TinyTransformer`` keywords beyond the language's own)
-MODEL = {"d_model": 32, "num_heads": 1, "num_layers": 2, "mlp": False}
+#: the encoder's size (``TinyTransformer`` keywords beyond the language's own): two heads in each layer
+MODEL = {"d_model": 32, "num_heads": 2, "num_layers": 2, "mlp": False}
 #: all of ``TinyTransformer``'s keyword arguments: bidirectional (``causal=False``), twelve positions
 CONFIG = {"vocab_size": len(VOCAB), "max_len": N_WORDS, "causal": False, **MODEL}
-STEPS, LR, SEED = 1500, 3e-3, 0  # the full budget (make models); the lesson trains a few hundred steps live
+#: the training the lesson runs live and ``make models`` repeats: Adam, a short warm-up, then a cosine decay
+STEPS, LR, BATCH, WARMUP, SEED = 300, 2e-2, 64, 20, 0
+SEEDS = (0, 1, 2, 3, 4)  # the spread the lesson reports
 PATH = CHECKPOINTS / "pronouns.pt"
 
 
@@ -222,21 +237,90 @@ def build(seed: int = SEED, **changes) -> TinyTransformer:
         return TinyTransformer(**{**CONFIG, **changes})
 
 
+def learning_rate(step: int, *, steps: int = STEPS, lr: float = LR, warmup: int = WARMUP) -> float:
+    """The learning rate of optimiser step ``step`` (1 … ``steps``): linear warm-up, then a cosine down to 0."""
+    if step <= warmup:
+        return lr * step / warmup
+    return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
+
+
+@torch.no_grad()
+def adam_step(
+    parameters: list[Tensor], moments: list[tuple[Tensor, Tensor]], step: int, lr: float, betas=(0.9, 0.999)
+) -> None:
+    """One Adam update (Kingma & Ba, 2015) of every parameter from its ``.grad``, in place.
+
+    ``m ← β₁m + (1 − β₁)g``, ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr · m̂ / (√v̂ + ε)`` with the bias-corrected
+    ``m̂ = m / (1 − β₁ᵗ)``, ``v̂ = v / (1 − β₂ᵗ)``, ε = 1e-8: what ``torch.optim.Adam`` computes, written out because
+    ``torch.optim``'s first step imports torch's compiler (about 5 s of CPU, which a lesson cannot spare).
+    """
+    beta1, beta2 = betas
+    for p, (m, v) in zip(parameters, moments, strict=True):
+        m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
+        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+        m_hat = m / (1 - beta1**step)
+        v_hat = v / (1 - beta2**step)
+        p.sub_(lr * m_hat / (v_hat.sqrt() + 1e-8))
+
+
 def train_encoder(
-    *, steps: int = STEPS, seed: int = SEED, lr: float = LR, progress: bool = True, **changes
+    *,
+    seed: int = SEED,
+    steps: int = STEPS,
+    lr: float = LR,
+    batch_size: int = BATCH,
+    progress: bool = True,
+    every: int = 10,
+    on_loss: Callable[[list[float]], None] | None = None,
+    **changes,
 ) -> tuple[TinyTransformer, History]:
-    """Build and train the encoder on the training split (tqdm bar with ``progress``); eval mode."""
+    """Build (seeded) and train the encoder on the training split; return it in eval mode and its history.
+
+    Each step draws ``batch_size`` training sentences (seeded), scores the output at "it" with cross-entropy
+    and takes one :func:`adam_step` at :func:`learning_rate`. ``progress`` shows tqdm's bar; ``on_loss(losses)`` is
+    called every ``every`` steps with the losses so far (the lesson draws its curve with it).
+    Deterministic for a given seed on a given CPU kernel.
+    """
+    for name, value in (("seed", seed), ("steps", steps), ("batch_size", batch_size), ("every", every)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
+            raise AttentionInputError(f"{name} must be a whole number >= {0 if name == 'seed' else 1}, got {value!r}")
     model = build(seed, **changes)
-    history = train(model, PronounTask(), steps=steps, lr=lr, seed=seed, progress=progress)
+    ids, answers, _ = sentences("train")
+    generator = torch.Generator().manual_seed(seed)
+    parameters = [p for p in model.parameters() if p.requires_grad]
+    moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in parameters]
+    history = History(probe=ids[:1])
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc=f"training seed {seed}", leave=False)
+    model.train()
+    # no torch.use_deterministic_algorithms: its first call imports torch's compiler (~5 s of CPU); every op
+    # here is deterministic on the CPU anyway (tests/test_pronouns.py trains twice and compares the bits)
+    for step in range(1, steps + 1):
+        pick = torch.randint(len(ids), (batch_size,), generator=generator)
+        loss = F.cross_entropy(model(ids[pick])[:, IT], answers[pick])
+        for p in parameters:
+            p.grad = None
+        loss.backward()
+        adam_step(parameters, moments, step, learning_rate(step, steps=steps, lr=lr, warmup=min(WARMUP, steps)))
+        history.losses.append(float(loss.detach()))
+        if bar is not None:
+            bar.update(1)
+        if on_loss is not None and (step % every == 0 or step == steps):
+            on_loss(history.losses)
+    if bar is not None:
+        bar.close()
     return model.eval(), history
 
 
-def save(model: TinyTransformer) -> None:
-    save_checkpoint(model, {**CONFIG}, PATH)
+def save(model: TinyTransformer) -> Path:
+    return save_checkpoint(model, {**CONFIG}, PATH)
 
 
 def load() -> TinyTransformer:
-    """The committed encoder (``make models``), in eval mode."""
+    """The encoder ``make models`` trained with the lesson's recipe and seed 0 (its "skip the wait"), in eval mode."""
     return load_checkpoint(PATH)
 
 
@@ -310,3 +394,132 @@ def attention_profile(model: TinyTransformer, split: str = "held-out") -> dict[s
     parts = {name: part.mean(0) for name, part in parts.items()}
     parts["rest"] = 1 - sum(parts.values())
     return parts
+
+
+@torch.no_grad()
+def outcomes(model: TinyTransformer, split: str = "held-out") -> dict[str, float]:
+    """What the model outputs at "it", as shares of ``split``'s sentences (they sum to 1).
+
+    ``"referent"``, ``"other noun"`` (the sentence's other noun), ``"noun not in the sentence"`` and
+    ``"other word"``. Run it inside :func:`attnlib.heads.ablated` to see what an ablated model says.
+    """
+    ids, answers, positions = sentences(split)
+    said = model(_check_ids(model, ids))[:, IT].argmax(-1)
+    other = ids[torch.arange(len(ids)), 7 - positions]
+    is_noun = torch.isin(said, torch.tensor([WORD_ID[w] for w in NOUNS]))
+    shares = {
+        "referent": said == answers,
+        "other noun": said == other,
+        "noun not in the sentence": is_noun & (said != answers) & (said != other),
+    }
+    result = {name: float(hit.float().mean()) for name, hit in shares.items()}
+    result["other word"] = float((~is_noun).float().mean())
+    return result
+
+
+# ---------------------------------------------------------------- twins and activation patching
+#: each adjective's twin: the adjective of the other kind at the same place in its list (tired ↔ wide …)
+TWIN = {
+    **dict(zip(ANIMAL_ADJECTIVES, PLACE_ADJECTIVES, strict=True)),
+    **dict(zip(PLACE_ADJECTIVES, ANIMAL_ADJECTIVES, strict=True)),
+}
+PIECES = ("query", "keys", "layer-1 output")
+
+
+def twins(ids: Tensor) -> Tensor:
+    """``ids (batch, 12)`` with each adjective (word 11) replaced by its :data:`TWIN`: the referent becomes the
+    other noun, and nothing else changes."""
+    if not isinstance(ids, Tensor) or ids.dim() != 2 or ids.shape[1] != N_WORDS:
+        raise AttentionInputError(f"ids must be sentences (batch, {N_WORDS}) from sentences() or encode()")
+    twin_id = {WORD_ID[a]: WORD_ID[b] for a, b in TWIN.items()}
+    adjectives = ids[:, N_WORDS - 1].tolist()
+    if any(a not in twin_id for a in adjectives):
+        raise AttentionInputError("every sentence's word 11 must be an adjective, as in the templates")
+    out = ids.clone()
+    out[:, N_WORDS - 1] = torch.tensor([twin_id[a] for a in adjectives])
+    return out
+
+
+def _site(model: TinyTransformer, piece: str) -> torch.nn.Module:
+    if piece not in PIECES:
+        raise AttentionInputError(f"piece must be one of {PIECES}, got {piece!r}")
+    if len(model.blocks) != 2:
+        raise AttentionInputError(f"patching reads a two-layer model; this one has {len(model.blocks)} layers")
+    attention = model.blocks[1].attention
+    return {"query": attention.w_query, "keys": attention.w_key, "layer-1 output": model.blocks[0]}[piece]
+
+
+@torch.no_grad()
+def patched(
+    model: TinyTransformer, ids: Tensor, donor: Tensor, piece: str, positions: Sequence[int] | None = None
+) -> tuple[Tensor, Tensor]:
+    """Run ``model`` on ``ids`` with one piece of its computation taken from its run on ``donor``.
+
+    ``piece``: ``"query"`` — layer 2's queries (every head's) at ``positions`` (default: "it" alone);
+    ``"keys"`` — layer 2's keys at ``positions`` (default: every word); ``"layer-1 output"`` — the vectors
+    layer 1 passes on (the residual stream after block 1) at ``positions`` (default: "it" alone).
+    ``ids``, ``donor``: ``(batch, 12)``, sentence ``b`` of one patched from sentence ``b`` of the other.
+
+    Returns the logits at "it" ``(batch, vocab)`` and layer 2's weights from "it" ``(batch, num_heads, 12)``.
+    """
+    site = _site(model, piece)
+    _check_ids(model, ids)
+    _check_ids(model, donor)
+    if ids.shape != donor.shape:
+        raise AttentionInputError(f"ids {tuple(ids.shape)} and donor {tuple(donor.shape)} must have the same shape")
+    if positions is None:
+        positions = range(ids.shape[1]) if piece == "keys" else (IT,)
+    columns = list(positions)
+    if not columns or any(isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < ids.shape[1] for p in columns):
+        raise AttentionInputError(f"positions must be word positions 0…{ids.shape[1] - 1}, got {list(positions)!r}")
+    saved: list[Tensor] = []
+
+    def record(_module, _args, out):
+        saved.append((out[0] if isinstance(out, tuple) else out).clone())
+
+    def replace(_module, _args, out):
+        x = (out[0] if isinstance(out, tuple) else out).clone()
+        x[:, columns] = saved[0][:, columns]
+        return (x, *out[1:]) if isinstance(out, tuple) else x
+
+    for hook, batch in ((record, donor), (replace, ids)):
+        handle = site.register_forward_hook(hook)
+        try:
+            logits = model(batch)
+        finally:
+            handle.remove()
+    return logits[:, IT], model.attention_maps[1][:, :, IT]
+
+
+@torch.no_grad()
+def referent_scores(model: TinyTransformer, ids: Tensor, positions: Tensor) -> Tensor:
+    """``(num_layers, num_heads)``: each head's mean weight from "it" on the word at ``positions (batch,)``."""
+    model(_check_ids(model, ids))
+    rows = torch.arange(len(ids))
+    return torch.stack([m[rows, :, IT, positions].mean(0) for m in model.attention_maps])
+
+
+@torch.no_grad()
+def evidence(model: TinyTransformer, split: str = "held-out") -> dict[str, float]:
+    """The figures the lesson reports for one trained model (the seed table):
+
+    ``accuracy``; ``head``: the best layer-2 head (from 0) by referent score, and its ``score``;
+    ``query swap``: that head's weight on the referent when layer 2's query at "it" comes from the twin;
+    ``keys swap``: the same when layer 2's keys come from the twin; ``flip at it`` / ``flip at nouns`` /
+    ``flip at adjective``: the share of predictions that become the twin's referent when layer 1's output
+    at "it" / at both nouns / at the adjective comes from the twin.
+    """
+    ids, _, positions = sentences(split)
+    donor = twins(ids)
+    other = ids[torch.arange(len(ids)), 7 - positions]  # the twin's referent
+    scores = referent_scores(model, ids, positions)
+    head = int(scores[1].argmax())
+    rows = torch.arange(len(ids))
+    figures = {"accuracy": accuracy(model, split), "head": head, "score": float(scores[1, head])}
+    for name, piece in (("query swap", "query"), ("keys swap", "keys")):
+        _, weights = patched(model, ids, donor, piece)
+        figures[name] = float(weights[rows, head, positions].mean())
+    for name, where in (("flip at it", [IT]), ("flip at nouns", [1, 6]), ("flip at adjective", [N_WORDS - 1])):
+        logits, _ = patched(model, ids, donor, "layer-1 output", where)
+        figures[name] = float((logits.argmax(-1) == other).float().mean())
+    return figures

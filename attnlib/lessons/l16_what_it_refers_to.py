@@ -1,15 +1,17 @@
-"""Lesson 16 · Capstone: what "it" refers to — its explorer and its exercise checkers.
+"""Lesson 16 · Capstone: what "it" refers to — its live loss curve, its explorer and its exercise checkers.
 
 Lesson 16 explorer: a sentence you edit and the same sentence with another adjective, side by side:
 every layer's and head's attention from "it", and the word the model outputs.
 
-Lesson 16 exercises: resolving the pronoun, and testing the head that does it.
+Lesson 16 exercises: finding the head by a score, reading its map, patching, and ablating on a new seed.
 
-- ``what_it_refers_to.1`` predict: in a sentence the model never saw, which noun does "it" attend to?
-- ``what_it_refers_to.2`` code: ``referent_score(weights, positions)``: one head's mean weight from "it" on
-  the referent.
-- ``what_it_refers_to.3`` find: the (layer, head) whose score is highest — the head that resolves the pronoun.
-- ``what_it_refers_to.4`` test: the held-out accuracy with that head ablated.
+- ``what_it_refers_to.1`` code: ``referent_scores(model, ids, positions)``: every head's mean weight from "it"
+  on the referent, ``(num_layers, num_heads)``; run on the committed model and sentences the lesson never used.
+- ``what_it_refers_to.2`` read the map: in :data:`MAP_SENTENCE`, the word the best head weights most from "it".
+- ``what_it_refers_to.3`` code: ``patched_logits(model, ids, twin_ids, positions)``: the logits at "it" with
+  layer 1's output at ``positions`` taken from the twins; run on twins the lesson never made.
+- ``what_it_refers_to.4`` measure: on seed :data:`NEW_SEED` (not in the lesson's table), the best head by score
+  and the held-out accuracy with it mean-ablated: ``(layer, head, accuracy)``.
 """
 
 from __future__ import annotations
@@ -20,30 +22,30 @@ import math
 
 import ipywidgets as widgets
 import torch
+from matplotlib.figure import Figure
 from torch import Tensor
 
 from .. import pronouns
 from ..heads import ablated
 from ..show.explorer import Explorer, HeatmapView
+from ..show.plots import Plot
 from ..transformer import TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, exercise
 
 __all__ = [
-    "PREDICT_SENTENCE",
+    "MAP_SENTENCE",
+    "NEW_SEED",
+    "LossCurve",
     "ReferentExplorer",
-    "ablated_accuracy",
     "head_labels",
-    "predict_referent",
-    "referent_head",
-    "referent_score",
-    "resolving_head",
+    "most_weighted_word",
+    "new_seed_ablation",
+    "patched_logits",
+    "referent_scores",
     "swap_adjective",
     "wrong_answers",
 ]
-
-#: exercise 16.1's sentence: held out (neither noun was ever seen with "nervous" in training)
-PREDICT_SENTENCE = "the creek did not tempt the wolf because it was too nervous"
 
 
 def head_labels(model: TinyTransformer) -> list[str]:
@@ -137,180 +139,371 @@ class ReferentExplorer(Explorer):
         )
 
 
+# ---------------------------------------------------------------- the live loss curve
+class LossCurve:
+    """The training loss, redrawn as it falls: ``LossCurve(steps)`` displays it; hand it to
+    :func:`attnlib.pronouns.train_encoder` as ``on_loss``. A dashed line marks ln 2, the loss of a model
+    that only knows "one of the two nouns" and tosses a coin between them."""
+
+    def __init__(self, steps: int, *, title: str = 'training loss at "it"') -> None:
+        from IPython.display import display
+
+        self.steps = steps
+        self.fig = Figure(figsize=(6.4, 2.6), layout="constrained")
+        self.ax = self.fig.add_subplot()
+        self.ax.set(xlim=(0, steps), ylim=(1e-3, 6), yscale="log", xlabel="step", ylabel="cross-entropy", title=title)
+        self.ax.axhline(math.log(2), color="grey", linestyle="--", linewidth=1)
+        self.ax.text(steps, math.log(2), " ln 2: a coin toss between the nouns", va="bottom", ha="right", fontsize=8)
+        (self.line,) = self.ax.plot([], [], linewidth=1.2)
+        self.losses: list[float] = []
+        self.handle = display(Plot(self.fig, self._text()), display_id=True)
+
+    def _text(self) -> str:
+        last = f", last loss {self.losses[-1]:.3f}" if self.losses else ""
+        return f"LossCurve({len(self.losses)} steps{last})"
+
+    def __call__(self, losses: list[float]) -> None:
+        """Redraw with ``losses`` so far — about ten times in a run (each PNG costs about 0.2 s of CPU)."""
+        self.losses = list(losses)
+        if len(losses) < self.steps and len(losses) % max(1, self.steps // 10):
+            return
+        self.line.set_data(range(1, len(losses) + 1), losses)
+        if self.handle is not None:
+            self.handle.update(Plot(self.fig, self._text()))
+
+
 # ---------------------------------------------------------------- exercises
+#: exercise 16.2's sentence (held out): the committed model's best head looks hardest at a word that is not the referent
+MAP_SENTENCE = "the goat did not enter the creek because it was too nervous"
+#: exercise 16.4's seed: not one of the lesson's (:data:`attnlib.pronouns.SEEDS`)
+NEW_SEED = 5
+
+
 def _word(answer: object, name: str) -> str | Feedback:
     if answer is None or answer is Ellipsis:
-        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
+    if isinstance(answer, bool) or isinstance(answer, int | float):
+        return Feedback(False, f"Answer with the word itself in quotes, like 'dog', not its position ({answer!r}).")
     if not isinstance(answer, str):
         return Feedback(False, f"{name} should be a word in quotes, like 'dog', not {type(answer).__name__}.")
     return answer.strip().lower()
 
 
-def _mass_of(weights: Tensor, positions: Tensor) -> Tensor:
-    return weights[torch.arange(len(positions)), pronouns.IT, positions].mean()
+def _undecorated(*functions):
+    """The functions under their ``@torch.no_grad()``: every decorated function shares the decorator's code
+    object, so watching that would refuse any learner function that is decorated (or calls one that is)."""
+    return tuple(getattr(f, "__wrapped__", f) for f in functions)
 
 
-@functools.lru_cache(maxsize=1)
-def _measured() -> tuple[Tensor, dict[tuple[int, int], float]]:
-    """The committed model's referent mass per head and the held-out accuracy without each head."""
-    model = pronouns.load()
+@functools.cache
+def _model() -> TinyTransformer:
+    """The committed encoder (seed 0, the lesson's recipe): what the checkers run the learner's code on."""
+    return pronouns.load()
+
+
+def _unseen(n: int = 48, seed: int = 1616) -> tuple[Tensor, Tensor, Tensor]:
+    """``n`` training sentences the lesson never shows (seeded), their referent positions, and twins made
+    with a random adjective of the other kind (not :data:`attnlib.pronouns.TWIN`'s)."""
+    ids, _, positions = pronouns.sentences("train")
+    generator = torch.Generator().manual_seed(seed)
+    pick = torch.randperm(len(ids), generator=generator)[:n]
+    ids, positions = ids[pick], positions[pick]
+    animal = {pronouns.WORD_ID[a] for a in pronouns.ANIMAL_ADJECTIVES}
+    other_kind = [pronouns.PLACE_ADJECTIVES if int(a) in animal else pronouns.ANIMAL_ADJECTIVES for a in ids[:, -1]]
+    choice = torch.randint(10, (n,), generator=generator).tolist()
+    twin_ids = ids.clone()
+    twin_ids[:, -1] = torch.tensor([pronouns.WORD_ID[kind[c]] for kind, c in zip(other_kind, choice, strict=True)])
+    return ids, positions, twin_ids
+
+
+@torch.no_grad()
+def _scores_variants(model: TinyTransformer, ids: Tensor, positions: Tensor) -> dict[str, Tensor]:
+    model(ids)
+    rows = torch.arange(len(ids))
+    maps = model.attention_maps
+    return {
+        "right": torch.stack([m[rows, :, pronouns.IT, positions].mean(0) for m in maps]),
+        "transposed": torch.stack([m[rows, :, positions, pronouns.IT].mean(0) for m in maps]),
+        "sum": torch.stack([m[rows, :, pronouns.IT, positions].sum(0) for m in maps]),
+        "every pair": torch.stack([m[:, :, pronouns.IT][:, :, positions].mean((0, 2)) for m in maps]),
+    }
+
+
+def _scores_wrong(variants: dict[str, Tensor]) -> list:
+    return [
+        (
+            variants["transposed"],
+            'That is the weight FROM the referent ON "it": a column of the map. "it" is the query, so its row '
+            "maps[b, head, 8, :] is what it attends to.",
+            "transposed",
+        ),
+        (variants["sum"], "That is the sum over the sentences; the score is their mean."),
+        (
+            variants["every pair"],
+            "maps[:, head, 8][:, positions] pairs every sentence with every referent position; pick each "
+            "sentence's own: maps[torch.arange(batch), head, 8, positions].",
+        ),
+        (variants["right"].T, "Rows are layers and columns heads: shape (num_layers, num_heads), in that order."),
+    ]
+
+
+@exercise("what_it_refers_to.1", alias="pronoun.1")
+def referent_scores(answer: object) -> Feedback:
+    """``referent_scores(model, ids, positions)`` → ``(num_layers, num_heads)``: each head's mean weight from "it"
+    (row 8) on each sentence's referent, run on the committed model and 48 sentences the lesson never used."""
+    model = _model()
+    ids, positions, _ = _unseen()
+    variants = _scores_variants(model, ids, positions)
+    return compare_call(
+        answer,
+        (model, ids, positions),
+        call="your referent_scores(model, ids, positions)",
+        expected=variants["right"],
+        name="every head's referent score on 48 sentences the lesson never used",
+        wrong=_scores_wrong(variants),
+        write_it=_undecorated(pronouns.referent_scores, pronouns.referent_mass),
+        success="Checked on the committed model, all four heads.",
+    )
+
+
+@torch.no_grad()
+def _map_row() -> tuple[tuple[int, int], list[str], Tensor]:
+    """The committed model's best head (from 0) by referent score, the words of :data:`MAP_SENTENCE` and the
+    head's weights from "it" over them."""
+    model = _model()
     mass = pronouns.referent_mass(model)
-    without = {}
-    for layer in range(mass.shape[0]):
-        for head in range(mass.shape[1]):
-            with ablated(model, layer, head):
-                without[layer, head] = pronouns.accuracy(model)
-    return mass, without
-
-
-def resolving_head() -> tuple[int, int]:
-    """(layer, head), counting from 1, of the committed model's head with the most weight on the referent."""
-    mass, _ = _measured()
     layer, head = divmod(int(mass.argmax()), mass.shape[1])
-    return layer + 1, head + 1
+    return (layer, head), MAP_SENTENCE.split(), pronouns.attention_from_it(model, MAP_SENTENCE)[layer, head]
 
 
-def _another_head() -> tuple[int, int]:
-    """(layer, head), from 1, of the head with the lowest referent score (a wrong answer to 16.3)."""
-    mass, _ = _measured()
-    layer, head = divmod(int(mass.argmin()), mass.shape[1])
-    return layer + 1, head + 1
+@exercise("what_it_refers_to.2", alias="pronoun.2")
+def most_weighted_word(answer: object) -> Feedback:
+    """The word of :data:`MAP_SENTENCE` that the best head (by referent score) weights most from "it"."""
+    got = _word(answer, "the word")
+    if isinstance(got, Feedback):
+        return got
+    (layer, head), words, row = _map_row()
+    label = f"layer {layer + 1} head {head + 1}"
+    top = int(row.argmax())
+    right = words[top]
+    said = pronouns.predict(_model(), MAP_SENTENCE)[0]
+    referent = pronouns.referent(MAP_SENTENCE)
+    if got == right:
+        return Feedback(
+            True,
+            f"Yes: {label} gives {right!r} {float(row[top]):.2f} of its weight and the referent {referent!r} only "
+            f"{float(row[words.index(referent)]):.2f}, yet the model says {said!r}. The map of one head is a clue, "
+            "not the computation.",
+        )
+    if got in words:
+        i = words.index(got)
+        also = "the referent by the rule, and the model's answer, but " if got == referent else ""
+        return Feedback(
+            False,
+            f"{got!r} is word {i} of the sentence — {also}{label} gives it only {float(row[i]):.2f}. "
+            f"Find that head's row in the explorer and read the darkest cell.",
+        )
+    return Feedback(False, f"{got!r} is not in the sentence; its words are: {' '.join(words)}.")
+
+
+def _patched_at(model: TinyTransformer, ids: Tensor, donor: Tensor, positions: list[int], where: str) -> Tensor:
+    """Logits at "it" with the vectors at ``positions`` from ``donor`` at ``where``: ``"before layer 1"``
+    (the embeddings) or ``"after layer 2"`` — the learner's typical wrong places."""
+    saved: list[Tensor] = []
+    if where == "before layer 1":
+
+        def record(_module, args):
+            saved.append(args[0].clone())
+
+        def replace(_module, args):
+            x = args[0].clone()
+            x[:, positions] = saved[0][:, positions]
+            return (x, *args[1:])
+
+        register = model.blocks[0].register_forward_pre_hook
+    else:
+
+        def record(_module, _args, out):
+            saved.append(out[0].clone())
+
+        def replace(_module, _args, out):
+            x = out[0].clone()
+            x[:, positions] = saved[0][:, positions]
+            return (x, *out[1:])
+
+        register = model.blocks[-1].register_forward_hook
+    with torch.no_grad():
+        for hook, batch in ((record, donor), (replace, ids)):
+            handle = register(hook)
+            try:
+                logits = model(batch)
+            finally:
+                handle.remove()
+    return logits[:, pronouns.IT]
+
+
+@exercise("what_it_refers_to.3", alias="pronoun.3")
+def patched_logits(answer: object) -> Feedback:
+    """``patched_logits(model, ids, twin_ids, positions)`` → the logits at "it" ``(batch, vocab)`` when layer 1's
+    output at ``positions`` comes from the twins; run on twins the lesson never made, at two sets of positions."""
+    model = _model()
+    ids, _, twin_ids = _unseen(seed=1603)
+    feedback = Feedback(False, "")
+    for positions in ([pronouns.IT], [1, 6, 11]):
+        with torch.no_grad():
+            own, twin = model(ids)[:, pronouns.IT], model(twin_ids)[:, pronouns.IT]
+        wrong = [
+            (
+                own,
+                "Nothing from the twin arrived: these are the sentences' own logits. (Copied before layer 1? "
+                "There the vector at 'it' is the same in both: only layer 1 spreads the adjective beyond word 11.)",
+            ),
+            (
+                twin,
+                "These are the twins' own logits: copy only the vectors at `positions`, and only after layer 1.",
+            ),
+            (
+                _patched_at(model, ids, twin_ids, positions, "before layer 1"),
+                "You swapped the vectors going INTO layer 1 (the embeddings). Patch what layer 1 gives out: "
+                "x, _ = model.blocks[0](x), then copy the twins' x at `positions`.",
+            ),
+            (
+                _patched_at(model, ids, twin_ids, positions, "after layer 2"),
+                "You swapped the vectors after layer 2. Patch between the layers: after blocks[0], before blocks[1].",
+            ),
+        ]
+        feedback = compare_call(
+            answer,
+            (model, ids, twin_ids, positions),
+            call="your patched_logits(model, ids, twin_ids, positions)",
+            expected=pronouns.patched(model, ids, twin_ids, "layer-1 output", positions)[0],
+            name=f"the patched logits at 'it' (layer 1's output at words {positions} from 48 new twins)",
+            wrong=wrong,
+            write_it=_undecorated(pronouns.patched),
+        )
+        if not feedback.correct:
+            return feedback
+    return Feedback(
+        True,
+        "Your patched logits match on 48 twins the lesson never made, with layer 1's output swapped at 'it', "
+        "and at the nouns and the adjective together.",
+    )
+
+
+@functools.cache
+def _new_seed() -> tuple[Tensor, dict[str, dict[tuple[int, int], float]], float]:
+    """Seed :data:`NEW_SEED` trained with the lesson's recipe: referent scores, held-out accuracy without each
+    head (zero and mean), and with every head."""
+    model, _ = pronouns.train_encoder(seed=NEW_SEED)
+    mass = pronouns.referent_mass(model)
+    without: dict[str, dict[tuple[int, int], float]] = {"zero": {}, "mean": {}}
+    for how in without:
+        for layer in range(mass.shape[0]):
+            for head in range(mass.shape[1]):
+                with ablated(model, layer, head, how=how):
+                    without[how][layer, head] = pronouns.accuracy(model)
+    return mass, without, pronouns.accuracy(model)
+
+
+def _triple(answer: object) -> tuple[int, int, float] | Feedback:
+    name = "(layer, head, accuracy)"
+    if answer is None or answer is Ellipsis:
+        return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
+    if not isinstance(answer, tuple | list) or len(answer) != 3:
+        return Feedback(False, f"Answer with three values {name}, like (1, 2, 0.5); got {type(answer).__name__}.")
+    layer, head, acc = answer
+    whole = []
+    for v in (layer, head):
+        if isinstance(v, Tensor) and v.numel() == 1 and not v.is_floating_point() and not v.is_complex():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            return Feedback(False, f"The layer and head should be whole numbers counted from 1; {v!r} is not one.")
+        whole.append(v)
+    if isinstance(acc, Tensor) and acc.numel() == 1 and not acc.is_complex():
+        acc = float(acc)
+    if isinstance(acc, bool) or not isinstance(acc, int | float) or not math.isfinite(acc):
+        return Feedback(False, f"The accuracy should be a number (a fraction from 0 to 1); got {acc!r}.")
+    return whole[0], whole[1], float(acc)
+
+
+@exercise("what_it_refers_to.4", alias="pronoun.4")
+def new_seed_ablation(answer: object) -> Feedback:
+    """Seed :data:`NEW_SEED`'s best head by referent score (counted from 1) and the held-out accuracy with it
+    mean-ablated: ``(layer, head, accuracy)``."""
+    got = _triple(answer)
+    if isinstance(got, Feedback):
+        return got
+    layer, head, acc = got
+    mass, without, full = _new_seed()
+    layers, heads = mass.shape
+    best = divmod(int(mass.argmax()), heads)
+    if (layer - 1, head - 1) != best:
+        if (layer, head) == best:
+            return Feedback(False, "Count the layer and head from 1, as the lesson's tables do.")
+        if not (1 <= layer <= layers and 1 <= head <= heads):
+            return Feedback(
+                False, f"The model has layers 1–{layers} and heads 1–{heads}; ({layer}, {head}) is not one."
+            )
+        return Feedback(
+            False,
+            f"On seed {NEW_SEED}, layer {layer} head {head} puts {float(mass[layer - 1, head - 1]):.2f} of its weight "
+            "on the referent; another head puts more. Score every head of the new model with your referent_scores.",
+        )
+    mean, zero = without["mean"][best], without["zero"][best]
+    wrong = [
+        (
+            full,
+            "That is the accuracy with every head working: measure inside "
+            "`with ablated(model, layer - 1, head - 1, how='mean'):`.",
+        ),
+        (100 * mean, "Give the accuracy as a fraction from 0 to 1, not as a percentage."),
+    ]
+    if not math.isclose(zero, mean, abs_tol=0.01):
+        wrong.insert(
+            0, (zero, "That is zero-ablation (the head's output set to 0). Lesson 14's safer test is how='mean'.")
+        )
+    wrong += [
+        (value, f"That is the accuracy without layer {lay + 1} head {h + 1}; ablate the head you found.")
+        for (lay, h), value in without["mean"].items()
+        if (lay, h) != best and not math.isclose(value, mean, abs_tol=0.01)
+    ]
+    feedback = compare_number(
+        acc, mean, name=f"seed {NEW_SEED}'s held-out accuracy without that head", wrong=wrong, tol=0.01
+    )
+    if feedback.correct:
+        return Feedback(
+            True,
+            f"{feedback.message} You found the head by score on a model the lesson never showed and measured it: "
+            f"held-out accuracy {full:.2f} with every head, {mean:.2f} with it mean-ablated "
+            f"({zero:.2f} zero-ablated).",
+        )
+    return feedback
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
-    layer, head = resolving_head()
-    _, without = _measured()
+    _, words, row = _map_row()
+    referent = pronouns.referent(MAP_SENTENCE)
+    mass, without, full = _new_seed()
+    best = divmod(int(mass.argmax()), mass.shape[1])
+    second = [w for w in words if w != words[int(row.argmax())]]
     return {
-        "what_it_refers_to.1": [("creek", None), ("hungry", None)],
-        "what_it_refers_to.2": [
-            (lambda w, p: w[torch.arange(len(p)), p, pronouns.IT].mean(), "transposed"),
-            (lambda w, p: w[torch.arange(len(p)), pronouns.IT, p].sum(), None),
+        "what_it_refers_to.1": [
+            (lambda m, ids, p: _scores_variants(m, ids, p)["transposed"], "transposed"),
+            (lambda m, ids, p: _scores_variants(m, ids, p)["sum"], None),
         ],
-        "what_it_refers_to.3": [((layer - 1, head - 1), None), (_another_head(), None)],
-        "what_it_refers_to.4": [(pronouns.accuracy(pronouns.load()), None), (100 * without[layer - 1, head - 1], None)],
+        "what_it_refers_to.2": [
+            (referent if referent != words[int(row.argmax())] else second[0], None),
+            ("dog", None),
+            (3, None),
+        ],
+        "what_it_refers_to.3": [
+            (lambda m, ids, t, p: m(ids)[:, pronouns.IT], None),
+            (lambda m, ids, t, p: m(t)[:, pronouns.IT], None),
+        ],
+        "what_it_refers_to.4": [
+            ((best[0], best[1], without["mean"][best]), None),
+            ((best[0] + 1, best[1] + 1, full), None),
+            ((best[0] + 1, best[1] + 1, 100 * without["mean"][best]), None),
+        ],
     }
-
-
-@exercise("what_it_refers_to.1", alias="pronoun.1")
-def predict_referent(answer: object) -> Feedback:
-    """ "the creek did not tempt the wolf because it was too nervous": "it" is (and the head looks at) the wolf."""
-    got = _word(answer, "the noun")
-    if isinstance(got, Feedback):
-        return got
-    words = PREDICT_SENTENCE.split()
-    right = pronouns.referent(PREDICT_SENTENCE)
-    other = next(w for w in words if w in pronouns.NOUNS and w != right)
-    if got == right:
-        return Feedback(
-            True,
-            f"That is the noun: {words[-1]} describes animals, so the head looks at the {right} — at word "
-            f"{words.index(right)}, although the animal stood at word 1 in the first template.",
-        )
-    if got == other:
-        return Feedback(False, f"The {other} is the place. Which of the two can be {words[-1]}?")
-    if got in pronouns.ADJECTIVES or got == "it":
-        return Feedback(False, f"{got!r} is not a noun: the head looks at one of the two nouns, {other} or {right}.")
-    return Feedback(False, f"{got!r} is not in the sentence: the candidates are its two nouns, {other} and {right}.")
-
-
-@exercise("what_it_refers_to.2", alias="pronoun.2")
-def referent_score(answer: object) -> Feedback:
-    """``referent_score(weights (batch, n, n), positions (batch,))`` → the mean weight from row 8 on each referent."""
-    generator = torch.Generator().manual_seed(16)
-    weights = torch.softmax(3 * torch.randn(5, pronouns.N_WORDS, pronouns.N_WORDS, generator=generator), -1)
-    positions = torch.tensor([1, 6, 6, 1, 6])
-    wrong = [
-        (
-            weights[torch.arange(5), positions, pronouns.IT].mean(),
-            'That is the weight FROM the referent ON "it" (a column of the map). "it" is the query: its row, '
-            "weights[b, 8, :], is what it attends to.",
-            "transposed",
-        ),
-        (
-            weights[torch.arange(5), pronouns.IT, positions].sum(),
-            "That is the sum over the sentences; the score is their mean.",
-        ),
-        (
-            weights[:, pronouns.IT, positions].mean(),
-            "weights[:, 8, positions] pairs every sentence with every position; pick each sentence's own "
-            "referent: weights[torch.arange(batch), 8, positions].",
-        ),
-    ]
-    return compare_call(
-        answer,
-        (weights, positions),
-        call="your referent_score(weights, positions)",
-        expected=_mass_of(weights, positions),
-        name="the mean weight from 'it' on the referent of five new maps",
-        wrong=wrong,
-    )
-
-
-def _pair(answer: object) -> tuple[int, int] | Feedback:
-    name = "the (layer, head) pair"
-    if answer is None or answer is Ellipsis:
-        return Feedback(False, f"Replace the ... with {name}, then run the cell again.")
-    if not isinstance(answer, tuple | list) or len(answer) != 2:
-        return Feedback(False, f"{name} should be two whole numbers like (1, 2), not {type(answer).__name__}.")
-    values = []
-    for v in answer:
-        if isinstance(v, Tensor) and v.numel() == 1 and not v.is_floating_point() and not v.is_complex():
-            v = int(v)
-        if isinstance(v, bool) or not isinstance(v, int):
-            return Feedback(False, f"{name} should be two whole numbers like (1, 2); {v!r} is not one.")
-        values.append(v)
-    return values[0], values[1]
-
-
-@exercise("what_it_refers_to.3", alias="pronoun.3")
-def referent_head(answer: object) -> Feedback:
-    """The (layer, head), counting from 1 as the explorer does, with the highest referent score."""
-    got = _pair(answer)
-    if isinstance(got, Feedback):
-        return got
-    mass, _ = _measured()
-    layers, heads = mass.shape
-    right = resolving_head()
-    if got == right:
-        return Feedback(
-            True,
-            f"That is the head: {float(mass[right[0] - 1, right[1] - 1]):.2f} of its weight from "
-            '"it" lands on the referent, on average over the held-out sentences.',
-        )
-    if got == (right[0] - 1, right[1] - 1):
-        return Feedback(False, "Count from 1, as the explorer's labels do (layer 1 head 1 is (1, 1)).")
-    if not (1 <= got[0] <= layers and 1 <= got[1] <= heads):
-        return Feedback(False, f"The model has layers 1–{layers} and heads 1–{heads}; {got} is not one of its heads.")
-    score = float(mass[got[0] - 1, got[1] - 1])
-    return Feedback(
-        False,
-        f"Layer {got[0]} head {got[1]} puts only {score:.2f} of its weight on the referent; "
-        "compute the score for every head and take the largest.",
-    )
-
-
-@exercise("what_it_refers_to.4", alias="pronoun.4")
-def ablated_accuracy(answer: object) -> Feedback:
-    """The held-out accuracy of the committed model with the resolving head ablated (a fraction)."""
-    layer, head = resolving_head()
-    _, without = _measured()
-    right = without[layer - 1, head - 1]
-    full = pronouns.accuracy(pronouns.load())
-    wrong = [
-        (full, "That is the accuracy with every head working: run it inside `with ablated(model, layer, head):`."),
-        (100 * right, "Give it as a fraction from 0 to 1, not as a percentage."),
-    ]
-    wrong += [
-        (
-            acc,
-            f"That is the accuracy without layer {lay + 1} head {h + 1}; ablate the head of exercise 16.3. "
-            "(ablated takes the layer and head counting from 0.)",
-        )
-        for (lay, h), acc in without.items()
-        if (lay, h) != (layer - 1, head - 1) and not math.isclose(acc, right, abs_tol=0.01)
-    ]
-    feedback = compare_number(answer, right, name="the held-out accuracy without that head", wrong=wrong, tol=0.01)
-    if feedback.correct:
-        return Feedback(True, f"{feedback.message} From {full:.2f} to {right:.2f}: this head does the job.")
-    return feedback

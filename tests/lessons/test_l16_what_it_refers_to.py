@@ -10,7 +10,7 @@ import torch
 from attnlib import pronouns
 from attnlib.heads import ablated
 from attnlib.lessons import check, lesson_module
-from attnlib.lessons.l16_what_it_refers_to import PREDICT_SENTENCE, ReferentExplorer, resolving_head, swap_adjective
+from attnlib.lessons.l16_what_it_refers_to import MAP_SENTENCE, NEW_SEED, ReferentExplorer, swap_adjective
 
 # the contract every checker keeps (typical wrong answers, missing answers, mistake ids) is in
 # test_exercise_contract.py, which covers "pronoun" too; here, what lesson 16 adds to it
@@ -23,43 +23,98 @@ def test_each_typical_wrong_answer_gets_a_specific_hint(name, index):
     assert not check(name, answer).message.endswith("recompute it step by step.")  # a hint, not the generic one
 
 
-def test_pronoun_1_is_the_referent_by_the_rule_and_by_the_model():
-    assert check("what_it_refers_to.1", "wolf").correct and check("what_it_refers_to.1", " Wolf ").correct
-    assert "place" in check("what_it_refers_to.1", "creek").message
-    assert "not in the sentence" in check("what_it_refers_to.1", "dog").message
-    assert "in quotes" in check("what_it_refers_to.1", 6).message
-    model = pronouns.load()
-    layer, head = resolving_head()
-    weights = pronouns.attention_from_it(model, PREDICT_SENTENCE)
-    assert int(weights[layer - 1, head - 1].argmax()) == PREDICT_SENTENCE.split().index("wolf")
-    assert pronouns.predict(model, PREDICT_SENTENCE)[0] == "wolf"
+def _referent_scores(model, ids, positions):  # the solution of 16.1
+    with torch.no_grad():
+        model(ids)
+    rows = torch.arange(len(ids))
+    return torch.stack([maps[rows, :, 8, positions].mean(0) for maps in model.attention_maps])
 
 
-def test_pronoun_2_runs_the_function_on_new_maps():
-    assert check("what_it_refers_to.2", lambda w, p: w[torch.arange(len(p)), 8, p].mean()).correct
-    assert check("what_it_refers_to.2", lambda w, p: w[range(len(p)), 8, p].mean()).correct
-    assert check("what_it_refers_to.2", lambda w, p: w[:, 8, p].mean()).message.startswith("weights[:, 8, positions]")
+def _patched_logits(model, ids, twin_ids, positions):  # the solution of 16.3
+    with torch.no_grad():
+        x = model.positions(model.embedding(ids))
+        twin = model.positions(model.embedding(twin_ids))
+        x, _ = model.blocks[0](x)
+        twin, _ = model.blocks[0](twin)
+        x = x.clone()
+        x[:, positions] = twin[:, positions]
+        for block in model.blocks[1:]:
+            x, _ = block(x)
+        return model.readout(model.norm(x))[:, 8]
 
-    def stub(weights, positions): ...
 
-    assert "returned None" in check("what_it_refers_to.2", stub).message
-    assert "raised" in check("what_it_refers_to.2", lambda w, p: w[99]).message
+def test_16_1_runs_the_score_on_new_sentences():
+    assert check("what_it_refers_to.1", _referent_scores).correct
+
+    def transposed(model, ids, positions):  # the column of "it" instead of its row
+        with torch.no_grad():
+            model(ids)
+        return torch.stack([w[torch.arange(len(ids)), :, positions, 8].mean(0) for w in model.attention_maps])
+
+    assert check("what_it_refers_to.1", transposed).mistake == "transposed"
+    assert "hands the work to" in check("what_it_refers_to.1", pronouns.referent_scores).message
+    assert (
+        "hands the work to" in check("what_it_refers_to.1", lambda m, i, p: pronouns.referent_scores(m, i, p)).message
+    )
+
+    def stub(model, ids, positions): ...
+
+    assert "returned None" in check("what_it_refers_to.1", stub).message
 
 
-def test_pronoun_3_and_4_measure_the_committed_model():
+def test_16_2_needs_the_map_not_the_rule():
     model = pronouns.load()
     mass = pronouns.referent_mass(model)
-    layer, head = resolving_head()
-    assert float(mass[layer - 1, head - 1]) == float(mass.max())
-    assert check("what_it_refers_to.3", (layer, head)).correct and check("what_it_refers_to.3", [layer, head]).correct
-    assert "Count from 1" in check("what_it_refers_to.3", (layer - 1, head - 1)).message
-    assert "is not one of its heads" in check("what_it_refers_to.3", (9, 9)).message
-    assert "two whole numbers" in check("what_it_refers_to.3", (1.5, 2)).message
-    with ablated(model, layer - 1, head - 1):
-        measured = pronouns.accuracy(model)
-    assert check("what_it_refers_to.4", measured).correct
-    assert "fraction" in check("what_it_refers_to.4", 100 * measured).message
-    assert "every head working" in check("what_it_refers_to.4", pronouns.accuracy(model)).message
+    layer, head = divmod(int(mass.argmax()), mass.shape[1])
+    words = MAP_SENTENCE.split()
+    top = words[int(pronouns.attention_from_it(model, MAP_SENTENCE)[layer, head].argmax())]
+    referent = pronouns.referent(MAP_SENTENCE)
+    assert top != referent  # the rule gives the wrong answer …
+    assert pronouns.predict(model, MAP_SENTENCE)[0] == referent  # … although the model is right
+    assert check("what_it_refers_to.2", top).correct and check("what_it_refers_to.2", f" {top.upper()} ").correct
+    assert "only" in check("what_it_refers_to.2", referent).message
+    assert "not in the sentence" in check("what_it_refers_to.2", "dog").message
+    for word in ("not", "too"):  # words of the sentence are named as such
+        assert f"is word {words.index(word)} of the sentence" in check("what_it_refers_to.2", word).message
+    assert "word itself" in check("what_it_refers_to.2", 6).message
+
+
+def test_16_3_patches_new_twins():
+    assert check("what_it_refers_to.3", _patched_logits).correct
+    own = lambda m, ids, t, p: m(ids)[:, pronouns.IT]  # noqa: E731
+    assert "Nothing from the twin" in check("what_it_refers_to.3", own).message
+
+    def before_layer_1(model, ids, twin_ids, positions):
+        with torch.no_grad():
+            x = model.positions(model.embedding(ids)).clone()
+            x[:, positions] = model.positions(model.embedding(twin_ids))[:, positions]
+            for block in model.blocks:
+                x, _ = block(x)
+            return model.readout(model.norm(x))[:, 8]
+
+    assert "before layer 1" in check("what_it_refers_to.3", before_layer_1).message  # at "it": nothing differs there
+    library = lambda m, ids, t, p: pronouns.patched(m, ids, t, "layer-1 output", p)[0]  # noqa: E731
+    assert "hands the work to" in check("what_it_refers_to.3", library).message
+
+
+def test_16_4_measures_a_seed_the_lesson_did_not_print():
+    assert NEW_SEED not in pronouns.SEEDS
+    model, _ = pronouns.train_encoder(seed=NEW_SEED, progress=False)
+    ids, _, positions = pronouns.sentences("held-out")
+    scores = _referent_scores(model, ids, positions)
+    layer, head = divmod(int(scores.argmax()), scores.shape[1])
+    with ablated(model, layer, head, how="mean"):
+        mean = pronouns.accuracy(model)
+    with ablated(model, layer, head, how="zero"):
+        zero = pronouns.accuracy(model)
+    assert check("what_it_refers_to.4", (layer + 1, head + 1, mean)).correct
+    assert "Count the layer and head from 1" in check("what_it_refers_to.4", (layer, head, mean)).message
+    assert "every head working" in check("what_it_refers_to.4", (layer + 1, head + 1, pronouns.accuracy(model))).message
+    if abs(zero - mean) > 0.01:
+        assert "zero-ablation" in check("what_it_refers_to.4", (layer + 1, head + 1, zero)).message
+    other = (layer + 1, 2 - head)
+    assert "another head puts more" in check("what_it_refers_to.4", (*other, mean)).message
+    assert "three values" in check("what_it_refers_to.4", mean).message
 
 
 # ---------------------------------------------------------------- the explorer
@@ -78,10 +133,6 @@ def test_explorer_shows_both_sentences_and_the_map_moves(model):
     assert e.summary().endswith('"it" → animal | street)')
     expected = pronouns.attention_from_it(model, "the animal did not cross the street because it was too wide")
     assert torch.allclose(torch.as_tensor(e.views["swapped"].data, dtype=torch.float32), expected.reshape(-1, 12))
-    row = layers * heads - heads + resolving_head()[1] - 1 if resolving_head()[0] == layers else None
-    if row is not None:
-        assert e.views["this"].data[row, 1] > e.views["this"].data[row, 6]
-        assert e.views["swapped"].data[row, 6] > e.views["swapped"].data[row, 1]
 
 
 @pytest.mark.parametrize(
@@ -109,3 +160,15 @@ def test_swap_adjective_needs_a_known_adjective():
     assert swap_adjective("the dog did not cross the road because it was too tired", "icy").endswith("too icy")
     with pytest.raises(ValueError, match="adjective must be one of the model's adjectives"):
         swap_adjective("the dog did not cross the road because it was too tired", "purple")
+
+
+def test_loss_curve_redraws_about_ten_times_and_ends_on_the_last_loss():
+    from attnlib.lessons.l16_what_it_refers_to import LossCurve
+
+    curve = LossCurve(50)
+    drawn = []
+    for n in range(1, 51):
+        curve([1.0 / k for k in range(1, n + 1)])
+        drawn.append(len(curve.line.get_xdata()))
+    assert len(set(drawn) - {0}) == 10 and drawn[-1] == 50
+    assert curve.losses[-1] == 1 / 50
