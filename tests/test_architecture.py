@@ -120,10 +120,19 @@ def test_each_room_imports_what_the_architecture_page_lists(name: str) -> None:
 
 
 def test_every_dependency_of_attnlib_is_imported() -> None:
+    """The core's dependencies and the ``show`` extra are exactly what attnlib imports outside the lessons; the
+    lessons may also import what the ``lessons`` extra adds (which also holds what runs them: JupyterLab)."""
     project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    declared = [*project["dependencies"], *project["optional-dependencies"]["show"]]
-    names = {re.split(r"[<>=!~ \[;]", line, maxsplit=1)[0].lower() for line in declared}
-    assert names == third_party(MODULES), "pyproject.toml lists what attnlib does not import, or misses what it does"
+
+    def names(lines: list[str]) -> set[str]:
+        return {re.split(r"[<>=!~ \[;]", line, maxsplit=1)[0].lower() for line in lines} - {project["name"]}
+
+    library = names([*project["dependencies"], *project["optional-dependencies"]["show"]])
+    lessons = names(project["optional-dependencies"]["lessons"])
+    outside = {m.lower() for m in third_party([p for p in MODULES if room(p) != "lessons"])}
+    inside = {m.lower() for m in third_party([p for p in MODULES if room(p) == "lessons"])}
+    assert library == outside | (inside & library), "pyproject.toml lists what attnlib does not import, or misses it"
+    assert inside <= library | lessons, f"the lessons import {sorted(inside - library - lessons)}, declared nowhere"
 
 
 def test_import_attnlib_gives_the_maths_and_loads_torch() -> None:
