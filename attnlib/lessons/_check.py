@@ -15,6 +15,7 @@ from __future__ import annotations
 import _thread
 import functools
 import html
+import inspect
 import math
 import re
 import sys
@@ -453,7 +454,8 @@ class _LibraryWatch:
         self.attnlib = any(f is ATTNLIB for f in functions)
         self.families = [f for f in functions if isinstance(f, TorchFamily)]
         callables = [f for f in functions if callable(f) and not isinstance(f, TorchFamily)]
-        self.codes = {f.__code__: f for f in callables if hasattr(f, "__code__")}
+        # the wrapped function's code: a decorator (``@torch.no_grad()``) shares one wrapper among all it decorates
+        self.codes = {inspect.unwrap(f).__code__: f for f in callables if hasattr(inspect.unwrap(f), "__code__")}
         self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
@@ -468,7 +470,7 @@ class _LibraryWatch:
         """The label of the library function ``function`` is (or wraps with ``functools.partial``)."""
         while isinstance(function, functools.partial):
             function = function.func
-        if getattr(function, "__code__", None) in self.codes:
+        if callable(function) and getattr(inspect.unwrap(function), "__code__", None) in self.codes:
             return _label(function)
         if any(function is f for f in self.builtins):
             return _label(function)

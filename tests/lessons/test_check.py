@@ -211,3 +211,19 @@ def test_check_dispatches_to_the_lesson_checker(lesson: str) -> None:
     assert isinstance(fb, Feedback) and not fb
     assert fb.message == checker(...).message
     assert not fb.tried  # an untouched exercise is a prompt, whatever its checker says
+
+
+def test_a_decorated_learner_function_is_not_taken_for_a_decorated_library_one() -> None:
+    from attnlib.lessons._check import run_learner_code
+
+    @torch.no_grad()
+    def library(x):
+        return x * 2
+
+    @torch.no_grad()  # the same decorator: one wrapper's code for both functions
+    def yours(x):
+        return x * 2
+
+    assert torch.equal(run_learner_code(yours, torch.ones(2), name="yours", write_it=(library,)), torch.full((2,), 2.0))
+    refused = run_learner_code(library, torch.ones(2), name="yours", write_it=(library,))
+    assert not refused.correct and refused.mistake == "library-function"
