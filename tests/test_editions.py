@@ -97,3 +97,16 @@ def test_asides_are_collapsed_for_learners_and_whole_for_teachers() -> None:
     assert learner[1].startswith('<details class="aside">\n<summary>Aside</summary>\n\nA detour.')
     assert learner[2] == "main path"
     assert nb.cells[0].source.startswith("#### Why document 002")  # the source (teacher edition) is whole
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_every_lesson_has_speaker_notes_a_teacher_can_use(built: Path, lesson: Path) -> None:
+    teacher = nbformat.read(built / "teacher" / lesson.name, as_version=4)
+    learner = nbformat.read(built / "learner" / lesson.name, as_version=4)
+    notes = [c for c in teacher.cells if c.source.startswith("**Teacher's notes**")]
+    assert len(notes) == 1, "one teacher's-notes cell per lesson, before its recap"
+    (note,) = notes
+    for part in ("*Suggested timing*", "| section | minutes |", "*Misconceptions to expect*", "*Discussion questions*",
+                 "*Open problem for a problem set.*"):  # fmt: skip
+        assert part in note.source, part
+    assert editions.is_teacher_only(note) and not any(c.source.startswith("**Teacher's notes**") for c in learner.cells)
