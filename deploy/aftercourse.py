@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0 and not args.dry_run:
         print("aftercourse: run it as root (sudo): it removes accounts", file=sys.stderr)
         return 2
+    if (pid := classhub.running_hub()) is not None and not args.dry_run:
+        print(f"aftercourse: the class hub still runs (pid {pid}): stop it first (Ctrl-C on make hub)", file=sys.stderr)
+        return 2
     accounts = classhub.learner_accounts()
     if not accounts:
         print(f"aftercourse: no account made by the class hub (prefix {classhub.ACCOUNT_PREFIX!r}) is left")

@@ -228,7 +228,12 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
     assert any(ben.id in path for path in report["unix"]), report  # B's kernel was found and tried
     assert report["tcp"], report  # B's server (and each kernel's IOPub pipe) listen there: each was tried
     assert report["heard"] == [], report["heard"][:3]
-    unsolicited = [m for m in seen_by_ben if m.get("msg_type") in ("error", "stream")]
+    # what B's notebook got besides B's own output ("warming up" may trail its cell: ipykernel flushes
+    # stdout from a thread, sometimes after the cell's idle status)
+    unsolicited = [
+        m for m in seen_by_ben
+        if m.get("msg_type") == "error" or (m.get("msg_type") == "stream" and m["content"]["text"] != "warming up\n")
+    ]  # fmt: skip
     assert unsolicited == [], unsolicited[:3]
 
 
