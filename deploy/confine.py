@@ -15,7 +15,7 @@ learner's account):
   ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` are the learner's own tmpfs (``HUB_TMP_SIZE`` each;
   their pages count against the learner's memory limit): nobody else sees them, and they are gone
   when the learner's last process ends. Folders the class needs that live under one of them (a state
-  folder in ``/tmp``) are bound back at the same path.
+  folder in ``/tmp``) are bound back at the same path. ``/proc`` there lists only their own processes.
 
 When it stops (stopped, culled, died, or the hub exits: ``end``): every process of the learner's
 account is killed — a process started with ``start_new_session`` too, since it runs as that account —
@@ -149,7 +149,7 @@ def remove_cgroups(account: str) -> None:
 # ---------------------------------------------------------------- mounts
 _libc = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS = 0x00020000
-MS_BIND, MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV = 0x1000, 0x4000, 0x40000, 0x2, 0x4
+MS_BIND, MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1000, 0x4000, 0x40000, 0x2, 0x4, 0x8
 
 
 def _check(result: int, what: str) -> None:
@@ -164,8 +164,9 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str |
 
 
 def private_tmp(size: int, keep: list[str]) -> None:
-    """In a new mount namespace, a fresh tmpfs on each shared temporary folder; every folder in ``keep``
-    that lies under one of them is bound back at its path (the state folder, the repository)."""
+    """In a new mount namespace, a fresh tmpfs on each shared temporary folder (every folder in ``keep``
+    that lies under one of them is bound back at its path: the state folder, the repository), and a
+    ``/proc`` that shows only the account's own processes."""
     _check(_libc.unshare(CLONE_NEWNS), "unshare")
     _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the machine's namespace
     for shared in SHARED_TMP:
@@ -178,6 +179,9 @@ def private_tmp(size: int, keep: list[str]) -> None:
             os.makedirs(path, mode=0o711, exist_ok=True)  # root's folders on the way, passable
             _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
             os.close(fd)
+    # a /proc of their own that lists only their own processes (hidepid=2): no other account's command
+    # lines (the review's A6: kernels' paths, the proxy's ports), nor the roster of who runs
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
 
 
 def preexec(account: str, limits: Limits, keep: list[str]) -> None:

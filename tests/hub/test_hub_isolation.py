@@ -237,6 +237,23 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
     assert unsolicited == [], unsolicited[:3]
 
 
+def test_a_learner_sees_only_their_own_processes(hub: Hub, people: dict[str, Learner]) -> None:
+    """A6: other accounts' command lines (kernels' paths, the proxy's ports) are not listed to a learner."""
+    ann = Kernel(people["iso-ann"])
+    try:
+        seen = ann.json(
+            "import json, os\n"
+            "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+            "foreign = [p for p in pids if os.stat(f'/proc/{p}').st_uid != os.getuid()]\n"
+            "print(json.dumps({'pids': pids, 'foreign': foreign}))"
+        )
+    finally:
+        ann.close()
+    ben = confine.processes_of(uid_of(hub, "iso-ben"))
+    assert ben and seen["pids"] and seen["foreign"] == []
+    assert not set(map(str, ben)) & set(seen["pids"])
+
+
 # ---------------------------------------------------------------- table 3: limits, per learner
 def test_each_learner_runs_in_their_own_cgroups_with_one_torch_thread(hub: Hub, people: dict[str, Learner]) -> None:
     ann = Kernel(people["iso-ann"])
