@@ -19,7 +19,10 @@ variable                default                     meaning
 ``HUB_ACCOUNT_PREFIX``  ``learn-``                  learner ``ada`` runs as the OS account ``learn-ada``
 ``HUB_LOCKOUT_SECONDS`` ``120``                     how long failed logins block (see the guide)
 ``HUB_MAX_PENDING``     ``60``                      sign-ups waiting for approval at most
-``HUB_MEM_LIMIT``       ``2G``                      memory per learner (advisory here, see the guide)
+``HUB_MEM_LIMIT``       ``2G``                      memory per learner (GiB; their cgroup, deploy/confine.py)
+``HUB_CPU_LIMIT``       ``1``                       cores per learner at most (their cgroup's CPU quota)
+``HUB_TASKS_LIMIT``     ``256``                     processes and threads per learner
+``HUB_TMP_SIZE``        ``512M``                    each of a learner's private /tmp, /var/tmp, /dev/shm
 ``HUB_CULL_IDLE``       ``3600``                    seconds of inactivity before a server is stopped
 ======================  ==========================  ===========================================
 
@@ -28,8 +31,10 @@ Layout of ``HUB_STATE_DIR`` (owned by root, mode 0711: learners may pass through
 by the learner's account), ``learner-env/`` (0755: the Python learners' servers run, see
 ``learner_python``).
 
-Why root: the hub runs as root only to create each learner's account (``useradd``) and to start each
-learner's server as that account. No learner process runs as root, nor as any account but their own.
+Why root: the hub runs as root only to create each learner's account (``useradd``), to start each
+learner's server as that account inside its limits (deploy/confine.py), and to end every process of that
+account when the server stops. No learner process runs as root, nor as any account but their own; the
+proxy and the idle culler run as the hub's service account (``HUB_ACCOUNT_PREFIX_svc``, no login).
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import confine
 
 REPO = Path(__file__).resolve().parent.parent
 CONFIG = REPO / "deploy" / "jupyterhub_config.py"
@@ -74,6 +82,24 @@ class NotReady(SystemExit):
 def account_name(learner: str) -> str:
     """The OS account learner ``learner`` runs as."""
     return f"{ACCOUNT_PREFIX}{learner}"
+
+
+def service_account(prefix: str = ACCOUNT_PREFIX) -> str:
+    """The account the proxy and the idle culler run as: no learner can have its name (``_`` is no
+    learner name's first character), and the after-course steps remove it with the learners'."""
+    return f"{prefix}_svc"
+
+
+def as_service_account() -> list[str]:
+    """The command prefix that runs a program as the service account, without supplementary groups."""
+    name = service_account()
+    return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", "--"]
+
+
+def folders_learners_need(python: str | Path) -> list[Path]:
+    """What a learner's server must still see under a private /tmp: the state, the repository, their Python."""
+    python = Path(python)
+    return [STATE, REPO, VENV_BIN.parent.resolve(), python.resolve().parent.parent, python.parent.parent.resolve()]
 
 
 def learner_accounts(prefix: str = ACCOUNT_PREFIX) -> list[pwd.struct_passwd]:
@@ -192,6 +218,37 @@ def write_bytecode() -> None:
 
 
 # ---------------------------------------------------------------- before starting anything
+def port_owner(port: int) -> tuple[int | None, str, str] | None:
+    """Who listens on TCP ``port``: (pid or None, account, command line), or None when nobody does."""
+    inodes: dict[str, int] = {}
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                inodes[fields[9]] = int(fields[7])
+    if not inodes:
+        return None
+    inode, uid = next(iter(inodes.items()))
+    try:
+        account = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        account = str(uid)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) == f"socket:[{inode}]" for fd in (proc / "fd").iterdir()):
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                return int(proc.name), account, command
+        except OSError:
+            continue
+    return None, account, "?"
+
+
 def check_ports_free() -> None:
     for port in PORTS:
         with socket.socket() as s:
@@ -199,10 +256,59 @@ def check_ports_free() -> None:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
-                raise NotReady(
-                    f"port {port} on 127.0.0.1 is taken; the hub needs {PORTS[0]} (learners), {PORTS[1]} (hub API) "
-                    f"and {PORTS[2]} (proxy API). Stop what uses it, or choose another: HUB_PORT=9000 make hub"
-                ) from None
+                owner = port_owner(port)
+                needs = f"the hub needs {PORTS[0]} (learners), {PORTS[1]} (hub API) and {PORTS[2]} (proxy API)"
+                if owner is None:
+                    raise NotReady(f"port {port} on 127.0.0.1 is taken; {needs}. Stop what uses it, or choose "
+                                   "another: HUB_PORT=9000 make hub") from None  # fmt: skip
+                pid, account, command = owner
+                who = f"process {pid} of account {account} ({command[:120]})"
+                if account in {e.pw_name for e in learner_accounts("")}:
+                    raise NotReady(
+                        f"port {port} on 127.0.0.1 is held by a class learner's {who}: a learner's leftover must not "
+                        f"answer your class (it could show a fake login page). Do not move the hub to another "
+                        f"port: end it first (sudo kill {pid}, or every leftover: sudo .venv/bin/python "
+                        "deploy/aftercourse.py --processes-only), then make hub"
+                    ) from None
+                raise NotReady(f"port {port} on 127.0.0.1 is taken by {who}; {needs}. Stop it, or choose "
+                               "another: HUB_PORT=9000 make hub") from None  # fmt: skip
+
+
+def service_account_ready() -> str:
+    """The proxy's and culler's account (created once, no home, no login shell)."""
+    name = service_account()
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", "--comment", f"{ACCOUNT_MARK} (the hub's proxy and culler)",
+                        "--user-group", name], check=True, capture_output=True)  # fmt: skip
+    return name
+
+
+def running_hub() -> int | None:
+    """The pid of a JupyterHub already running with this class's accounts (``HUB_ACCOUNT_PREFIX``), if any."""
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            command = (proc / "cmdline").read_bytes().split(b"\0")
+            if not any(part.endswith(b"jupyterhub") for part in command[:2]) or str(CONFIG).encode() not in command:
+                continue
+            env = dict(line.split(b"=", 1) for line in (proc / "environ").read_bytes().split(b"\0") if b"=" in line)
+        except OSError:
+            continue
+        if env.get(b"HUB_ACCOUNT_PREFIX", b"learn-").decode() == ACCOUNT_PREFIX:
+            return int(proc.name)
+    return None
+
+
+def end_leftovers() -> None:
+    """No process of this hub's accounts outlives a hub: any left (the hub was killed) ends before it starts."""
+    for entry in learner_accounts():
+        killed = confine.end(entry.pw_name)
+        if killed:
+            print(f"make hub: ended {len(killed)} process(es) left running as {entry.pw_name}", file=sys.stderr)
 
 
 def preflight() -> Path:
@@ -218,8 +324,14 @@ def preflight() -> Path:
         pwd.getpwnam(NOBODY)
     except KeyError:
         raise NotReady(f"there is no '{NOBODY}' account to check what learner accounts can reach") from None
+    if (pid := running_hub()) is not None:
+        raise NotReady(f"a class hub with these accounts ({ACCOUNT_PREFIX}<name>) already runs (pid {pid})")
+    end_leftovers()
     check_ports_free()
+    if shutil.which("setpriv") is None:
+        raise NotReady("setpriv is missing (Debian: apt-get install util-linux): the proxy runs without root")
     make_folders()
+    service_account_ready()
     python = learner_python()
     check_learners_can_run(python)
     write_bytecode()
@@ -244,7 +356,9 @@ def stop_leftover_proxy() -> None:
 def main() -> int:
     python = preflight()
     print(f"make hub: learners' servers run {python}, each as its learner's own account ({ACCOUNT_PREFIX}<name>); "
-          "the hub runs as root only to create those accounts and start their servers", flush=True)  # fmt: skip
+          "the hub runs as root only to create those accounts and start and end their servers", flush=True)  # fmt: skip
+    limits = ", ".join(f"{what}: {how}" for what, how in confine.limits_here().items())
+    print(f"make hub: each learner's limits here — {limits} (docs/teaching-guide.md)", flush=True)
     print(f"make hub: open {PUBLIC_URL}/hub/signup; the class code for sign-ups (yours too) is {class_code()}",
           flush=True)  # fmt: skip
     env = {**os.environ, "HUB_LEARNER_PYTHON": str(python), "HUB_CLASS_CODE": class_code()}
@@ -256,6 +370,7 @@ def main() -> int:
         signal.signal(sig, lambda signum, _frame: hub.send_signal(signum))
     code = hub.wait()
     stop_leftover_proxy()
+    end_leftovers()  # whatever the hub did not stop (it crashed, or was killed)
     return code
 
 

@@ -26,6 +26,7 @@ from tornado import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import classhub as hub  # the settings and checks `make hub` ran before this file
+import confine  # each learner's limits, private temporary folders, and the end of their processes
 from classauth import ClassAuthenticator
 
 c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this file
@@ -37,8 +38,12 @@ c.JupyterHub.bind_url = f"http://127.0.0.1:{hub.PORTS[0]}"
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = hub.PORTS[1]
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.PORTS[2]}"
-# the real configurable-http-proxy, installed from npm by the project's package.json (`npm ci`)
-c.ConfigurableHTTPProxy.command = [str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy")]
+# the real configurable-http-proxy, installed from npm by the project's package.json (`npm ci`), run as the
+# hub's service account (not root: it only forwards requests)
+c.ConfigurableHTTPProxy.command = [
+    *hub.as_service_account(),
+    str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy"),
+]
 c.ConfigurableHTTPProxy.pid_file = str(hub.PRIVATE / "proxy.pid")
 
 # ---------------------------------------------------------------- origins: one per learner
@@ -89,15 +94,27 @@ c.Authenticator.username_pattern = hub.USERNAME_PATTERN
 
 # ---------------------------------------------------------------- one OS account and one JupyterLab per learner
 class LearnerSpawner(LocalProcessSpawner):
-    """LocalProcessSpawner whose learner ``<name>`` runs as the OS account ``HUB_ACCOUNT_PREFIX<name>``."""
+    """LocalProcessSpawner whose learner ``<name>`` runs as the OS account ``HUB_ACCOUNT_PREFIX<name>``,
+    confined by deploy/confine.py: their own cgroups (memory, CPU, processes) and temporary folders."""
 
     def make_preexec_fn(self, name):
-        return super().make_preexec_fn(hub.account_name(self.user.name))
+        account = hub.account_name(self.user.name)
+        become = super().make_preexec_fn(account)
+        keep = [str(p) for p in hub.folders_learners_need(LEARNER_PYTHON)]
+
+        def preexec() -> None:
+            confine.preexec(account, LIMITS, keep)  # as root, then ...
+            become()  # ... the learner's account
+
+        return preexec
 
     def user_env(self, env):
         entry = pwd.getpwnam(hub.account_name(self.user.name))
         env.update(USER=entry.pw_name, HOME=entry.pw_dir, SHELL=entry.pw_shell)
         return env
+
+
+LIMITS = confine.Limits.from_env()
 
 
 _accounts = asyncio.Lock()  # useradd locks /etc/passwd: one account at a time
@@ -137,6 +154,8 @@ async def _prepare(spawner) -> None:
     and everyone else's, are untouched.
     """
     entry = await learner_account(spawner.user.name)
+    await asyncio.to_thread(confine.end, entry.pw_name)  # nothing of an earlier server is left running
+    await asyncio.to_thread(confine.create_cgroups, entry.pw_name, LIMITS)
     as_learner = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": entry.pw_dir,
                   "env": {"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}}  # fmt: skip
     await _run(LEARNER_PYTHON, str(hub.REPO / "scripts" / "build_editions.py"), "--workspace", entry.pw_dir,
@@ -157,27 +176,54 @@ for _font_list in FONT_LIST.glob("fontlist-*.json"):
     _font_list.chmod(0o644)
 
 
+async def _end(spawner) -> None:
+    """After a learner's server stopped (stopped, culled, died, or the hub exiting): every process of their
+    account ends — a detached one too — and their cgroups go."""
+    killed = await asyncio.to_thread(confine.end, hub.account_name(spawner.user.name))
+    if killed:
+        spawner.log.info("ended %d process(es) of %s after its server stopped", len(killed), spawner.user.name)
+
+
 c.JupyterHub.spawner_class = LearnerSpawner
 c.Spawner.pre_spawn_hook = _prepare
+c.Spawner.post_stop_hook = _end
 c.Spawner.notebook_dir = str(hub.HOMES / "{username}")
 c.Spawner.default_url = "/lab/tree/lessons/01_inputs.ipynb"
 c.Spawner.cmd = [LEARNER_PYTHON, "-m", "jupyterhub.singleuser"]
-# the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
-c.Spawner.args = [f"--config={hub.REPO / 'etc' / 'jupyter_server_config.py'}"]
-# kernels never write .pyc files into the shared source (learners cannot anyway: it is read-only to them)
-c.Spawner.environment = {"PYTHONDONTWRITEBYTECODE": "1"}
+c.Spawner.args = [
+    # the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
+    f"--config={hub.REPO / 'etc' / 'jupyter_server_config.py'}",
+    # kernels talk to the server over Unix sockets in the learner's private runtime folder, not loopback TCP
+    # ports that any account on the machine can connect to (and subscribe to a kernel's output)
+    "--KernelManager.transport=ipc",
+]
+c.Spawner.environment = {
+    # kernels never write .pyc files into the shared source (learners cannot anyway: it is read-only to them)
+    "PYTHONDONTWRITEBYTECODE": "1",
+    # one torch (OpenMP, MKL) thread per kernel: a learner's cell does not spin every core of the machine
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    # the kernels' sockets and connection files: in the learner's private /tmp (confine.py), mode 0700 (a
+    # Unix socket's path must stay under 108 bytes, which the home's runtime folder can exceed)
+    "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",
+    # the project's lab settings (etc/labconfig: no "Jupyter news" pop-up), as Binder installs them
+    "JUPYTER_CONFIG_PATH": str(hub.REPO / "etc"),
+}
 c.Spawner.start_timeout = 120  # 20 learners starting at once on 2 cores
 c.Spawner.http_timeout = 120
-# Advisory with this spawner (it exports MEM_LIMIT; jupyter-resource-usage would show it); enforced by
-# SystemdSpawner, DockerSpawner and KubeSpawner. One learner needs about 0.4 GiB (teaching guide).
+# Enforced by the learner's memory cgroup (confine.py); also exported as MEM_LIMIT. One learner needs about
+# 0.4 GiB (teaching guide).
 c.Spawner.mem_limit = os.environ.get("HUB_MEM_LIMIT", "2G")
+c.Spawner.cpu_limit = LIMITS.cpus
 
 # ---------------------------------------------------------------- idle servers are stopped
 c.JupyterHub.services = [
     {
         "name": "idle-culler",
+        "user": hub.service_account(),  # not root: it only calls the hub's API with its own token
+        "cwd": "/",
         "command": [
-            sys.executable,
+            LEARNER_PYTHON,
             "-m",
             "jupyterhub_idle_culler",
             f"--timeout={os.environ.get('HUB_CULL_IDLE', '3600')}",

@@ -2,8 +2,10 @@
 
 Installing the chart needs a Kubernetes cluster, and building the image needs Docker: neither is
 here. What is checked: the values parse, agree with the one-machine configuration on authentication,
-culling, memory and the lessons' start page, and repo2docker accepts ``--target-repo-dir /srv/repo``
-(where the postStart hook expects the repository) and plans an image that copies it to that folder.
+culling, memory, threads and the lessons' start page; the chart is pinned, TLS is on, nothing is public
+before the teacher signs up, scratch disk and egress are limited; the hub's files in the values are the
+current ones; and repo2docker accepts ``--target-repo-dir /srv/repo`` (where the start command expects
+the repository) and plans an image that copies it to that folder.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 VALUES = REPO / "deploy" / "z2jh-values.yaml"
+GUIDE = REPO / "docs" / "teaching-guide.md"
+CHART = "--version 4.3.3"  # the jupyterhub chart that ships JupyterHub 5.4 (NativeAuthenticator needs 5)
 
 
 class Recorder:
@@ -90,8 +94,49 @@ def test_both_open_the_first_lesson_with_the_same_memory_limit(values: dict, one
     single = values["singleuser"]
     assert single["defaultUrl"] == one_machine.Spawner.default_url
     assert single["memory"]["limit"] == one_machine.Spawner.mem_limit
-    hook = single["lifecycleHooks"]["postStart"]["exec"]["command"]
-    assert hook[1:] == ["/srv/repo/scripts/build_editions.py", "--workspace", "/home/jovyan"]
+    assert single["cpu"]["limit"] == one_machine.Spawner.cpu_limit
+    assert "lifecycleHooks" not in single  # copy-then-start instead: a failed postStart kills the pod
+    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE"):
+        assert single["extraEnv"][name] == one_machine.Spawner.environment[name] == "1"
+
+
+def test_the_chart_is_pinned_and_the_same_command_installs_and_upgrades(values: dict) -> None:
+    header = VALUES.read_text(encoding="utf-8")
+    guide = GUIDE.read_text(encoding="utf-8").replace("\n   ", " ")
+    for text in (header, guide):
+        assert CHART in text
+        assert "--set-file" not in text  # lost at the first upgrade that forgets it
+
+
+def test_tls_is_on_and_nothing_is_public_before_the_teacher_signs_up(values: dict) -> None:
+    proxy = values["proxy"]
+    assert proxy["https"]["enabled"] is True and proxy["https"]["type"] == "letsencrypt"
+    assert proxy["https"]["hosts"] and proxy["https"]["letsencrypt"]["contactEmail"]
+    assert proxy["service"]["type"] == "ClusterIP"
+    guide = GUIDE.read_text(encoding="utf-8")
+    assert "port-forward service/hub 8081:8081" in guide and "LoadBalancer" in guide
+
+
+def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> None:
+    single = values["singleuser"]
+    assert single["extraResource"]["limits"]["ephemeral-storage"] == "1Gi"
+    assert single["networkPolicy"]["egressAllowRules"]["nonPrivateIPs"] is False
+
+
+def test_the_values_hold_the_current_authenticator_and_templates(values: dict) -> None:
+    """Copied by deploy/z2jh_sync.py: the values alone configure the hub pod, at install and upgrade."""
+    done = subprocess.run([sys.executable, str(REPO / "deploy" / "z2jh_sync.py"), "--check"], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    extra = values["hub"]["extraFiles"]
+    assert extra["classauth"]["stringData"] == (REPO / "deploy" / "classauth.py").read_text(encoding="utf-8")
+    templates = sorted((REPO / "deploy" / "templates").glob("*.html"))
+    assert templates
+    (folder,) = values["hub"]["config"]["JupyterHub"]["template_paths"]
+    for template in templates:
+        entry = extra[f"template-{template.stem}"]
+        assert entry["stringData"] == template.read_text(encoding="utf-8")
+        assert entry["mountPath"] == f"{folder}/{template.name}"
 
 
 def test_repo2docker_plans_the_image_with_the_repository_in_srv(tmp_path: Path) -> None:
@@ -137,7 +182,7 @@ def spawner_settings(values: dict) -> dict[str, object]:
     settings: dict[str, object] = {
         "default_url": single.get("defaultUrl"),
         "environment": single.get("extraEnv", {}),
-        "lifecycle_hooks": single.get("lifecycleHooks"),
+        "cmd": single.get("cmd"),
         "working_dir": None,  # KubeSpawner's default: the image's WORKDIR, /srv/repo for our image
         "notebook_dir": None,
     }
@@ -156,8 +201,9 @@ def test_learners_start_in_their_home_volume_on_their_first_lesson(values: dict)
 
 def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(values: dict, tmp_path: Path) -> None:
     """The pod as far as this machine allows: the repository where the image has it (/srv/repo → this
-    checkout), an empty home volume (/home/jovyan → a temporary folder), the postStart command run there;
-    then the default URL is resolved against the server's root folder."""
+    checkout), an empty home volume (/home/jovyan → a temporary folder), the start command run there with
+    the spawner's arguments (``jupyterhub-singleuser`` stands in: it records what it was given); then the
+    default URL is resolved against the server's root folder."""
     settings = spawner_settings(values)
     home = tmp_path / "home-jovyan"
     home.mkdir()
@@ -168,11 +214,21 @@ def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(valu
             path = path.replace(pod, here)
         return path
 
-    command = [on_this_machine(part) for part in settings["lifecycle_hooks"]["postStart"]["exec"]["command"]]
-    assert command[0] == "python"
-    done = subprocess.run([sys.executable, *command[1:]], capture_output=True, text=True, timeout=120,
-                          env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
-    assert done.returncode == 0, done.stderr[-2000:]
+    command = [on_this_machine(part) for part in settings["cmd"]]
+    bin_dir = tmp_path / "bin"  # the image's python and jupyterhub-singleuser, as far as the command needs them
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    (bin_dir / "python").chmod(0o755)
+    server = bin_dir / "jupyterhub-singleuser"
+    server.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$HOME/server-args"\n')
+    server.chmod(0o755)
+    done = subprocess.run([*command, "--debug", "--SingleUserNotebookApp.default_url=/x"], capture_output=True,
+                          text=True, timeout=120, env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path),
+                                                       "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    assert done.returncode == 0 and "not copied" not in done.stderr, done.stderr[-2000:]
+    # the server started after the copy, with every argument the spawner gave
+    given = (tmp_path / "server-args").read_text().split("\n")
+    assert given[:2] == ["--debug", "--SingleUserNotebookApp.default_url=/x"]
     root = Path(on_this_machine(settings["notebook_dir"]))
     assert Path(on_this_machine(settings["working_dir"])) == root == home
     opened = root / settings["default_url"].removeprefix("/lab/tree/")
@@ -192,19 +248,16 @@ def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(valu
 
 
 def test_the_hub_pod_imports_the_class_authenticator_from_the_mounted_file(values: dict, tmp_path: Path) -> None:
-    """As the chart mounts it: deploy/classauth.py at ``extraFiles.classauth.mountPath`` (its content
-    given by the guide's ``--set-file``), ``PYTHONPATH`` from ``extraEnv``; the hub's settings from the
-    values load into the class named by ``authenticator_class``."""
+    """As the chart mounts it: the values' copy of deploy/classauth.py at ``extraFiles.classauth.mountPath``,
+    ``PYTHONPATH`` from ``extraEnv``; the hub's settings from the values load into the class named by
+    ``authenticator_class``."""
     hub = values["hub"]
     mount = Path(hub["extraFiles"]["classauth"]["mountPath"])
     pythonpath = Path(hub["extraEnv"]["PYTHONPATH"])
     assert mount.parent == pythonpath and mount.name == "classauth.py"
-    option = "--set-file hub.extraFiles.classauth.stringData=deploy/classauth.py"
-    assert option in (REPO / "docs" / "teaching-guide.md").read_text(encoding="utf-8").replace("\n   ", " ")
-    assert option in VALUES.read_text(encoding="utf-8")
     pod = tmp_path / "pod"
     (pod / mount.relative_to("/")).parent.mkdir(parents=True)
-    shutil.copy(REPO / "deploy" / "classauth.py", pod / mount.relative_to("/"))
+    (pod / mount.relative_to("/")).write_text(hub["extraFiles"]["classauth"]["stringData"], encoding="utf-8")
     code = (
         "import json, sys\n"
         "from traitlets.config import Config\n"

@@ -1,0 +1,300 @@
+"""Each learner confined by the operating system, on one machine (deploy/jupyterhub_config.py uses it;
+deploy/aftercourse.py too). Nothing here trusts the learner's code: the kernel enforces every limit.
+
+When a learner's server starts (``preexec``, run as root in the new process before it becomes the
+learner's account):
+
+- **Limits** (cgroup v1 hierarchies ``memory``, ``cpu`` and ``pids``): one cgroup per learner, named
+  ``classhub-<account>`` under the hub's own cgroup in each hierarchy, holding every process of that
+  server — kernels, terminals and anything they start, detached or not. ``memory.limit_in_bytes``
+  (``HUB_MEM_LIMIT``: over it the kernel's OOM killer ends a process of *this* learner, and of no one
+  else), ``cpu.cfs_quota_us`` (``HUB_CPU_LIMIT`` cores at most; a learner's processes together share
+  one ``cpu.shares`` weight, so 12 busy loops weigh what one does), ``pids.max`` (``HUB_TASKS_LIMIT``:
+  a fork bomb stops there). ``RLIMIT_NPROC`` says the same per account where there is no pids cgroup.
+- **Private temporary folders**: the server runs in its own mount namespace, where ``/tmp``,
+  ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` are the learner's own tmpfs (``HUB_TMP_SIZE`` each;
+  their pages count against the learner's memory limit): nobody else sees them, and they are gone
+  when the learner's last process ends. Folders the class needs that live under one of them (a state
+  folder in ``/tmp``) are bound back at the same path. ``/proc`` there lists only their own processes.
+
+When it stops (stopped, culled, died, or the hub exits: ``end``): every process of the learner's
+account is killed — a process started with ``start_new_session`` too, since it runs as that account —
+and the cgroups are removed.
+
+Where there are no cgroup v1 hierarchies (a machine with systemd and cgroup v2 only), ``limits_here``
+says which limits are missing; docs/teaching-guide.md says what to use there (SystemdSpawner).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import pwd
+import resource
+import shutil
+import signal
+import stat
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+CONTROLLERS = ("memory", "cpu", "pids")
+CGROUP_PREFIX = "classhub-"
+#: world-writable folders every account shares: each learner gets their own
+SHARED_TMP = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
+CFS_PERIOD_US = 100_000
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def parse_size(text: str) -> int:
+    """``"2G"`` → 2 GiB in bytes (K, M, G, T are powers of 1024, as in JupyterHub's ``mem_limit``)."""
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    unit = text[-1] if text and text[-1] in _UNITS else ""
+    number = float(text[: len(text) - len(unit)])
+    return int(number * _UNITS[unit])
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one learner may use; from the environment (``HUB_*``, see deploy/classhub.py)."""
+
+    memory: int  # bytes
+    cpus: float  # cores
+    tasks: int  # processes and threads
+    tmp_size: int  # bytes per private temporary folder
+
+    @classmethod
+    def from_env(cls, env: dict[str, str] | None = None) -> Limits:
+        env = os.environ if env is None else env
+        return cls(
+            memory=parse_size(env.get("HUB_MEM_LIMIT", "2G")),
+            cpus=float(env.get("HUB_CPU_LIMIT", "1")),
+            tasks=int(env.get("HUB_TASKS_LIMIT", "256")),
+            tmp_size=parse_size(env.get("HUB_TMP_SIZE", "512M")),
+        )
+
+
+# ---------------------------------------------------------------- cgroups (v1)
+def _own_cgroup(controller: str) -> Path | None:
+    """This process's cgroup in ``controller``'s v1 hierarchy, or None without one (writable)."""
+    mount = CGROUP_ROOT / controller
+    if not (mount / "cgroup.procs").exists() or not os.access(mount, os.W_OK):
+        return None
+    for line in Path("/proc/self/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        if controller in names.split(","):
+            return mount / path.lstrip("/")
+    return None
+
+
+def cgroup_controllers() -> list[str]:
+    """The v1 controllers this machine offers (of memory, cpu, pids)."""
+    return [c for c in CONTROLLERS if _own_cgroup(c) is not None]
+
+
+def cgroup_paths(account: str) -> dict[str, Path]:
+    """The learner's cgroup in each available hierarchy (created by ``create_cgroups``)."""
+    return {c: own / f"{CGROUP_PREFIX}{account}" for c in CONTROLLERS if (own := _own_cgroup(c)) is not None}
+
+
+def create_cgroups(account: str, limits: Limits) -> dict[str, Path]:
+    """One cgroup per controller for ``account``, with its limits written; returns them."""
+    paths = cgroup_paths(account)
+    for controller, path in paths.items():
+        path.mkdir(exist_ok=True)
+        if controller == "memory":
+            (path / "memory.limit_in_bytes").write_text(str(limits.memory))
+        elif controller == "cpu":
+            (path / "cpu.cfs_period_us").write_text(str(CFS_PERIOD_US))
+            (path / "cpu.cfs_quota_us").write_text(str(max(1000, int(limits.cpus * CFS_PERIOD_US))))
+            (path / "cpu.shares").write_text("1024")
+        elif controller == "pids":
+            (path / "pids.max").write_text(str(limits.tasks))
+    return paths
+
+
+def find_cgroups(account: str) -> list[Path]:
+    """Every cgroup named for ``account`` in the v1 hierarchies, wherever the hub's own cgroup was."""
+    found = []
+    for controller in CONTROLLERS:
+        mount = CGROUP_ROOT / controller
+        if mount.is_dir():
+            for folder, subfolders, _ in os.walk(mount):
+                if Path(folder).name == f"{CGROUP_PREFIX}{account}":
+                    found.append(Path(folder))
+                    subfolders.clear()
+                elif folder.count(os.sep) - str(mount).count(os.sep) >= 4:
+                    subfolders.clear()  # the hub's cgroup is a few levels down at most
+    return found
+
+
+def remove_cgroups(account: str) -> None:
+    """Remove the learner's cgroups (once their processes are gone; retried while the kernel lets go)."""
+    for path in find_cgroups(account):
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError as error:
+                if error.errno != errno.EBUSY:
+                    raise
+                time.sleep(0.1)
+
+
+# ---------------------------------------------------------------- mounts
+_libc = ctypes.CDLL(None, use_errno=True)
+CLONE_NEWNS = 0x00020000
+MS_BIND, MS_REC, MS_PRIVATE, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1000, 0x4000, 0x40000, 0x2, 0x4, 0x8
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, f"{what}: {os.strerror(error)}")
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
+                       data.encode() if data else None), f"mount {target}")  # fmt: skip
+
+
+def private_tmp(size: int, keep: list[str]) -> None:
+    """In a new mount namespace, a fresh tmpfs on each shared temporary folder (every folder in ``keep``
+    that lies under one of them is bound back at its path: the state folder, the repository), and a
+    ``/proc`` that shows only the account's own processes."""
+    _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    _mount("none", "/", None, MS_REC | MS_PRIVATE)  # nothing mounted here reaches the machine's namespace
+    for shared in SHARED_TMP:
+        if not os.path.isdir(shared) or os.path.islink(shared):
+            continue
+        kept = [(path, os.open(path, os.O_PATH)) for path in keep
+                if os.path.isdir(path) and os.path.commonpath([shared, path]) == shared and path != shared]  # fmt: skip
+        _mount("tmpfs", shared, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
+        for path, fd in kept:
+            os.makedirs(path, mode=0o711, exist_ok=True)  # root's folders on the way, passable
+            _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+            os.close(fd)
+    # a /proc of their own that lists only their own processes (hidepid=2): no other account's command
+    # lines (the review's A6: kernels' paths, the proxy's ports), nor the roster of who runs
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
+
+
+def preexec(account: str, limits: Limits, keep: list[str]) -> None:
+    """Run as root in the learner's new server process, before it becomes the learner's account."""
+    for path in cgroup_paths(account).values():
+        (path / "cgroup.procs").write_text(str(os.getpid()))
+    resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    private_tmp(limits.tmp_size, keep)
+
+
+# ---------------------------------------------------------------- the end of a learner's processes
+def processes_of(uid: int) -> list[int]:
+    """Every live process running as ``uid`` (real or effective); zombies, already dead, are not counted."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                for line in (proc / "status").read_text().splitlines():
+                    if line.startswith("State:") and line.split()[1] == "Z":
+                        break
+                    if line.startswith("Uid:"):
+                        real, effective = line.split()[1:3]
+                        if uid in (int(real), int(effective)):
+                            found.append(int(proc.name))
+                        break
+            except OSError:
+                pass
+    return found
+
+
+def kill_account(uid: int, timeout: float = 20) -> list[int]:
+    """SIGKILL every process of ``uid`` until none is left; returns the pids killed.
+
+    A child that becomes ``uid`` sends ``kill(-1, SIGKILL)``: every process it may signal, which is every
+    process of that account and nothing else, in one system call (a fork bomb cannot outrun it for long:
+    its processes are capped, see ``Limits.tasks``)."""
+    if uid == 0:
+        raise ValueError("refusing to kill every process of root")
+    killed: list[int] = []
+    deadline = time.monotonic() + timeout
+    while (left := processes_of(uid)) and time.monotonic() < deadline:
+        killed.extend(p for p in left if p not in killed)
+        child = os.fork()
+        if child == 0:  # pragma: no cover — the child
+            try:
+                os.setgroups([])
+                os.setresgid(65534, 65534, 65534)
+                os.setresuid(uid, uid, uid)
+                os.kill(-1, signal.SIGKILL)
+            finally:
+                os._exit(0)
+        os.waitpid(child, 0)
+        time.sleep(0.05)
+    if left := processes_of(uid):
+        raise RuntimeError(f"processes of uid {uid} still run after {timeout} s: {left}")
+    return killed
+
+
+def end(account: str) -> list[int]:
+    """Every process of ``account`` killed, its cgroups removed; returns the pids killed."""
+    try:
+        uid = pwd.getpwnam(account).pw_uid
+    except KeyError:
+        return []
+    killed = kill_account(uid)
+    remove_cgroups(account)
+    return killed
+
+
+# ---------------------------------------------------------------- files left in the shared folders
+def remove_files_of(uid: int, folders=SHARED_TMP, spare: tuple[str, ...] = ()) -> list[str]:
+    """Delete everything ``uid`` owns in the machine's shared temporary folders (never following a link,
+    never leaving the folder's filesystem, never inside ``spare``); returns what was removed."""
+    removed = []
+    for top in folders:
+        if not os.path.isdir(top):
+            continue
+        device = os.lstat(top).st_dev
+        for folder, subfolders, files in os.walk(top):
+            if any(os.path.commonpath([folder, s]) == s for s in spare):
+                subfolders.clear()
+                continue
+            for name in [*subfolders, *files]:
+                path = os.path.join(folder, name)
+                try:
+                    info = os.lstat(path)
+                except OSError:
+                    continue
+                if info.st_dev != device or any(os.path.commonpath([path, s]) == s for s in spare):
+                    if name in subfolders:
+                        subfolders.remove(name)
+                    continue
+                if info.st_uid != uid:
+                    continue
+                if stat.S_ISDIR(info.st_mode):
+                    shutil.rmtree(path, ignore_errors=True)
+                    subfolders.remove(name)
+                else:
+                    try:
+                        os.unlink(path)
+                    except OSError:
+                        continue
+                removed.append(path)
+    return removed
+
+
+def limits_here() -> dict[str, str]:
+    """Which of the limits this machine enforces, and how (for `make hub`'s start-up message)."""
+    found = cgroup_controllers()
+    return {
+        "memory": "cgroup" if "memory" in found else "MISSING",
+        "cpu": "cgroup" if "cpu" in found else "MISSING",
+        "processes": "cgroup" if "pids" in found else "RLIMIT_NPROC",
+        "temporary folders": "private tmpfs",
+    }
