@@ -117,7 +117,7 @@ class SoftmaxExplorer(Explorer):
 
     def weights(self) -> Tensor:
         """``softmax(scores / T)`` over the keys, ``(n_q, n_k)``, for the scores typed now."""
-        scores, _ = self.scores_and_labels(self.values())
+        scores, _ = self.scores_and_labels(self.values_now())
         return softmax(scores / self.controls["temperature"].value, dim=-1)
 
     def compute(self, values) -> Shown:
@@ -154,7 +154,7 @@ class SoftmaxExplorer(Explorer):
 
     def summary(self) -> str:
         c = self.controls
-        _, labels = self.scores_and_labels(self.values())
+        _, labels = self.scores_and_labels(self.values_now())
         return (
             f"SoftmaxExplorer(example={c['example'].value!r}, temperature={c['temperature'].value:g}, "
             f"query={labels[c['query'].value]!r})"

@@ -8,7 +8,7 @@ Every explorer has the same shape (read one, you have read them all)::
             self.controls["query"] = widgets.Dropdown(...)    # name → ipywidget
             self.views["scores"] = HeatmapView(None, ...)     # name → HeatmapView (drawn by the browser)
             self.texts["terms"] = widgets.HTML()              # name → HTML text
-            self.update()                                     # shows compute(values())
+            self.update()                                     # shows compute(values_now())
             self.observe_controls()                           # a control change calls update()
             self.widget = widgets.VBox([...])                 # the layout (uses self.message)
 
@@ -17,7 +17,7 @@ Every explorer has the same shape (read one, you have read them all)::
                                                               # the views keep their last good state
         def summary(self) -> str: ...                         # deterministic text/plain (nbval)
 
-What an explorer shows is a function of its controls' values (:meth:`Explorer.values`, plus any state a
+What an explorer shows is a function of its controls' values (:meth:`Explorer.values_now`, plus any state a
 learner typed into a cell, which subclasses add there): :meth:`Explorer.compute` returns every view's
 :class:`~attnlib.show.view.Frame`, every text's HTML and every dependent control's options, limits and
 clamped value, and :meth:`Explorer.update` only shows it. Nothing is kept from the previous state, so the
@@ -134,7 +134,7 @@ class Explorer:
     an inline ``message``.
 
     Subclasses build their controls, views and texts, lay them out in ``self.widget`` and implement
-    :meth:`compute`; :meth:`update` shows ``compute(values())``. The base class calls it when a control
+    :meth:`compute`; :meth:`update` shows ``compute(values_now())``. The base class calls it when a control
     changes and keeps the last good state when it raises a ``ValueError`` (the message is shown inline
     instead).
     """
@@ -255,7 +255,7 @@ class Explorer:
         self.message.value = f'<span style="color:#b00020">⚠ {html.escape(text)}</span>'
 
     # state ---------------------------------------------------------------
-    def values(self) -> dict[str, object]:
+    def values_now(self) -> dict[str, object]:
         """The state :meth:`compute` reads: every control's value (subclasses add what a learner typed in cells)."""
         return {name: control.value for name, control in self.controls.items()}
 
@@ -264,8 +264,8 @@ class Explorer:
         raise NotImplementedError
 
     def update(self) -> None:
-        """Show ``compute(values())``."""
-        self.show(self.compute(self.values()))
+        """Show ``compute(values_now())``."""
+        self.show(self.compute(self.values_now()))
 
     def show(self, shown: Shown) -> None:
         """Set every output to ``shown``: the dependent controls first (quietly), then the views and the texts."""
@@ -295,7 +295,7 @@ class Explorer:
 
     def displayed(self) -> dict[str, object]:
         """What the widgets hold now, in the form of :meth:`state` (for the outputs that :meth:`compute` sets)."""
-        shown = self.compute(self.values())
+        shown = self.compute(self.values_now())
         return {
             "views": {name: self.views[name].shown() for name in shown.views},
             "texts": {name: self.texts[name].value for name in shown.texts},
