@@ -179,13 +179,9 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     assert (STATIC / "heatmap.css").is_file()
 
 
-def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> None:
-    import ipywidgets as widgets
-
+def test_views_of_a_group_send_what_a_change_moves_through_it(sent) -> None:
     from attnlib.show import ViewGroup
 
-    sent: list[tuple[object, dict]] = []
-    monkeypatch.setattr(widgets.Widget, "_send", lambda self, msg, buffers=None: sent.append((self, msg)))
     group = ViewGroup()
     a, b, alone = HeatmapView(np.eye(2), title="a"), HeatmapView(np.zeros((1, 3))), HeatmapView(np.eye(2))
     a.join(group, "a")
@@ -198,17 +194,21 @@ def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> No
         a.update(np.eye(2) * 3)
         b.highlight(cells=[(0, 2)])
         alone.update(np.ones((2, 2)))
-    assert [w for w, _ in sent].count(group) == 1 and not [w for w, _ in sent if w in (a, b)]
-    message = next(msg for w, msg in sent if w is group)
+    assert [w for w, _ in sent].count(group.model_id) == 1 and not [w for w, _ in sent if w in (a.model_id, b.model_id)]
+    message = next(msg for w, msg in sent if w == group.model_id)
     assert set(message["state"]) == {a.group_key, b.group_key}  # the views that moved, in one message
     assert message["state"][b.group_key]["highlight_cells"] == [[0, 2]]
     assert [a.group_key, "buffer"] in message["buffer_paths"]  # the matrix stays binary
     assert np.frombuffer(getattr(group, a.group_key)["buffer"], "<f8").tolist() == [3.0, 0.0, 0.0, 3.0]
-    assert [msg["buffer_paths"] for w, msg in sent if w is alone] == [[["buffer"]]]  # on its own: its own message
+    assert [msg["buffer_paths"] for w, msg in sent if w == alone.model_id] == [
+        [["buffer"]]
+    ]  # on its own: its own message
     sent.clear()
     with group.hold_sync():
         b.update(np.ones((1, 3)))
-    assert set(next(msg for w, msg in sent if w is group)["state"]) == {b.group_key}  # a did not move: not sent
+    assert set(next(msg for w, msg in sent if w == group.model_id)["state"]) == {
+        b.group_key
+    }  # a did not move: not sent
     sent.clear()
     a.update(np.eye(2) * 3)  # the same numbers: nothing leaves
     assert not sent
