@@ -83,9 +83,7 @@ class InputsExplorer(Explorer):
         self.on_edit("inputs", self._edit_cell)
         self.shape = self.texts["shape"] = widgets.HTML()
         self.update()
-        self.controls["example"].observe(self._on_example, names="value")
-        self.controls["values"].observe(self._on_change, names="value")
-        self.join_views()
+        self.observe_controls()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["example"]]),
@@ -109,10 +107,11 @@ class InputsExplorer(Explorer):
         """The tokens shown."""
         return list(self.views["inputs"].row_labels)
 
-    def _on_example(self, change) -> None:
-        """A new document: its numbers replace the text, then everything follows from the values."""
-        self._set_text(format_matrix(example_inputs(change["new"])[0]))
-        self._on_change()
+    def transition(self, values, name: str):
+        """A new document: its numbers replace the text."""
+        if name != "example":
+            return values
+        return {**values, "values": format_matrix(example_inputs(values["example"])[0])}
 
     def _edit_cell(self, i: int, j: int, value: float) -> None:
         """A number typed into cell ``(i, j)`` of the heatmap: written into the text box (one source of truth)."""

@@ -86,10 +86,7 @@ class SoftmaxExplorer(Explorer):
         self.views["bars"] = HeatmapView(None, title="one query's weights", vmin=0.0, vmax=1.0, decimals=2)
         self.bar_caption = self.texts["bar_caption"] = widgets.HTML()
         self.update()
-        self.controls["example"].observe(self._on_example, names="value")
-        for name in ("scores", "temperature", "query"):
-            self.controls[name].observe(self._on_change, names="value")
-        self.join_views()
+        self.observe_controls()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
@@ -146,11 +143,11 @@ class SoftmaxExplorer(Explorer):
         )
 
     # ------------------------------------------------------------------ events
-    def _on_example(self, change) -> None:
-        """A new example: its scores replace the text, then everything follows from the values."""
-        scores, _labels = example_scores(change["new"])
-        self.set_quietly("scores", value=format_matrix(scores, 6))
-        self._on_change()
+    def transition(self, values, name: str):
+        """A new example: its scores replace the text."""
+        if name != "example":
+            return values
+        return {**values, "scores": format_matrix(example_scores(values["example"])[0], 6)}
 
     def summary(self) -> str:
         c = self.controls

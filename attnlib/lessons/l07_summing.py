@@ -57,10 +57,7 @@ class SummingExplorer(Explorer):
         self.views["sum"] = HeatmapView(None, decimals=4)
         self.views["context"] = HeatmapView(None, title="context = W V (all outputs)", decimals=4)
         self.update()
-        c["example"].observe(self._on_example, names="value")
-        for name in ("query", "terms", "scaled"):
-            c[name].observe(self._on_change, names="value")
-        self.join_views()
+        self.observe_controls()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([c["example"], c["query"], c["scaled"]]),
@@ -75,11 +72,17 @@ class SummingExplorer(Explorer):
         """The tokens of the document shown."""
         return example_attention(self.controls["example"].value)[2]
 
-    def _on_example(self, change) -> None:
-        """A new document starts with every term added (its ``n_k`` terms), then everything follows from the values."""
-        n_k = len(example_attention(change["new"])[2])
-        self.set_quietly("terms", max=n_k, value=n_k)
-        self._on_change()
+    def transition(self, values, name: str):
+        """A new document starts with every term added (its ``n_k`` terms)."""
+        if name != "example":
+            return values
+        return {**values, "terms": len(example_attention(values["example"])[2])}
+
+    def adopt(self, values) -> None:
+        """The terms slider's range first, so that its new value fits."""
+        n_k = len(example_attention(values["example"])[2])
+        self.set_quietly("terms", max=n_k, value=values["terms"])
+        super().adopt(values)
 
     def compute(self, values) -> Shown:
         """The chosen query's weighted values with the running sum of the first ``terms``, and every output."""

@@ -158,10 +158,7 @@ class PipelineExplorer(Explorer):
         for name in ("scores", "scaled_scores", "weights"):
             v[name].on_select(lambda i, j: self._choose(query=i, key=j))
         self.update()
-        c["example"].observe(self._on_example, names="value")
-        for name in ("query", "key", "scaled", "causal"):
-            c[name].observe(self._on_change, names="value")
-        self.join_views()
+        self.observe_controls()
         row = lambda *names: widgets.HBox([v[name] for name in names], layout=widgets.Layout(flex_flow="row wrap"))  # noqa: E731
         self.widget = widgets.VBox(
             [
@@ -198,10 +195,17 @@ class PipelineExplorer(Explorer):
         """The controls' values, and ``X`` and the projections as edited (the example's until a cell is typed in)."""
         return {**super().values_now(), "inputs": self.inputs, "projections": self.projections}
 
-    def _on_example(self, change) -> None:
-        """A new example: its own inputs and projections replace any edits, then everything follows."""
-        self.inputs, self.projections, _ = pipeline_example(change["new"])
-        self._on_change()
+    def transition(self, values, name: str):
+        """A new example: its own inputs and projections replace any edits."""
+        if name != "example":
+            return values
+        inputs, projections, _ = pipeline_example(values["example"])
+        return {**values, "inputs": inputs, "projections": projections}
+
+    def adopt(self, values) -> None:
+        """The controls, and ``X`` and the projections."""
+        self.inputs, self.projections = values["inputs"], values["projections"]
+        super().adopt(values)
 
     def _edit(self, name: str):
         """A number typed into ``name`` (inputs or a projection) replaces that entry."""

@@ -48,6 +48,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
@@ -146,16 +147,26 @@ class Explorer:
         self.controls: dict[str, widgets.Widget] = {}
         self.views: dict[str, HeatmapView] = {}
         self.texts: dict[str, widgets.HTML] = {}
+        self._quiet = 0  # > 0 while the explorer sets its own controls
         self.message = widgets.HTML(value="")
         self.widget: widgets.Box = widgets.VBox()
         self.group = ViewGroup()
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
-        """A change of any control calls :meth:`update`; the views join the explorer's group."""
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
+        """A change of any control applies :meth:`transition`, then calls :meth:`update`; the views join the group."""
+        for name, control in self.controls.items():
+            control.observe(partial(self._on_control, name), names="value")
         self.join_views()
+
+    def _on_control(self, name: str, _change=None) -> None:
+        if self._quiet:
+            return  # set by the explorer itself (set_quietly)
+        values = self.values_now()
+        after = self.transition(values, name)
+        if after is not values:
+            self.adopt(after)
+        self._on_change()
 
     def join_views(self) -> None:
         """Every view in :attr:`views` sends what it draws through :attr:`group` (one message per change)."""
@@ -171,12 +182,12 @@ class Explorer:
     def set_quietly(self, name: str, **traits: object) -> None:
         """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
         control = self.controls[name]
-        control.unobserve(self._on_change, names="value")
+        self._quiet += 1
         try:
             for trait, value in traits.items():
                 setattr(control, trait, value)
         finally:
-            control.observe(self._on_change, names="value")
+            self._quiet -= 1
 
     def widgets(self) -> list[widgets.Widget]:
         """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
@@ -262,6 +273,20 @@ class Explorer:
     def compute(self, values: Mapping[str, object]) -> Shown:  # pragma: no cover - overridden
         """What the explorer shows for ``values``: pure (no widget is read or changed)."""
         raise NotImplementedError
+
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
+        """The values after control ``name`` changed to ``values[name]``: pure; by default ``values`` itself.
+
+        Explorers whose controls reset others override it (a new example resets a text typed for the old one):
+        the page and the tables apply the same function.
+        """
+        return values
+
+    def adopt(self, values: Mapping[str, object]) -> None:
+        """Take ``values`` as the state: the controls quietly (subclasses keep their other state, e.g. edits)."""
+        for name, value in values.items():
+            if name in self.controls and self.controls[name].value != value:
+                self.set_quietly(name, value=value)
 
     def update(self) -> None:
         """Show ``compute(values_now())``."""
