@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import html
 import math
-from functools import partial
+from functools import lru_cache, partial
 
 import ipywidgets as widgets
 import torch
@@ -42,6 +42,7 @@ __all__ = [
 EXAMPLES = ("001", "000", "004")
 
 
+@lru_cache(maxsize=8)
 def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
     """The unscaled scores ``Q Kᵀ`` ``(n_q, n_k)`` of document ``key`` and its token labels."""
     ex = examples.get(key)

@@ -69,6 +69,14 @@ class ScalingExplorer(Explorer):
             ]
         )
 
+    #: the d_k a table of states holds (the page answers these without a kernel): powers of two, as the lesson
+    #: compares d_k = 1, 2, 4 … 512; the slider's other steps go to the kernel
+    TABLE_D_K = tuple(2**k for k in range(10))
+
+    def control_grid(self) -> dict[str, list[object]]:
+        """``d_k`` on :data:`TABLE_D_K`, every seed."""
+        return {**super().control_grid(), "d_k": list(self.TABLE_D_K)}
+
     def current(self) -> ScalingStats:
         """The statistics for the current slider values."""
         return scaling_stats(self.controls["d_k"].value, n_tokens=self.n_tokens, seed=self.controls["seed"].value)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from functools import partial
+from functools import lru_cache, partial
 
 import ipywidgets as widgets
 import torch
@@ -34,6 +34,7 @@ EXAMPLES = {
 }
 
 
+@lru_cache(maxsize=8)
 def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
     """Inputs ``X`` ``(n, d_in)``, projections ``(d_in, d_k)``/``(d_in, d_v)`` (``Q = X W_q``), and token labels.
 

@@ -56,7 +56,7 @@ import numpy as np
 from .plots import heatmap_png, png_bundle
 from .view import Frame, HeatmapView, ViewGroup, parse_cell
 
-__all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "parse_cell", "parse_matrix"]
+__all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "choices", "parse_cell", "parse_matrix"]
 
 #: the characters a control's label shows in ipywidgets' default label width
 LABEL_FITS = 9
@@ -114,6 +114,20 @@ def _plain(value: object) -> object:
     if isinstance(value, list | tuple):
         return tuple(_plain(v) for v in value)
     return value
+
+
+def choices(control: widgets.Widget) -> list[object] | None:
+    """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
+    if isinstance(control, widgets.Dropdown | widgets.ToggleButtons | widgets.SelectionSlider):
+        return [o[1] if isinstance(o, tuple) else o for o in control.options]
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        return [False, True]
+    if isinstance(control, widgets.FloatLogSlider):
+        n = round((control.max - control.min) / control.step)
+        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
+    if isinstance(control, widgets.IntSlider):
+        return list(range(control.min, control.max + 1, control.step))
+    return None
 
 
 @dataclass(frozen=True)
@@ -273,6 +287,15 @@ class Explorer:
     def compute(self, values: Mapping[str, object]) -> Shown:  # pragma: no cover - overridden
         """What the explorer shows for ``values``: pure (no widget is read or changed)."""
         raise NotImplementedError
+
+    def control_grid(self) -> dict[str, list[object]]:
+        """The enumerable controls and the values a table of states takes for each (default: the widget's steps).
+
+        Controls a learner types into are not here; explorers whose widget steps are too fine for a table
+        override it with a coarser grid.
+        """
+        grid = {name: choices(control) for name, control in self.controls.items()}
+        return {name: values for name, values in grid.items() if values is not None}
 
     def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
         """The values after control ``name`` changed to ``values[name]``: pure; by default ``values`` itself.

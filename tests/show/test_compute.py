@@ -10,7 +10,6 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-import ipywidgets as widgets
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -35,7 +34,7 @@ from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.lessons.l16_what_it_refers_to import ReferentExplorer
 from attnlib.lessons.l17_where_next import MergesExplorer
 from attnlib.lessons.pipeline import PipelineExplorer, pipeline_example
-from attnlib.show.explorer import Explorer
+from attnlib.show.explorer import Explorer, choices
 from attnlib.training import train
 from attnlib.transformer import TinyTransformer
 
@@ -80,28 +79,18 @@ EXPLORERS: dict[str, Callable[[], Explorer]] = {
     "17 merges": lambda: MergesExplorer("low low low lower lowest newer newest wider"),
 }
 
-_BUILT: dict[str, Explorer] = {}
+_BUILT: dict[str, tuple[Explorer, dict[str, object]]] = {}
 
 
 def built(name: str) -> Explorer:
-    """One explorer per name for the whole module (the slow ones are built once)."""
+    """One explorer per name for the whole session (the slow ones are built once), back in its first state."""
     if name not in _BUILT:
-        _BUILT[name] = EXPLORERS[name]()
-    return _BUILT[name]
-
-
-def choices(control: widgets.Widget) -> list[object] | None:
-    """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
-    if isinstance(control, widgets.Dropdown | widgets.ToggleButtons | widgets.SelectionSlider):
-        return [o[1] if isinstance(o, tuple) else o for o in control.options]
-    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
-        return [False, True]
-    if isinstance(control, widgets.FloatLogSlider):
-        n = round((control.max - control.min) / control.step)
-        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
-    if isinstance(control, widgets.IntSlider):
-        return list(range(control.min, control.max + 1, control.step))
-    return None
+        explorer = EXPLORERS[name]()
+        _BUILT[name] = explorer, explorer.values_now()
+    explorer, first = _BUILT[name]
+    explorer.adopt(first)
+    explorer.update()
+    return explorer
 
 
 def enumerable(explorer: Explorer) -> list[str]:
@@ -124,7 +113,7 @@ def test_a_new_explorer_shows_compute_of_its_values(name: str) -> None:
 def test_a_walk_through_the_controls_shows_compute_and_a_fresh_explorer_shows_the_same(name: str, data) -> None:
     """Random steps through the controls (each a click or a drag); after each, the widgets hold compute(values),
     and an explorer built with the walked values as arguments holds the same."""
-    explorer = built(name)
+    explorer = built(name)  # every example starts from the explorer's first state
     for _ in range(data.draw(st.integers(1, 6), label="steps")):
         names = enumerable(explorer)
         if not names:
