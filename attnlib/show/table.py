@@ -27,6 +27,10 @@ class TableTooLarge(ValueError):
     """More states than the table's limit: the explorer needs a coarser grid or a table per output."""
 
 
+#: a view's outlines, pooled apart from the rest of its entry
+MARKS = frozenset({"highlight_rows", "highlight_cols", "highlight_cells"})
+
+
 def _json(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
@@ -49,7 +53,9 @@ class Table:
     keys: list[tuple] = field(default_factory=list)  # row k's values of the enumerable controls
     pool: list[str] = field(default_factory=list)  # distinct outputs as JSON (a view's entry without its matrix)
     matrices: list[bytes] = field(default_factory=list)  # distinct matrices, little-endian float64
-    rows: list[list[int]] = field(default_factory=list)  # per row: a pool index per output (+ a matrix index per view)
+    rows: list[list[int]] = field(
+        default_factory=list
+    )  # per row, per output: a pool index (views: look, marks, matrix)
     free: dict[str, object] = field(default_factory=dict)  # the typed controls' values the table holds for
     values: list[dict[str, object]] = field(default_factory=list, repr=False)  # row k's values (not shipped)
 
@@ -65,6 +71,7 @@ class Table:
             kind, name = output.split("/", 1)
             value = json.loads(self.pool[next(cells)])
             if kind == "views":
+                value.update(json.loads(self.pool[next(cells)]))
                 value["buffer"] = self.matrices[next(cells)]
             out[kind][name] = value
         return out
@@ -152,9 +159,11 @@ def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
         for output in outputs:
             kind, name = output.split("/", 1)
             value = state[kind][name]
-            if kind == "views":
-                rest = {k: v for k, v in value.items() if k != "buffer"}
-                row.append(pool.setdefault(_json(rest), len(pool)))
+            if kind == "views":  # the outlines apart: they move with the choices, the rest with the numbers
+                look = {k: v for k, v in value.items() if k != "buffer" and k not in MARKS}
+                marks = {k: v for k, v in value.items() if k in MARKS}
+                row.append(pool.setdefault(_json(look), len(pool)))
+                row.append(pool.setdefault(_json(marks), len(pool)))
                 row.append(matrices.setdefault(value["buffer"], len(matrices)))
             else:
                 row.append(pool.setdefault(_json(value), len(pool)))
@@ -174,8 +183,8 @@ def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
                     continue
                 moved = explorer.transition({**values, name: value}, name)
                 raw = tuple(moved[n] for n in names)
-                if raw in tried:
-                    continue  # the same values before clamping: the same state
+                if raw in seen or raw in tried:
+                    continue  # a state already in the table, or the same values before clamping as one
                 tried.add(raw)
                 after, after_shown = settle(moved)
                 key = tuple(after[n] for n in names)

@@ -12,10 +12,9 @@ from attnlib.lessons.l08_scaling import ScalingExplorer
 from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.show.table import TableTooLarge, build_table, comparable
 
-#: over the inline budget today: the pipeline's twelve views (72 kB gzip; a table per output would share
-#: the w_* views, which depend on the example only) and lesson 08's 420 random float64 matrices on its
-#: d_k grid (79 kB gzip; chunks per seed would be about 4 kB each)
-OVER_BUDGET = {"01 pipeline", "08 scaling"}
+#: over the inline budget today: lesson 08's 399 random float64 matrices on its d_k grid (79 kB gzip;
+#: chunks per seed would be about 4 kB each)
+OVER_BUDGET = {"08 scaling"}
 #: not enumerable as a product of its controls (1.1 M states): needs a table per output (position and
 #: frequency move only outlines and the caption)
 NO_TABLE = {"12 positions"}
@@ -38,15 +37,15 @@ def test_every_row_of_the_table_is_compute_of_its_values(name: str) -> None:
 
 
 def test_the_tables_cover_the_lessons_states_and_build_in_time() -> None:
-    """The walks of tests/show/test_compute.py stay inside the table; all the tables build in <= 10 s."""
-    start = time.perf_counter()
+    """All the tables build in <= 10 s of this process's CPU time (the machine's other work does not count)."""
+    start = time.process_time()
     sizes = {}
     for name in EXPLORERS:
         if name in NO_TABLE or name in {"13 training", "14 heads", "16 referent"}:
             continue  # (those are built once per module in test_compute and timed there with the model)
         table = build_table(EXPLORERS[name]())
         sizes[name] = len(table.keys)
-    elapsed = time.perf_counter() - start
+    elapsed = time.process_time() - start
     assert sizes["05 softmax"] == 51 * (3 + 4 + 3)  # every temperature × the queries of 001, 000 and 004
     assert elapsed <= 10.0, f"building the tables took {elapsed:.1f} s"
 
