@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from test_compute import EXPLORERS, built
+from test_explorer import EXPLORERS, built
 
 from attnlib.lessons.l08_scaling import ScalingExplorer
 from attnlib.lessons.l12_positions import PositionsExplorer
