@@ -152,7 +152,7 @@ class SoftmaxExplorer(Explorer):
 
     def summary(self) -> str:
         c = self.controls
-        _, labels = self.scores_and_labels(self.values_now())
+        labels = self.views["heatmap"].row_labels  # what is shown (the last good scores)
         return (
             f"SoftmaxExplorer(example={c['example'].value!r}, temperature={c['temperature'].value:g}, "
             f"query={labels[c['query'].value]!r})"

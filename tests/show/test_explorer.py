@@ -432,3 +432,11 @@ def test_compute_touches_no_widget() -> None:
     assert explorer.displayed() == before
     assert explorer.state(shown) != before
     assert explorer.state(explorer.compute(values)) == explorer.state(shown)  # and the same every time
+
+
+def test_a_bad_text_keeps_the_last_good_state_and_the_summary() -> None:
+    explorer = SoftmaxExplorer("001")
+    before, summary = explorer.displayed(), explorer.summary()
+    explorer.controls["scores"].value = "1 2; 3 oops"
+    assert "oops" in explorer.message.value
+    assert explorer.views["heatmap"].shown() == before["views"]["heatmap"] and explorer.summary() == summary
