@@ -95,6 +95,7 @@ lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks include
 	$(BIN)/ruff format --check --quiet $(FORMATTED)
 	$(BIN)/mypy
 	node_modules/.bin/tsc --noEmit -p jsconfig.json
+	node --test tests/show/heatmap.test.mjs
 
 format: $(STAMP)  ## ruff format and fix imports
 	$(BIN)/ruff check --fix --select I .

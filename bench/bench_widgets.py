@@ -63,6 +63,19 @@ def _referent() -> Explorer:
     return ReferentExplorer(pronouns.load(), " ".join(pronouns.example()))  # the lesson's sentence
 
 
+def _writer() -> Explorer:
+    import torch
+
+    from attnlib import language
+    from attnlib.lessons.l17_a_model_that_writes import WriterExplorer
+    from attnlib.transformer import TinyTransformer
+
+    vocabulary = language.Vocabulary(language.load_text("macbeth"))
+    torch.manual_seed(0)  # the live model's shape; its weights do not change the cost of a change
+    model = TinyTransformer(len(vocabulary), **language.WRITER["model"], causal=True)
+    return WriterExplorer(model, vocabulary.characters, prompt="MACBETH.\n", temperature=0.7, top_k=5)
+
+
 def _merges() -> Explorer:
     from attnlib.lessons.l18_where_next import MergesExplorer
 
@@ -75,6 +88,7 @@ FACTORIES: dict[str, Callable[[], Explorer]] = {
     "TrainingExplorer": _training,
     "HeadsExplorer": _heads,
     "ReferentExplorer": _referent,
+    "WriterExplorer": _writer,
     "MergesExplorer": _merges,
 }
 

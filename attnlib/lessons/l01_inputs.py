@@ -20,7 +20,7 @@ from torch import Tensor
 from .. import examples
 from ..examples import ALL, MatrixExample, SentenceExample
 from ..formatting import format_matrix, format_number, matrix_decimals
-from ..show.explorer import Explorer, HeatmapView, parse_matrix
+from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import prepare_inputs
 from ._calls import compare_call
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise
@@ -70,11 +70,7 @@ class InputsExplorer(Explorer):
         super().__init__()
         if example not in dict((v, k) for k, v in EXAMPLE_CHOICES):
             raise ValueError(f"example must be one of {[v for _, v in EXAMPLE_CHOICES]}, got {example!r}")
-        inputs, labels = example_inputs(example)
-        self.example = example
-        self.inputs = inputs
-        self.token_labels = labels
-        self._doc_labels = labels
+        inputs, _labels = example_inputs(example)
         self.controls["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
         self.controls["values"] = widgets.Textarea(
             value=format_matrix(inputs),
@@ -83,20 +79,11 @@ class InputsExplorer(Explorer):
             rows=6,
             layout=widgets.Layout(width="360px"),
         )
-        self.views["inputs"] = HeatmapView(
-            inputs,
-            decimals=matrix_decimals(inputs),
-            row_labels=labels,
-            col_labels=_features(inputs),
-            title=_title(inputs),
-            xlabel="feature (d_in)",
-            ylabel="token",
-            editable=True,
-        )
+        self.views["inputs"] = HeatmapView(None, xlabel="feature (d_in)", ylabel="token", editable=True)
         self.on_edit("inputs", self._edit_cell)
-        self.shape = widgets.HTML()
+        self.shape = self.texts["shape"] = widgets.HTML()
+        self.update()
         self.observe_controls()
-        self._show_shape()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["example"]]),
@@ -104,6 +91,27 @@ class InputsExplorer(Explorer):
                 self.message,
             ]
         )
+
+    @property
+    def example(self) -> str:
+        """The document chosen."""
+        return self.controls["example"].value
+
+    @property
+    def inputs(self) -> Tensor:
+        """The inputs shown (the last good ones)."""
+        return torch.from_numpy(self.views["inputs"].data)
+
+    @property
+    def token_labels(self) -> list[str]:
+        """The tokens shown."""
+        return list(self.views["inputs"].row_labels)
+
+    def transition(self, values, name: str):
+        """A new document: its numbers replace the text."""
+        if name != "example":
+            return values
+        return {**values, "values": format_matrix(example_inputs(values["example"])[0])}
 
     def _edit_cell(self, i: int, j: int, value: float) -> None:
         """A number typed into cell ``(i, j)`` of the heatmap: written into the text box (one source of truth)."""
@@ -115,32 +123,27 @@ class InputsExplorer(Explorer):
         """Set the text box without triggering another update."""
         self.set_quietly("values", value=text)
 
-    def _show_shape(self) -> None:
-        n, d = self.inputs.shape
-        self.shape.value = html.escape(f"X has shape (n_tokens, d_in) = ({n}, {d})")
-
-    def update(self) -> None:
-        """Show the chosen document's inputs, or the numbers typed in the text box."""
-        key = self.controls["example"].value
-        if key != self.example:
-            inputs, labels = example_inputs(key)
-            self._set_text(format_matrix(inputs))
-            self.example = key
-            self._doc_labels = labels
+    def compute(self, values) -> Shown:
+        """The numbers typed in the text box (the document's own, unrounded, while the text is its text)."""
+        doc, doc_labels = example_inputs(values["example"])
+        if values["values"] == format_matrix(doc):
+            inputs = doc
         else:
-            inputs = prepare_inputs(torch.from_numpy(parse_matrix(self.controls["values"].value)))
-            labels = self._doc_labels
-            if len(labels) != inputs.shape[0]:
-                labels = [f"token {i + 1}" for i in range(inputs.shape[0])]
-        self.inputs, self.token_labels = inputs, labels
-        self.views["inputs"].update(
-            inputs,
-            row_labels=labels,
-            col_labels=_features(inputs),
-            title=_title(inputs),
-            decimals=matrix_decimals(inputs),
+            inputs = prepare_inputs(torch.from_numpy(parse_matrix(values["values"])))
+        n, d = inputs.shape
+        labels = doc_labels if len(doc_labels) == n else [f"token {i + 1}" for i in range(n)]
+        return Shown(
+            views={
+                "inputs": self.views["inputs"].frame(
+                    inputs,
+                    row_labels=labels,
+                    col_labels=_features(inputs),
+                    title=_title(inputs),
+                    decimals=matrix_decimals(inputs),
+                )
+            },
+            texts={"shape": html.escape(f"X has shape (n_tokens, d_in) = ({n}, {d})")},
         )
-        self._show_shape()
 
     def summary(self) -> str:
         return f"InputsExplorer(example={self.example!r}, shape={tuple(self.inputs.shape)})"

@@ -19,7 +19,7 @@ from torch import Tensor, nn
 
 from ..examples import four_inputs, three_inputs
 from ..formatting import matrix_decimals
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import Projections, init_projections
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
@@ -55,13 +55,10 @@ class ProjectionsExplorer(Explorer):
         c["d_k"] = widgets.IntSlider(value=d_k, min=1, max=8, description="d_k")
         c["d_v"] = widgets.IntSlider(value=d_v, min=1, max=8, description="d_v")
         c["seed"] = widgets.IntText(value=seed, description="seed", layout=widgets.Layout(width="180px"))
-        self.shapes = widgets.HTML()
-        self.projections = self._compute()
-        for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, self.projections):
-            self.views[key] = HeatmapView(
-                w, decimals=matrix_decimals(w), title=_title(name, w), row_labels=_rows(w), col_labels=_cols(w)
-            )
-        self._sync_controls()
+        self.shapes = self.texts["shapes"] = widgets.HTML()
+        for key in ("w_query", "w_key", "w_value"):
+            self.views[key] = HeatmapView(None)
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -73,35 +70,42 @@ class ProjectionsExplorer(Explorer):
             ]
         )
 
-    def _compute(self) -> Projections:
-        c = self.controls
-        source = c["source"].value
+    @staticmethod
+    def projections_of(values) -> Projections:
+        """The projections for ``values``: the document's, or ``init_projections`` at the sliders' sizes."""
+        source = values["source"]
         if source == "random":
-            return init_projections(c["d_in"].value, c["d_k"].value, c["d_v"].value, seed=int(c["seed"].value))
+            return init_projections(values["d_in"], values["d_k"], values["d_v"], seed=int(values["seed"]))
         return _DOCUMENTS[source].projections
 
-    def _sync_controls(self) -> None:
-        """Sliders are live for random weights; for a document they show its sizes, disabled."""
-        random = self.controls["source"].value == "random"
-        for name in ("d_in", "d_k", "d_v", "seed"):
-            self.controls[name].disabled = not random
-        if not random:
-            w = self.projections
-            sizes = {"d_in": w.w_query.shape[0], "d_k": w.w_query.shape[1], "d_v": w.w_value.shape[1]}
-            for name, size in sizes.items():
-                self.set_quietly(name, value=int(size))
-        self.shapes.value = html.escape(
-            " · ".join(f"{n} {tuple(w.shape)}" for n, w in zip(NAMES, self.projections))
-            + "   (rows: d_in; columns: d_k, d_k, d_v)"
-        )
+    @property
+    def projections(self) -> Projections:
+        """The projections shown."""
+        return self.projections_of(self.values_now())
 
-    def update(self) -> None:
-        """Recompute the weights for the current controls and redraw the three heatmaps."""
-        weights = self._compute()
-        self.projections = weights
-        for view, name, w in zip(self.views.values(), NAMES, weights):
-            view.update(w, row_labels=_rows(w), col_labels=_cols(w), title=_title(name, w), decimals=matrix_decimals(w))
-        self._sync_controls()
+    def compute(self, values) -> Shown:
+        """The three projections; sliders are live for random weights, for a document they show its sizes, disabled."""
+        weights = self.projections_of(values)
+        random = values["source"] == "random"
+        sizes = {"d_in": weights.w_query.shape[0], "d_k": weights.w_query.shape[1], "d_v": weights.w_value.shape[1]}
+        controls: dict[str, dict[str, object]] = {"seed": {"disabled": not random}}
+        for name, size in sizes.items():
+            controls[name] = {"disabled": not random} if random else {"disabled": True, "value": int(size)}
+        return Shown(
+            views={
+                key: self.views[key].frame(
+                    w, row_labels=_rows(w), col_labels=_cols(w), title=_title(name, w), decimals=matrix_decimals(w)
+                )
+                for key, name, w in zip(("w_query", "w_key", "w_value"), NAMES, weights)
+            },
+            texts={
+                "shapes": html.escape(
+                    " · ".join(f"{n} {tuple(w.shape)}" for n, w in zip(NAMES, weights))
+                    + "   (rows: d_in; columns: d_k, d_k, d_v)"
+                )
+            },
+            controls=controls,
+        )
 
     def summary(self) -> str:
         c = self.controls

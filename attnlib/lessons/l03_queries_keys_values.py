@@ -21,7 +21,7 @@ from torch import Tensor
 from .. import examples
 from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..steps import derive_qkv, init_projections, project
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
@@ -88,7 +88,6 @@ class QKVExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(_DOCUMENTS)}, got {example!r}")
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
-        self.example = example
         ex = _DOCUMENTS[example]
         c = self.controls
         c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
@@ -97,10 +96,10 @@ class QKVExplorer(Explorer):
         c["column"] = widgets.IntSlider(
             value=column, min=0, max=ex.projections.w_key.shape[1] - 1, description="column d"
         )
-        self.products = widgets.HTML()
-        self.views["inputs"] = HeatmapView(ex.inputs, decimals=0, title="inputs X", ylabel="token")
-        self.views["weight"] = HeatmapView(ex.projections.w_key, decimals=0, title="W")
-        self.views["result"] = HeatmapView(ex.qkv().keys, decimals=0, title="result")
+        self.products = self.texts["products"] = widgets.HTML()
+        self.views["inputs"] = HeatmapView(None, decimals=0, title="inputs X", ylabel="token")
+        self.views["weight"] = HeatmapView(None, decimals=0, title="W")
+        self.views["result"] = HeatmapView(None, decimals=0, title="result")
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
@@ -113,40 +112,68 @@ class QKVExplorer(Explorer):
             ]
         )
 
-    def update(self) -> None:
-        """Recompute with :func:`attnlib.derive_qkv`, outline the token's row and the chosen column."""
-        c = self.controls
-        key = c["example"].value
-        ex = _DOCUMENTS[key]
-        if key != self.example:
-            self.example = key
-            self.set_quietly("token", options=_token_options(ex), value=min(c["token"].value, len(ex.rows) - 1))
-        inputs, weights = ex.inputs, ex.projections
-        index, w_name, r_name = KINDS[c["kind"].value]
-        weight = weights[index]
-        result = derive_qkv(inputs, *weights)[index]
+    @property
+    def example(self) -> str:
+        """The document chosen."""
+        return self.controls["example"].value
+
+    @staticmethod
+    def matrices(values) -> tuple[Tensor, Tensor, Tensor]:
+        """``X``, the chosen projection ``W`` and the result ``X W`` for ``values``."""
+        ex = _DOCUMENTS[values["example"]]
+        index = KINDS[values["kind"]][0]
+        return ex.inputs, ex.projections[index], derive_qkv(ex.inputs, *ex.projections)[index]
+
+    @property
+    def inputs(self) -> Tensor:
+        return self.matrices(self.values_now())[0]
+
+    @property
+    def weight(self) -> Tensor:
+        return self.matrices(self.values_now())[1]
+
+    @property
+    def result(self) -> Tensor:
+        return self.matrices(self.values_now())[2]
+
+    def compute(self, values) -> Shown:
+        """:func:`attnlib.derive_qkv`, the token's row and the chosen column outlined, the products written out."""
+        ex = _DOCUMENTS[values["example"]]
+        inputs, weight, result = self.matrices(values)
+        _, w_name, r_name = KINDS[values["kind"]]
         d_out = weight.shape[1]
-        if c["column"].max != d_out - 1:
-            self.set_quietly("column", max=d_out - 1, value=min(c["column"].value, d_out - 1))
-        i, d = c["token"].value, c["column"].value
+        i, d = min(values["token"], len(ex.rows) - 1), min(values["column"], d_out - 1)
         labels = list(ex.token_labels)
         outs = [str(j + 1) for j in range(d_out)]
-        self.inputs, self.weight, self.result = inputs, weight, result
-        self.views["inputs"].update(inputs, row_labels=labels).highlight(rows=[i])
-        self.views["weight"].update(weight, col_labels=outs, title=f"{w_name}  ({weight.shape[0]}×{d_out})")
-        self.views["weight"].highlight(cols=[d])
-        self.views["result"].update(
-            result,
-            row_labels=labels,
-            col_labels=outs,
-            title=f"{r_name} = X {w_name}",
-            decimals=matrix_decimals(result),
-            explanations=partial(explain_products, inputs, weight.T, left_name="x_{i}", right_name=w_name + "[:,{j}]"),
-        ).highlight(rows=[i], cells=[(i, d)])
         lines = product_lines(inputs[i], weight)
         lines = [f"<b>{html.escape(t)}</b>" if j == d else html.escape(t) for j, t in enumerate(lines)]
         head = html.escape(f"{r_name.lower()} of {labels[i]} = x_{i + 1} {w_name} = {vector_text(result[i])}")
-        self.products.value = f"<code>{head}<br>" + "<br>".join(lines) + "</code>"
+        v = self.views
+        return Shown(
+            views={
+                "inputs": v["inputs"].frame(inputs, row_labels=labels, rows=[i]),
+                "weight": v["weight"].frame(
+                    weight, col_labels=outs, title=f"{w_name}  ({weight.shape[0]}×{d_out})", cols=[d]
+                ),
+                "result": v["result"].frame(
+                    result,
+                    row_labels=labels,
+                    col_labels=outs,
+                    title=f"{r_name} = X {w_name}",
+                    decimals=matrix_decimals(result),
+                    explanations=partial(
+                        explain_products, inputs, weight.T, left_name="x_{i}", right_name=w_name + "[:,{j}]"
+                    ),
+                    rows=[i],
+                    cells=[(i, d)],
+                ),
+            },
+            texts={"products": f"<code>{head}<br>" + "<br>".join(lines) + "</code>"},
+            controls={
+                "token": {"options": _token_options(ex), "value": i},
+                "column": {"max": d_out - 1, "value": d},
+            },
+        )
 
     def snapshot_png(self) -> bytes:
         """Static fallback: the result (``Q``, ``K`` or ``V``) with the token's row and the chosen cell outlined."""

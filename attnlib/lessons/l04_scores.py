@@ -20,7 +20,7 @@ from torch import Tensor
 
 from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score
 from ._calls import compare_call
 from ._check import ATTNLIB, Feedback, TorchFamily, compare_tensor, exercise
@@ -53,19 +53,15 @@ class ScoresExplorer(Explorer):
         super().__init__()
         if example not in _DOCUMENTS:
             raise ValueError(f"example must be one of {sorted(_DOCUMENTS)}, got {example!r}")
-        self.example = example
         ex = _DOCUMENTS[example]
-        queries, keys, _ = ex.qkv()
         c = self.controls
         c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
         c["query"] = widgets.Dropdown(options=_options(ex, "query"), value=query, description="query")
         c["key"] = widgets.Dropdown(options=_options(ex, "key"), value=key, description="key")
-        self.terms = widgets.HTML()
-        self.views["scores"] = HeatmapView(
-            score(queries, keys), decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query"
-        )
-        self.views["queries"] = HeatmapView(queries, decimals=0, title="queries Q")
-        self.views["keys"] = HeatmapView(keys, decimals=0, title="keys K")
+        self.terms = self.texts["terms"] = widgets.HTML()
+        self.views["scores"] = HeatmapView(None, decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query")
+        self.views["queries"] = HeatmapView(None, decimals=0, title="queries Q")
+        self.views["keys"] = HeatmapView(None, decimals=0, title="keys K")
         self.update()
         self.observe_controls()
         self.views["scores"].on_select(self._choose)
@@ -78,36 +74,40 @@ class ScoresExplorer(Explorer):
             ]
         )
 
-    def update(self) -> None:
-        """Recompute ``Q Kᵀ`` with :func:`attnlib.score` and outline the chosen query's row."""
-        c = self.controls
-        name = c["example"].value
-        ex = _DOCUMENTS[name]
+    def compute(self, values) -> Shown:
+        """``Q Kᵀ`` with :func:`attnlib.score`, the chosen query's row outlined and its dot products written out."""
+        ex = _DOCUMENTS[values["example"]]
         n = len(ex.rows)
-        if name != self.example:
-            self.example = name
-            self.set_quietly("query", options=_options(ex, "query"), value=min(c["query"].value, n - 1))
-            self.set_quietly("key", options=_options(ex, "key"), value=min(c["key"].value, n - 1))
+        i, j = min(values["query"], n - 1), min(values["key"], n - 1)
         queries, keys, _ = ex.qkv()
         scores = score(queries, keys)
-        i, j = c["query"].value, c["key"].value
         labels = list(ex.token_labels)
         dims = [f"d{d + 1}" for d in range(queries.shape[1])]
-        self.queries, self.keys, self.scores = queries, keys, scores
-        self.views["scores"].update(
-            scores,
-            row_labels=[f"q{r + 1}" for r in range(n)],
-            col_labels=[f"k{r + 1}" for r in range(n)],
-            decimals=matrix_decimals(scores),
-            explanations=partial(explain_products, queries, keys),
-        ).highlight(rows=[i], cells=[(i, j)])
-        self.views["queries"].update(queries, row_labels=labels, col_labels=dims).highlight(rows=[i])
-        self.views["keys"].update(keys, row_labels=labels, col_labels=dims).highlight(rows=[j])
-        lines = self.term_texts
+        v = self.views
+        lines = _term_texts(queries, keys, i)
         shown = [f"<b>{html.escape(t)}</b>" if k == j else html.escape(t) for k, t in enumerate(lines)]
-        row = "[" + ", ".join(format_number(v) for v in scores[i].tolist()) + "]"
+        row = "[" + ", ".join(format_number(x) for x in scores[i].tolist()) + "]"
         head = html.escape(f"scores of {labels[i]} (row {i + 1} of Q Kᵀ) = {row}")
-        self.terms.value = f"<code>{head}<br>" + "<br>".join(shown) + "</code>"
+        return Shown(
+            views={
+                "scores": v["scores"].frame(
+                    scores,
+                    row_labels=[f"q{r + 1}" for r in range(n)],
+                    col_labels=[f"k{r + 1}" for r in range(n)],
+                    decimals=matrix_decimals(scores),
+                    explanations=partial(explain_products, queries, keys),
+                    rows=[i],
+                    cells=[(i, j)],
+                ),
+                "queries": v["queries"].frame(queries, row_labels=labels, col_labels=dims, rows=[i]),
+                "keys": v["keys"].frame(keys, row_labels=labels, col_labels=dims, rows=[j]),
+            },
+            texts={"terms": f"<code>{head}<br>" + "<br>".join(shown) + "</code>"},
+            controls={
+                "query": {"options": _options(ex, "query"), "value": i},
+                "key": {"options": _options(ex, "key"), "value": j},
+            },
+        )
 
     def _choose(self, i: int, j: int) -> None:
         """A cell of the scores clicked: its query and key become the chosen ones."""
@@ -116,14 +116,23 @@ class ScoresExplorer(Explorer):
         self._on_change()
 
     @property
+    def example(self) -> str:
+        """The document shown."""
+        return self.controls["example"].value
+
+    @property
     def term_texts(self) -> list[str]:
         """The chosen query's dot products with every key, written out (plain text)."""
-        i = self.controls["query"].value
-        return [dot_product_line(self.queries[i], self.keys[j], i, j) for j in range(self.keys.shape[0])]
+        queries, keys, _ = _DOCUMENTS[self.example].qkv()
+        return _term_texts(queries, keys, self.controls["query"].value)
 
     def summary(self) -> str:
         label = _DOCUMENTS[self.example].token_labels[self.controls["query"].value]
         return f"ScoresExplorer(example={self.example!r}, query={label!r})"
+
+
+def _term_texts(queries: Tensor, keys: Tensor, i: int) -> list[str]:
+    return [dot_product_line(queries[i], keys[j], i, j) for j in range(keys.shape[0])]
 
 
 def _options(example, kind: str) -> list[tuple[str, int]]:

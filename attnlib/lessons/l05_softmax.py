@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import html
 import math
-from functools import partial
+from functools import lru_cache, partial
 
 import ipywidgets as widgets
 import torch
@@ -23,7 +23,7 @@ from torch import Tensor
 
 from .. import examples
 from ..formatting import explain_softmax, format_matrix
-from ..show.explorer import Explorer, HeatmapView, parse_matrix
+from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import score, softmax
 from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
@@ -43,6 +43,7 @@ __all__ = [
 EXAMPLES = ("001", "000", "004")
 
 
+@lru_cache(maxsize=8)
 def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
     """The unscaled scores ``Q Kᵀ`` ``(n_q, n_k)`` of document ``key`` and its token labels."""
     ex = examples.get(key)
@@ -73,7 +74,6 @@ class SoftmaxExplorer(Explorer):
         if example not in EXAMPLES:
             raise ValueError(f"example must be one of {EXAMPLES}, got {example!r}")
         scores, labels = example_scores(example)
-        self.scores, self.labels = scores, labels
         self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
         self.controls["scores"] = widgets.Textarea(
             value=format_matrix(scores, 6), description="scores", layout=widgets.Layout(width="320px", height="90px")
@@ -81,36 +81,14 @@ class SoftmaxExplorer(Explorer):
         self.controls["temperature"] = widgets.FloatLogSlider(
             value=temperature, base=10, min=-1, max=1.5, step=0.05, description="temperature T", readout_format=".2f"
         )
-        self.controls["query"] = widgets.Dropdown(options=self._query_options(), value=query, description="query")
-        self.stats = widgets.HTML()
-        weights = self.weights()
+        self.controls["query"] = widgets.Dropdown(options=_query_options(labels), value=query, description="query")
+        self.stats = self.texts["stats"] = widgets.HTML()
         # the heatmap comes first: it is the PNG a reader without a kernel sees
-        self.views["heatmap"] = HeatmapView(
-            weights,
-            row_labels=labels,
-            col_labels=labels,
-            title="weights = softmax(scores / T)",
-            vmin=0.0,
-            vmax=1.0,
-            decimals=3,
-            explanations=partial(explain_softmax, scores, temperature=temperature),
-        )
-        self.views["bars"] = HeatmapView(
-            weights[query : query + 1],
-            row_labels=[labels[query]],
-            col_labels=labels,
-            title="one query's weights",
-            vmin=0.0,
-            vmax=1.0,
-            decimals=2,
-        )
-        self.bar_caption = widgets.HTML(value=self._bar_title())
-        self.views["heatmap"].highlight(rows=[query])
-        self._show_stats(weights)
-        self.controls["example"].observe(self._on_example, names="value")
-        for name in ("scores", "temperature", "query"):
-            self.controls[name].observe(self._on_change, names="value")
-        self.join_views()
+        self.views["heatmap"] = HeatmapView(None, title="weights = softmax(scores / T)", vmin=0.0, vmax=1.0, decimals=3)
+        self.views["bars"] = HeatmapView(None, title="one query's weights", vmin=0.0, vmax=1.0, decimals=2)
+        self.bar_caption = self.texts["bar_caption"] = widgets.HTML()
+        self.update()
+        self.observe_controls()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
@@ -122,76 +100,82 @@ class SoftmaxExplorer(Explorer):
         )
 
     # ------------------------------------------------------------------ computation
-    def _query_options(self) -> list[tuple[str, int]]:
-        return [(label, i) for i, label in enumerate(self.labels)]
-
-    def _bar_title(self) -> str:
-        return f"<b>bars: weights of {html.escape(self.labels[self.controls['query'].value])}</b>"
+    @staticmethod
+    def scores_and_labels(values) -> tuple[Tensor, tuple[str, ...]]:
+        """The scores typed in the text (``(n, n)``) and their token labels: the example's when the shape is
+        the example's, else ``token 1 … n``."""
+        scores = torch.tensor(parse_matrix(values["scores"]), dtype=torch.float32)
+        example, labels = example_scores(values["example"])
+        if scores.shape == example.shape:
+            return scores, labels
+        if scores.shape[0] != scores.shape[1]:
+            raise ValueError(
+                f"scores must be square (n_tokens, n_tokens) for self-attention, got shape {tuple(scores.shape)}"
+            )
+        return scores, tuple(f"token {i + 1}" for i in range(scores.shape[0]))
 
     def weights(self) -> Tensor:
-        """``softmax(scores / T)`` over the keys, ``(n_q, n_k)``."""
-        return softmax(self.scores / self.controls["temperature"].value, dim=-1)
+        """``softmax(scores / T)`` over the keys, ``(n_q, n_k)``, for the scores typed now."""
+        scores, _ = self.scores_and_labels(self.values_now())
+        return softmax(scores / self.controls["temperature"].value, dim=-1)
 
-    def _show_stats(self, weights: Tensor) -> None:
-        sums = weights.sum(dim=-1)
-        ent = entropy(weights)
-        rows = "".join(
-            f"<tr><td>{label}</td><td>{float(s):.4f}</td><td>{float(e):.4f}</td></tr>"
-            for label, s, e in zip(self.labels, sums, ent)
-        )
-        self.stats.value = (
-            f"<table><tr><th>query</th><th>row sum</th><th>entropy (nats)</th></tr>{rows}</table>"
-            f"<small>uniform over {weights.shape[-1]} keys: entropy log {weights.shape[-1]} = "
-            f"{math.log(weights.shape[-1]):.4f}; one-hot: 0</small>"
+    def compute(self, values) -> Shown:
+        """``softmax(scores / T)`` of the typed scores, one query's row as bars, each row's sum and entropy."""
+        scores, labels = self.scores_and_labels(values)
+        temperature = values["temperature"]
+        weights = softmax(scores / temperature, dim=-1)
+        q = min(values["query"], len(labels) - 1)
+        v = self.views
+        return Shown(
+            views={
+                "heatmap": v["heatmap"].frame(
+                    weights,
+                    row_labels=labels,
+                    col_labels=labels,
+                    rows=[q],
+                    explanations=partial(explain_softmax, scores, temperature=temperature),
+                ),
+                "bars": v["bars"].frame(weights[q : q + 1], row_labels=[labels[q]], col_labels=labels),
+            },
+            texts={
+                "bar_caption": f"<b>bars: weights of {html.escape(labels[q])}</b>",
+                "stats": _stats(labels, weights),
+            },
+            controls={"query": {"options": _query_options(labels), "value": q}},
         )
 
     # ------------------------------------------------------------------ events
-    def _on_example(self, change) -> None:
-        scores, _labels = example_scores(change["new"])
-        self.controls["scores"].value = format_matrix(scores, 6)  # triggers update()
-
-    def update(self) -> None:
-        matrix = parse_matrix(self.controls["scores"].value)
-        scores = torch.tensor(matrix, dtype=torch.float32)
-        if scores.shape != self.scores.shape:
-            example_scores_, example_labels = example_scores(self.controls["example"].value)
-            if scores.shape == example_scores_.shape:
-                labels = example_labels
-            elif scores.shape[0] == scores.shape[1]:
-                labels = tuple(f"token {i + 1}" for i in range(scores.shape[0]))
-            else:
-                raise ValueError(
-                    f"scores must be square (n_tokens, n_tokens) for self-attention, got shape {tuple(scores.shape)}"
-                )
-        else:
-            labels = self.labels
-        old_scores, old_labels = self.scores, self.labels
-        self.scores, self.labels = scores, labels
-        query = self.controls["query"]
-        if query.options != tuple(self._query_options()):
-            keep = min(query.value, len(labels) - 1)
-            self.set_quietly("query", options=self._query_options(), value=keep)
-        try:
-            weights = self.weights()
-        except ValueError:
-            self.scores, self.labels = old_scores, old_labels
-            raise
-        self.views["bars"].update(
-            weights[query.value : query.value + 1], row_labels=[labels[query.value]], col_labels=labels
-        )
-        self.bar_caption.value = self._bar_title()
-        explanations = partial(explain_softmax, self.scores, temperature=self.controls["temperature"].value)
-        heat = self.views["heatmap"]
-        heat.update(weights, row_labels=labels, col_labels=labels, explanations=explanations)
-        heat.highlight(rows=[query.value])
-        self._show_stats(weights)
+    def transition(self, values, name: str):
+        """A new example: its scores replace the text."""
+        if name != "example":
+            return values
+        return {**values, "scores": format_matrix(example_scores(values["example"])[0], 6)}
 
     def summary(self) -> str:
         c = self.controls
+        labels = self.views["heatmap"].row_labels  # what is shown (the last good scores)
         return (
             f"SoftmaxExplorer(example={c['example'].value!r}, temperature={c['temperature'].value:g}, "
-            f"query={self.labels[c['query'].value]!r})"
+            f"query={labels[c['query'].value]!r})"
         )
+
+
+def _query_options(labels) -> list[tuple[str, int]]:
+    return [(label, i) for i, label in enumerate(labels)]
+
+
+def _stats(labels, weights: Tensor) -> str:
+    sums = weights.sum(dim=-1)
+    ent = entropy(weights)
+    rows = "".join(
+        f"<tr><td>{label}</td><td>{float(s):.4f}</td><td>{float(e):.4f}</td></tr>"
+        for label, s, e in zip(labels, sums, ent)
+    )
+    return (
+        f"<table><tr><th>query</th><th>row sum</th><th>entropy (nats)</th></tr>{rows}</table>"
+        f"<small>uniform over {weights.shape[-1]} keys: entropy log {weights.shape[-1]} = "
+        f"{math.log(weights.shape[-1]):.4f}; one-hot: 0</small>"
+    )
 
 
 HAND_SCORES = (0.0, 0.0, math.log(2.0))

@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from .. import examples
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import scale_scores, score, softmax, weight_values
 from ._calls import compare_call
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise
@@ -54,33 +54,14 @@ class WeightingExplorer(Explorer):
 
     def __init__(self, example: str = "001", query: int = 0, scaled: bool = False):
         super().__init__()
-        weights, values, labels = example_attention(example, scaled=scaled)
-        self.labels = labels
+        _, _, labels = example_attention(example, scaled=scaled)
         self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
-        self.controls["query"] = widgets.Dropdown(
-            options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
-        )
+        self.controls["query"] = widgets.Dropdown(options=_options(labels), value=query, description="query")
         self.controls["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
-        grid = weight_values(weights, values)[query]
-        value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
-        dims = [str(c + 1) for c in range(values.shape[1])]
-        self.views["weighted"] = HeatmapView(
-            grid,
-            row_labels=self._term_labels(query),
-            col_labels=dims,
-            title=f"weighted values of {labels[query]}",
-            decimals=4,
-        )
-        self.views["weights"] = HeatmapView(
-            weights[query : query + 1],
-            row_labels=[labels[query]],
-            col_labels=value_labels,
-            title="weights α",
-            vmin=0.0,
-            vmax=1.0,
-            decimals=4,
-        )
-        self.views["values"] = HeatmapView(values, row_labels=value_labels, col_labels=dims, title="values V")
+        self.views["weighted"] = HeatmapView(None, decimals=4)
+        self.views["weights"] = HeatmapView(None, title="weights α", vmin=0.0, vmax=1.0, decimals=4)
+        self.views["values"] = HeatmapView(None, title="values V")
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -90,27 +71,32 @@ class WeightingExplorer(Explorer):
             ]
         )
 
-    def _term_labels(self, query: int) -> list[str]:
-        n_k = len(self.labels)
-        return [f"α{query + 1},{j + 1}·v{j + 1}" for j in range(n_k)]
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The tokens of the document shown."""
+        return example_attention(self.controls["example"].value)[2]
 
-    def update(self) -> None:
-        c = self.controls
-        weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
-        if labels != self.labels:
-            self.labels = labels
-            keep = min(c["query"].value, len(labels) - 1)
-            self.set_quietly("query", options=[(label, i) for i, label in enumerate(labels)], value=keep)
-        query = c["query"].value
-        value_labels = [f"v{j + 1}" for j in range(values.shape[0])]
-        dims = [str(k + 1) for k in range(values.shape[1])]
-        self.views["weights"].update(weights[query : query + 1], row_labels=[labels[query]], col_labels=value_labels)
-        self.views["values"].update(values, row_labels=value_labels, col_labels=dims)
-        self.views["weighted"].update(
-            weight_values(weights, values)[query],
-            row_labels=self._term_labels(query),
-            col_labels=dims,
-            title=f"weighted values of {labels[query]}",
+    def compute(self, values) -> Shown:
+        """The chosen query's weights, the values, and each value times its weight."""
+        weights, vals, labels = example_attention(values["example"], scaled=values["scaled"])
+        query = min(values["query"], len(labels) - 1)
+        value_labels = [f"v{j + 1}" for j in range(vals.shape[0])]
+        dims = [str(k + 1) for k in range(vals.shape[1])]
+        v = self.views
+        return Shown(
+            views={
+                "weighted": v["weighted"].frame(
+                    weight_values(weights, vals)[query],
+                    row_labels=[f"α{query + 1},{j + 1}·v{j + 1}" for j in range(len(labels))],
+                    col_labels=dims,
+                    title=f"weighted values of {labels[query]}",
+                ),
+                "weights": v["weights"].frame(
+                    weights[query : query + 1], row_labels=[labels[query]], col_labels=value_labels
+                ),
+                "values": v["values"].frame(vals, row_labels=value_labels, col_labels=dims),
+            },
+            controls={"query": {"options": _options(labels), "value": query}},
         )
 
     def summary(self) -> str:
@@ -119,6 +105,10 @@ class WeightingExplorer(Explorer):
             f"WeightingExplorer(example={c['example'].value!r}, query={self.labels[c['query'].value]!r}, "
             f"scaled={c['scaled'].value})"
         )
+
+
+def _options(labels) -> list[tuple[str, int]]:
+    return [(label, i) for i, label in enumerate(labels)]
 
 
 #: ``weighting.1``: one query's weights on two keys, and the two values (rows).

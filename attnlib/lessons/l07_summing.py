@@ -19,7 +19,7 @@ from torch import Tensor
 
 from .. import examples
 from ..formatting import explain_weighted_sum
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, derive_qkv, score, softmax, sum_weighted_values, weight_values
 from ._calls import compare_call
 from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_tensor, exercise
@@ -46,20 +46,17 @@ class SummingExplorer(Explorer):
 
     def __init__(self, example: str = "001", query: int = 0, terms: int | None = None, scaled: bool = False):
         super().__init__()
-        weights, values, labels = example_attention(example, scaled=scaled)
+        _, values, labels = example_attention(example, scaled=scaled)
         n_k = values.shape[0]
         terms = n_k if terms is None else terms
-        self.labels = labels
         c = self.controls
         c["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
-        c["query"] = widgets.Dropdown(
-            options=[(label, i) for i, label in enumerate(labels)], value=query, description="query"
-        )
+        c["query"] = widgets.Dropdown(options=_options(labels), value=query, description="query")
         c["terms"] = widgets.IntSlider(value=terms, min=1, max=n_k, description="terms added")
         c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
-        self.views["sum"] = HeatmapView(partial_sum_table(weights, values, query, terms), decimals=4)
-        self.views["context"] = HeatmapView(sum_weighted_values(weight_values(weights, values)), decimals=4)
-        self._redraw(weights, values)
+        self.views["sum"] = HeatmapView(None, decimals=4)
+        self.views["context"] = HeatmapView(None, title="context = W V (all outputs)", decimals=4)
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -70,37 +67,54 @@ class SummingExplorer(Explorer):
             ]
         )
 
-    def _redraw(self, weights: Tensor, values: Tensor) -> None:
-        c = self.controls
-        query, terms = c["query"].value, c["terms"].value
-        n_k, d_v = values.shape
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The tokens of the document shown."""
+        return example_attention(self.controls["example"].value)[2]
+
+    def transition(self, values, name: str):
+        """A new document starts with every term added (its ``n_k`` terms)."""
+        if name != "example":
+            return values
+        return {**values, "terms": len(example_attention(values["example"])[2])}
+
+    def adopt(self, values) -> None:
+        """The terms slider's range first, so that its new value fits."""
+        n_k = len(example_attention(values["example"])[2])
+        self.set_quietly("terms", max=n_k, value=values["terms"])
+        super().adopt(values)
+
+    def compute(self, values) -> Shown:
+        """The chosen query's weighted values with the running sum of the first ``terms``, and every output."""
+        weights, vals, labels = example_attention(values["example"], scaled=values["scaled"])
+        n_k, d_v = vals.shape
+        query, terms = min(values["query"], len(labels) - 1), min(values["terms"], n_k)
         dims = [str(k + 1) for k in range(d_v)]
         row_labels = [f"α{query + 1},{j + 1}·v{j + 1}" for j in range(n_k)]
         row_labels.append(f"= z{query + 1}" if terms == n_k else f"sum of {terms}")
-        table = partial_sum_table(weights, values, query, terms)
-        s = self.views["sum"]
-        s.update(table, row_labels=row_labels, col_labels=dims, title=f"building z{query + 1} ({self.labels[query]})")
-        s.highlight(rows=[*range(terms), n_k])
-        ctx = self.views["context"]
-        ctx.update(
-            sum_weighted_values(weight_values(weights, values)),
-            row_labels=list(self.labels),
-            col_labels=dims,
-            title="context = W V (all outputs)",
-            explanations=partial(explain_weighted_sum, weights, values),
+        v = self.views
+        return Shown(
+            views={
+                "sum": v["sum"].frame(
+                    partial_sum_table(weights, vals, query, terms),
+                    row_labels=row_labels,
+                    col_labels=dims,
+                    title=f"building z{query + 1} ({labels[query]})",
+                    rows=[*range(terms), n_k],
+                ),
+                "context": v["context"].frame(
+                    sum_weighted_values(weight_values(weights, vals)),
+                    row_labels=list(labels),
+                    col_labels=dims,
+                    explanations=partial(explain_weighted_sum, weights, vals),
+                    rows=[query],
+                ),
+            },
+            controls={
+                "query": {"options": _options(labels), "value": query},
+                "terms": {"max": n_k, "value": terms},
+            },
         )
-        ctx.highlight(rows=[query])
-
-    def update(self) -> None:
-        c = self.controls
-        weights, values, labels = example_attention(c["example"].value, scaled=c["scaled"].value)
-        if labels != self.labels:
-            self.labels = labels
-            n_k = values.shape[0]
-            keep = min(c["query"].value, len(labels) - 1)
-            self.set_quietly("query", options=[(label, i) for i, label in enumerate(labels)], value=keep)
-            self.set_quietly("terms", max=n_k, value=n_k)
-        self._redraw(weights, values)
 
     def summary(self) -> str:
         c = self.controls
@@ -108,6 +122,10 @@ class SummingExplorer(Explorer):
             f"SummingExplorer(example={c['example'].value!r}, query={self.labels[c['query'].value]!r}, "
             f"terms={c['terms'].value}, scaled={c['scaled'].value})"
         )
+
+
+def _options(labels) -> list[tuple[str, int]]:
+    return [(label, i) for i, label in enumerate(labels)]
 
 
 def _fresh_inputs() -> tuple[Tensor, Tensor]:

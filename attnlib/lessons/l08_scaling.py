@@ -20,7 +20,7 @@ from torch import Tensor
 
 from ..examples import random_qk
 from ..saturation import ScalingStats, scaling_stats
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
 from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
@@ -51,14 +51,14 @@ class ScalingExplorer(Explorer):
         self.n_tokens = n_tokens
         self.controls["d_k"] = widgets.IntSlider(value=d_k, min=1, max=512, description="d_k")
         self.controls["seed"] = widgets.IntSlider(value=seed, min=0, max=20, description="seed")
-        stats = scaling_stats(d_k, n_tokens=n_tokens, seed=seed)
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
         kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
-        self.views["unscaled"] = HeatmapView(stats.weights, title="softmax(Q Kᵀ)", **kw)
-        self.views["scaled"] = HeatmapView(stats.scaled_weights, title="softmax(Q Kᵀ / √d_k)", **kw)
-        self.stats = widgets.HTML()
-        self._show(stats)
+        self.views["unscaled"] = HeatmapView(None, title="softmax(Q Kᵀ)", **kw)
+        self.views["scaled"] = HeatmapView(None, title="softmax(Q Kᵀ / √d_k)", **kw)
+        self.labels = (labels, key_labels)
+        self.stats = self.texts["stats"] = widgets.HTML()
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -69,25 +69,38 @@ class ScalingExplorer(Explorer):
             ]
         )
 
-    def _show(self, stats: ScalingStats) -> None:
-        d_k = self.controls["d_k"].value
-        self.stats.value = (
-            f"<table><tr><th></th><th>std of scores</th><th>mean max weight</th></tr>"
-            f"<tr><td>unscaled</td><td>{stats.std:.3f}</td><td>{stats.max_weight:.3f}</td></tr>"
-            f"<tr><td>scaled</td><td>{stats.scaled_std:.3f}</td><td>{stats.scaled_max_weight:.3f}</td></tr></table>"
-            f"<small>theory: std √d_k = {d_k**0.5:.3f} unscaled, 1 scaled; "
-            f"uniform weights would be {1 / self.n_tokens:.3f}, one-hot 1</small>"
-        )
+    #: the d_k a table of states holds (the page answers these without a kernel): powers of two, as the lesson
+    #: compares d_k = 1, 2, 4 … 512; the slider's other steps go to the kernel
+    TABLE_D_K = tuple(2**k for k in range(10))
+
+    def control_grid(self) -> dict[str, list[object]]:
+        """``d_k`` on :data:`TABLE_D_K`, every seed."""
+        return {**super().control_grid(), "d_k": list(self.TABLE_D_K)}
 
     def current(self) -> ScalingStats:
         """The statistics for the current slider values."""
         return scaling_stats(self.controls["d_k"].value, n_tokens=self.n_tokens, seed=self.controls["seed"].value)
 
-    def update(self) -> None:
-        stats = self.current()
-        self.views["unscaled"].update(stats.weights)
-        self.views["scaled"].update(stats.scaled_weights)
-        self._show(stats)
+    def compute(self, values) -> Shown:
+        """Both softmaxes of fresh random scores at ``d_k``, and their measured spread."""
+        d_k = values["d_k"]
+        stats = scaling_stats(d_k, n_tokens=self.n_tokens, seed=values["seed"])
+        rows, cols = self.labels
+        return Shown(
+            views={
+                "unscaled": self.views["unscaled"].frame(stats.weights, row_labels=rows, col_labels=cols),
+                "scaled": self.views["scaled"].frame(stats.scaled_weights, row_labels=rows, col_labels=cols),
+            },
+            texts={
+                "stats": (
+                    f"<table><tr><th></th><th>std of scores</th><th>mean max weight</th></tr>"
+                    f"<tr><td>unscaled</td><td>{stats.std:.3f}</td><td>{stats.max_weight:.3f}</td></tr>"
+                    f"<tr><td>scaled</td><td>{stats.scaled_std:.3f}</td><td>{stats.scaled_max_weight:.3f}</td></tr>"
+                    f"</table><small>theory: std √d_k = {d_k**0.5:.3f} unscaled, 1 scaled; "
+                    f"uniform weights would be {1 / self.n_tokens:.3f}, one-hot 1</small>"
+                )
+            },
+        )
 
     def summary(self) -> str:
         c = self.controls

@@ -17,7 +17,7 @@ from torch import Tensor
 
 from .. import examples
 from ..modules import SelfAttention, causal_mask
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ._calls import compare_call
 from ._check import (
     ATTENTION_FAMILY,
@@ -75,23 +75,11 @@ class ModuleExplorer(Explorer):
             "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_k"),
             "causal": widgets.ToggleButton(value=causal, description="causal mask"),
         }
-        result, labels = self._compute()
         self.views = {
-            "weights": HeatmapView(
-                result.weights,
-                row_labels=labels,
-                col_labels=labels,
-                title=self._title(),
-                xlabel="key",
-                ylabel="query",
-                vmin=0.0,
-                vmax=1.0,
-                decimals=4,
-            ),
-            "context": HeatmapView(
-                result.context, row_labels=labels, title="context = weights @ V", xlabel="feature", decimals=4
-            ),
+            "weights": HeatmapView(None, xlabel="key", ylabel="query", vmin=0.0, vmax=1.0, decimals=4),
+            "context": HeatmapView(None, title="context = weights @ V", xlabel="feature", decimals=4),
         }
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -101,22 +89,21 @@ class ModuleExplorer(Explorer):
             ]
         )
 
-    def _title(self) -> str:
-        parts = ["scaled" if self.controls["scaled"].value else "unscaled"]
-        if self.controls["causal"].value:
-            parts.append("causal")
-        return f"weights ({', '.join(parts)})"
-
-    def _compute(self):
-        x, labels, module = module_inputs(self.controls["source"].value)
-        module.scaled = self.controls["scaled"].value
-        mask = causal_mask(x.shape[0]) if self.controls["causal"].value else None
-        return module.intermediates(x, mask=mask), labels
-
-    def update(self) -> None:
-        result, labels = self._compute()
-        self.views["weights"].update(result.weights, row_labels=labels, col_labels=labels, title=self._title())
-        self.views["context"].update(result.context, row_labels=labels)
+    def compute(self, values) -> Shown:
+        """The seeded module's weights and context on the chosen tokens, scaled and masked as chosen."""
+        x, labels, module = module_inputs(values["source"])
+        module.scaled = values["scaled"]
+        mask = causal_mask(x.shape[0]) if values["causal"] else None
+        result = module.intermediates(x, mask=mask)
+        parts = ["scaled" if values["scaled"] else "unscaled"] + (["causal"] if values["causal"] else [])
+        return Shown(
+            views={
+                "weights": self.views["weights"].frame(
+                    result.weights, row_labels=labels, col_labels=labels, title=f"weights ({', '.join(parts)})"
+                ),
+                "context": self.views["context"].frame(result.context, row_labels=labels),
+            }
+        )
 
     def summary(self) -> str:
         c = self.controls

@@ -19,7 +19,7 @@ import torch
 from torch import Tensor
 
 from .. import examples
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score, softmax
 from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
 from ._calls import compare_call
@@ -55,20 +55,8 @@ class SentenceExplorer(Explorer):
             "scaled": widgets.ToggleButton(value=scaled, description="scale by √d"),
             "projections": widgets.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
         }
-        result = self._compute()
-        self.tokens = result.tokens
-        self.views = {
-            "weights": HeatmapView(
-                result.weights,
-                row_labels=result.tokens,
-                col_labels=result.tokens,
-                title=self._title(),
-                xlabel="key",
-                ylabel="query",
-                vmin=0.0,
-                vmax=1.0,
-            )
-        }
+        self.views = {"weights": HeatmapView(None, xlabel="key", ylabel="query", vmin=0.0, vmax=1.0)}
+        self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [
@@ -79,24 +67,27 @@ class SentenceExplorer(Explorer):
             ]
         )
 
-    def _title(self) -> str:
-        how = "X Uᵀ" if self.controls["projections"].value else "X Xᵀ"
-        scaled = "scaled" if self.controls["scaled"].value else "unscaled"
-        return f"weights ({how}, {scaled})"
+    @property
+    def tokens(self) -> list[str]:
+        """The tokens shown (the last good sentence's)."""
+        return list(self.views["weights"].row_labels)
 
-    def _compute(self):
-        return sentence_attention(
-            self.controls["sentence"].value,
-            projections=self.controls["projections"].value,
-            scaled=self.controls["scaled"].value,
-            max_tokens=MAX_TOKENS,
+    def compute(self, values) -> Shown:
+        """The sentence's attention weights; a bad sentence raises ``ValueError`` before anything changes."""
+        result = sentence_attention(
+            values["sentence"], projections=values["projections"], scaled=values["scaled"], max_tokens=MAX_TOKENS
         )
-
-    def update(self) -> None:
-        result = self._compute()  # raises ValueError on bad text before anything changes
-        self.tokens = result.tokens
-        self.views["weights"].update(
-            result.weights, row_labels=result.tokens, col_labels=result.tokens, title=self._title()
+        how = "X Uᵀ" if values["projections"] else "X Xᵀ"
+        scaled = "scaled" if values["scaled"] else "unscaled"
+        return Shown(
+            views={
+                "weights": self.views["weights"].frame(
+                    result.weights,
+                    row_labels=result.tokens,
+                    col_labels=result.tokens,
+                    title=f"weights ({how}, {scaled})",
+                )
+            }
         )
 
     def summary(self) -> str:

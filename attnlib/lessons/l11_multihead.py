@@ -20,7 +20,7 @@ from torch import Tensor
 
 from .. import examples
 from ..modules import MultiHeadAttention, causal_mask, split_heads
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ._calls import compare_call
 from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
@@ -67,15 +67,12 @@ class MultiHeadExplorer(Explorer):
             "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_head"),
             "causal": widgets.ToggleButton(value=causal, description="causal mask"),
         }
-        weights = self.weights()
         labels = self.tokens
-        first = 0 if head == ALL else head
         self.views = {
             "head": HeatmapView(
-                weights[first],
+                None,
                 row_labels=labels,
                 col_labels=labels,
-                title=self._title(first),
                 xlabel="key",
                 ylabel="query",
                 vmin=0.0,
@@ -83,21 +80,13 @@ class MultiHeadExplorer(Explorer):
             )
         }
         for h in range(num_heads):  # the grid of every head: one small view each
-            self.views[f"head {h + 1}"] = HeatmapView(
-                weights[h],
-                row_labels=labels,
-                col_labels=labels,
-                title=f"head {h + 1}",
-                vmin=0.0,
-                vmax=1.0,
-                cell_size=22,
-            )
+            self.views[f"head {h + 1}"] = HeatmapView(None, title=f"head {h + 1}", vmin=0.0, vmax=1.0, cell_size=22)
         self.grid = widgets.GridBox(
             [self.views[f"head {h + 1}"] for h in range(num_heads)],
             layout=widgets.Layout(grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)"),
         )
+        self.update()
         self.observe_controls()
-        self._show_selected()
         self.widget = widgets.VBox(
             [
                 widgets.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
@@ -109,16 +98,33 @@ class MultiHeadExplorer(Explorer):
 
     def weights(self) -> torch.Tensor:
         """The current per-head weights, shape ``(num_heads, n_tokens, n_tokens)``."""
-        mask = causal_mask(len(self.tokens)) if self.controls["causal"].value else None
-        return self.module.intermediates(self.x, mask=mask, scaled=self.controls["scaled"].value).weights
+        return self._weights(self.values_now())
 
-    def _title(self, head: int) -> str:
-        parts = ["scaled" if self.controls["scaled"].value else "unscaled"]
-        if self.controls["causal"].value:
-            parts.append("causal")
-        return f"head {head + 1} of {self.num_heads} ({', '.join(parts)})"
+    def _weights(self, values) -> torch.Tensor:
+        mask = causal_mask(len(self.tokens)) if values["causal"] else None
+        return self.module.intermediates(self.x, mask=mask, scaled=values["scaled"]).weights
 
-    def _show_selected(self) -> None:
+    def compute(self, values) -> Shown:
+        """Every head's weights: the chosen one large (head 1 when all are shown), and the grid of all."""
+        weights = self._weights(values)
+        head = 0 if values["head"] == ALL else values["head"]
+        parts = ["scaled" if values["scaled"] else "unscaled"] + (["causal"] if values["causal"] else [])
+        labels = self.tokens
+        views = {
+            "head": self.views["head"].frame(
+                weights[head],
+                row_labels=labels,
+                col_labels=labels,
+                title=f"head {head + 1} of {self.num_heads} ({', '.join(parts)})",
+            )
+        }
+        for h in range(self.num_heads):
+            views[f"head {h + 1}"] = self.views[f"head {h + 1}"].frame(weights[h], row_labels=labels, col_labels=labels)
+        return Shown(views=views)
+
+    def show(self, shown: Shown) -> None:
+        """Show ``shown``, and either the chosen head or the grid of every head."""
+        super().show(shown)
         all_heads = self.controls["head"].value == ALL
         self.views["head"].layout.display = "none" if all_heads else None
         self.grid.layout.display = None if all_heads else "none"
@@ -128,16 +134,6 @@ class MultiHeadExplorer(Explorer):
         if self.controls["head"].value == ALL:
             return heatmap_png([self.views[f"head {h + 1}"].spec() for h in range(self.num_heads)])
         return heatmap_png([self.views["head"].spec()])
-
-    def update(self) -> None:
-        weights = self.weights()
-        head = self.controls["head"].value
-        if head != ALL:
-            self.views["head"].update(weights[head], title=self._title(head))
-        else:
-            for h in range(self.num_heads):
-                self.views[f"head {h + 1}"].update(weights[h])
-        self._show_selected()
 
     def summary(self) -> str:
         c = self.controls

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import math
+from functools import lru_cache
 
 import ipywidgets as widgets
 import torch
@@ -24,7 +25,7 @@ from torch import Tensor
 from .. import examples
 from ..positions import LearnedPositions, SinusoidalPositions, apply_rope, rope_angles, sinusoidal_encoding
 from ..pretrained import RECIPES, load
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, derive_qkv
 from ..training import accuracy, train
 from ..transformer import TinyTransformer
@@ -32,6 +33,17 @@ from ._calls import compare_call
 from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise
 
 __all__ = ["PositionsExplorer", "bites", "by_hand", "retrained", "reverse_model", "sinusoid", "wrong_answers"]
+
+
+#: the most positions the explorer shows: every ``n_tokens`` shows the first rows of this many
+MAX_POSITIONS = 64
+
+
+@lru_cache(maxsize=64)
+def _encodings(d_model: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """``P`` ``(MAX_POSITIONS, d_model)`` and ``P Pᵀ`` ``(MAX_POSITIONS, MAX_POSITIONS)``."""
+    full = sinusoidal_encoding(MAX_POSITIONS, d_model, base=base)
+    return full, full @ full.T
 
 
 class PositionsExplorer(Explorer):
@@ -54,16 +66,16 @@ class PositionsExplorer(Explorer):
     ) -> None:
         super().__init__()
         c = self.controls
-        c["n_tokens"] = widgets.IntSlider(value=n_tokens, min=2, max=64, description="n_tokens")
+        c["n_tokens"] = widgets.IntSlider(value=n_tokens, min=2, max=MAX_POSITIONS, description="n_tokens")
         c["d_model"] = widgets.IntSlider(value=d_model, min=2, max=64, step=2, description="d_model")
         c["position"] = widgets.IntSlider(value=position, min=0, max=n_tokens - 1, description="position")
         c["frequency"] = widgets.IntSlider(value=frequency, min=0, max=d_model // 2 - 1, description="frequency c")
         c["base"] = widgets.FloatText(value=base, description="base")
-        self.caption = widgets.HTML()
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.views["encoding"] = HeatmapView(
-            [[0.0]], title="position encodings P", xlabel="feature", ylabel="position", vmin=-1.0, vmax=1.0
+            None, title="position encodings P", xlabel="feature", ylabel="position", vmin=-1.0, vmax=1.0
         )
-        self.views["similarity"] = HeatmapView([[0.0]], title="P Pᵀ", xlabel="position j", ylabel="position i")
+        self.views["similarity"] = HeatmapView(None, title="P Pᵀ", xlabel="position j", ylabel="position i")
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
@@ -76,24 +88,38 @@ class PositionsExplorer(Explorer):
             ]
         )
 
-    def update(self) -> None:
-        """Recompute ``P`` with :func:`attnlib.positions.sinusoidal_encoding` and outline the choices."""
-        c = self.controls
-        n, d = c["n_tokens"].value, c["d_model"].value
-        encoding = sinusoidal_encoding(n, d, base=c["base"].value)  # raises a clear error for a bad base
-        self.set_quietly("position", max=n - 1, value=min(c["position"].value, n - 1))
-        self.set_quietly("frequency", max=d // 2 - 1, value=min(c["frequency"].value, d // 2 - 1))
-        pos, freq = c["position"].value, c["frequency"].value
-        self.encoding = encoding
-        similarity = encoding @ encoding.T
-        self.views["encoding"].update(encoding, row_labels=range(n), col_labels=range(d)).highlight(
-            rows=[pos], cols=[2 * freq, 2 * freq + 1][: d - 2 * freq]
-        )
-        self.views["similarity"].update(similarity, row_labels=range(n), col_labels=range(n)).highlight(rows=[pos])
-        theta = c["base"].value ** (-2 * freq / d)
-        self.caption.value = html.escape(
-            f"pair c = {freq}: θ_c = base^(−2c/d) = {theta:.4g} rad per position, wavelength 2π/θ_c = "
-            f"{2 * math.pi / theta:.4g} positions; P[{pos}] · P[j] depends only on {pos} − j"
+    @property
+    def encoding(self) -> torch.Tensor:
+        """The encodings shown, ``(n_tokens, d_model)``."""
+        return torch.from_numpy(self.views["encoding"].data)
+
+    def compute(self, values) -> Shown:
+        """``P`` with :func:`attnlib.positions.sinusoidal_encoding` and ``P Pᵀ``, the choices outlined.
+
+        Both are the top-left blocks of the :data:`MAX_POSITIONS`-position ones (``P`` row by row is
+        the same; ``P Pᵀ`` is computed once per ``(d_model, base)``), so every ``n_tokens`` shows slices
+        of one result.
+        """
+        n, d, base = values["n_tokens"], values["d_model"], values["base"]
+        full, similarity = _encodings(d, float(base))  # raises a clear error for a bad base
+        pos, freq = min(values["position"], n - 1), min(values["frequency"], d // 2 - 1)
+        theta = base ** (-2 * freq / d)
+        return Shown(
+            views={
+                "encoding": self.views["encoding"].frame(
+                    full[:n], row_labels=range(n), col_labels=range(d), rows=[pos], cols=[2 * freq, 2 * freq + 1]
+                ),
+                "similarity": self.views["similarity"].frame(
+                    similarity[:n, :n], row_labels=range(n), col_labels=range(n), rows=[pos]
+                ),
+            },
+            texts={
+                "caption": html.escape(
+                    f"pair c = {freq}: θ_c = base^(−2c/d) = {theta:.4g} rad per position, wavelength 2π/θ_c = "
+                    f"{2 * math.pi / theta:.4g} positions; P[{pos}] · P[j] depends only on {pos} − j"
+                )
+            },
+            controls={"position": {"max": n - 1, "value": pos}, "frequency": {"max": d // 2 - 1, "value": freq}},
         )
 
     def summary(self) -> str:

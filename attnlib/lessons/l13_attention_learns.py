@@ -27,7 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..modules import causal_mask
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..tasks import ReverseTask, Task
 from ..training import History, train
 from ..transformer import Block, TinyTransformer
@@ -109,9 +109,9 @@ class TrainingExplorer(Explorer):
         c["step"] = widgets.SelectionSlider(options=self.steps, value=step, description="training step")
         c["sequence"] = widgets.Text(value=" ".join(map(str, probe)), description="your input", continuous_update=False)
         kw = {"vmin": 0.0, "vmax": 1.0, "decimals": 2, "xlabel": "key (position:token)", "ylabel": "query"}
-        self.views["during"] = HeatmapView(self._map(step), title="", **kw)
-        self.views["trained"] = HeatmapView(self._map(step), title="trained model on your input", **kw)
-        self.caption = widgets.HTML()
+        self.views["during"] = HeatmapView(None, title="", **kw)
+        self.views["trained"] = HeatmapView(None, title="trained model on your input", **kw)
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
@@ -127,26 +127,32 @@ class TrainingExplorer(Explorer):
     def _map(self, step: int) -> torch.Tensor:
         return self.history.snapshots[step][self.layer][self.head]
 
-    def update(self) -> None:
-        """Show the probe's map at the chosen step, and the trained model's map on the typed sequence."""
-        c = self.controls
-        ids = parse_tokens(c["sequence"].value, vocab_size=self.task.vocab_size, n_tokens=self.task.n_tokens)
-        step = c["step"].value
-        during = self._map(step)
-        self.views["during"].update(
-            during, row_labels=self.probe_labels, col_labels=self.probe_labels, title=f"probe, after {step} steps"
-        )
+    def compute(self, values) -> Shown:
+        """The probe's map at the chosen step, and the trained model's map on the typed sequence."""
+        ids = parse_tokens(values["sequence"], vocab_size=self.task.vocab_size, n_tokens=self.task.n_tokens)
+        step = values["step"]
         with torch.no_grad():
             predicted = self.model(ids).argmax(-1)[0].tolist()
+        trained = self.model.attention_maps[self.layer][0, self.head]
         labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
-        self.views["trained"].update(
-            self.model.attention_maps[self.layer][0, self.head], row_labels=labels, col_labels=labels
-        )
         index = self.history.eval_steps.index(step) if step in self.history.eval_steps else None
         loss = self.history.losses[step - 1] if step > 0 else float("nan")
         accuracy = f", held-out accuracy {self.history.accuracies[index]:.2f}" if index is not None else ""
-        self.caption.value = html.escape(
-            f"step {step}: training loss {loss:.3f}{accuracy}. The trained model predicts {predicted}."
+        return Shown(
+            views={
+                "during": self.views["during"].frame(
+                    self._map(step),
+                    row_labels=self.probe_labels,
+                    col_labels=self.probe_labels,
+                    title=f"probe, after {step} steps",
+                ),
+                "trained": self.views["trained"].frame(trained, row_labels=labels, col_labels=labels),
+            },
+            texts={
+                "caption": html.escape(
+                    f"step {step}: training loss {loss:.3f}{accuracy}. The trained model predicts {predicted}."
+                )
+            },
         )
 
     def summary(self) -> str:

@@ -25,7 +25,7 @@ from torch import Tensor
 from .. import pretrained
 from ..heads import ablated, accuracy_by_position, induction_score, induction_targets, previous_token_score
 from ..modules import causal_mask
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import softmax
 from ..transformer import TinyTransformer
 from ._calls import compare_call
@@ -73,38 +73,41 @@ class HeadsExplorer(Explorer):
             layout=widgets.Layout(width="520px"),
         )
         self.views["weights"] = HeatmapView(
-            [[0.0]], xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0, annotate=False
+            None, xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0, annotate=False
         )
-        self.caption = widgets.HTML()
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
             [widgets.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"], self.caption]
         )
 
-    def update(self) -> None:
+    def compute(self, values) -> Shown:
         """Run the model on the typed sequence; show the chosen head; score it."""
-        c = self.controls
-        text = c["sequence"].value
+        text = values["sequence"]
         n = len(text.replace(",", " ").split())
         if not 2 <= n <= self.model.max_len:
             raise ValueError(f"type from 2 to {self.model.max_len} token ids, got {n}")
         ids = parse_tokens(text, vocab_size=self.model.vocab_size, n_tokens=n)
         with torch.no_grad():
             predicted = self.model(ids).argmax(-1)[0].tolist()
-        weights = self.model.attention_maps[c["layer"].value][0, c["head"].value]
+        layer, head = values["layer"], values["head"]
+        weights = self.model.attention_maps[layer][0, head]
         labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
-        self.views["weights"].update(
-            weights,
-            row_labels=labels,
-            col_labels=labels,
-            title=f"layer {c['layer'].value + 1}, head {c['head'].value + 1}",
-        )
         repeats = bool((induction_targets(ids) >= 0).any())
         induction = f"{induction_score(weights[None], ids):.2f}" if repeats else "— (no token repeats)"
-        self.caption.value = html.escape(
-            f"previous-token score {previous_token_score(weights):.2f} · induction score {induction} · "
-            f"the model predicts next tokens {predicted}"
+        return Shown(
+            views={
+                "weights": self.views["weights"].frame(
+                    weights, row_labels=labels, col_labels=labels, title=f"layer {layer + 1}, head {head + 1}"
+                )
+            },
+            texts={
+                "caption": html.escape(
+                    f"previous-token score {previous_token_score(weights):.2f} · induction score {induction} · "
+                    f"the model predicts next tokens {predicted}"
+                )
+            },
         )
 
     def summary(self) -> str:

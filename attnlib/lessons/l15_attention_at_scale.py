@@ -31,7 +31,7 @@ from torch import Tensor
 from ..cost import GIB, MIB
 from ..examples import translate
 from ..modules import causal_mask
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
 from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
@@ -70,14 +70,12 @@ class TiledExplorer(Explorer):
         c = self.controls
         c["block_size"] = widgets.IntSlider(value=block_size, min=1, max=n, description="block size")
         c["block"] = widgets.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
-        kw = dict(row_labels=self.tokens, ylabel="query")
-        self.views["scores"] = HeatmapView(
-            self.scaled, col_labels=self.tokens, title="S / √d_k (never held whole)", xlabel="key", **kw
-        )
-        self.views["tile"] = HeatmapView([[0.0]], title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0, **kw)
-        self.views["state"] = HeatmapView([[0.0, 0.0]], col_labels=["m", "ℓ"], title="running m and ℓ", **kw)
-        self.views["output"] = HeatmapView([[0.0]], title="acc / ℓ so far", xlabel="feature", annotate=False, **kw)
-        self.caption = widgets.HTML()
+        kw = dict(ylabel="query")
+        self.views["scores"] = HeatmapView(None, title="S / √d_k (never held whole)", xlabel="key", **kw)
+        self.views["tile"] = HeatmapView(None, title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0, **kw)
+        self.views["state"] = HeatmapView(None, title="running m and ℓ", **kw)
+        self.views["output"] = HeatmapView(None, title="acc / ℓ so far", xlabel="feature", annotate=False, **kw)
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
@@ -89,40 +87,59 @@ class TiledExplorer(Explorer):
             ]
         )
 
+    def state_at(self, values) -> tuple[OnlineState, int, int]:
+        """The state after the chosen number of blocks (clamped to how many there are), that number, and how many."""
+        states = list(online_softmax_blocks(self.queries, self.keys, self.values, block_size=values["block_size"]))
+        block = min(values["block"], len(states))
+        return states[block - 1], block, len(states)
+
     def current(self) -> tuple[OnlineState, int]:
         """The state after the chosen number of blocks, and how many blocks there are."""
-        c = self.controls
-        states = list(online_softmax_blocks(self.queries, self.keys, self.values, block_size=c["block_size"].value))
-        if c["block"].value > len(states):  # fewer blocks than before: jump to the last one
-            self.set_quietly("block", value=len(states))
-        self.set_quietly("block", max=len(states))
-        return states[c["block"].value - 1], len(states)
+        state, _block, n_blocks = self.state_at(self.values_now())
+        return state, n_blocks
 
-    def update(self) -> None:
+    def compute(self, values) -> Shown:
         """Run the online softmax up to the chosen block; show the tile, the state, the memory held."""
-        state, n_blocks = self.current()
+        state, block, n_blocks = self.state_at(values)
         n_q, n_k, d_v = len(self.tokens), self.keys.shape[-2], self.values.shape[-1]
-        keys = self.tokens[state.start : state.stop]
-        self.views["scores"].highlight(cols=range(state.start, state.stop))
-        title = f"live tile e^(s − m): keys {state.start + 1}–{state.stop}"
         rows = self.tokens
-        self.views["tile"].update(state.p, row_labels=rows, col_labels=keys, title=title)
-        self.views["state"].update(torch.cat([state.m, state.ell], dim=-1), row_labels=rows, col_labels=["m", "ℓ"])
-        self.views["output"].update(state.acc / state.ell, row_labels=rows)
         b = state.stop - state.start
         held = n_q * b + n_q * (d_v + 2)
         done = state.stop == n_k
         same = bool(torch.allclose(state.acc / state.ell, self.exact, atol=1e-6))
-        self.caption.value = html.escape(
-            f"block {self.controls['block'].value} of {n_blocks} (keys {state.start + 1}–{state.stop}). "
-            f"Held now: a {n_q}×{b} tile + {n_q}×({d_v} + 2) state = {held} numbers; attention() holds the "
-            f"{n_q}×{n_k} = {n_q * n_k} scores, then as many weights. "
-            + (
-                f"All keys seen: acc / ℓ equals attention() (within 1e-6: {same})."
-                if done
-                else f"Keys {state.stop + 1}–{n_k} not seen yet: acc / ℓ is attention over the first {state.stop}."
-            )
-            + f" With {n_q} tokens the state outweighs the scores; it grows as n·(b + d_v + 2), the scores as n²."
+        v = self.views
+        return Shown(
+            views={
+                "scores": v["scores"].frame(
+                    self.scaled, row_labels=rows, col_labels=rows, cols=range(state.start, state.stop)
+                ),
+                "tile": v["tile"].frame(
+                    state.p,
+                    row_labels=rows,
+                    col_labels=self.tokens[state.start : state.stop],
+                    title=f"live tile e^(s − m): keys {state.start + 1}–{state.stop}",
+                ),
+                "state": v["state"].frame(
+                    torch.cat([state.m, state.ell], dim=-1), row_labels=rows, col_labels=["m", "ℓ"]
+                ),
+                "output": v["output"].frame(state.acc / state.ell, row_labels=rows),
+            },
+            texts={
+                "caption": html.escape(
+                    f"block {block} of {n_blocks} (keys {state.start + 1}–{state.stop}). "
+                    f"Held now: a {n_q}×{b} tile + {n_q}×({d_v} + 2) state = {held} numbers; attention() holds "
+                    f"the {n_q}×{n_k} = {n_q * n_k} scores, then as many weights. "
+                    + (
+                        f"All keys seen: acc / ℓ equals attention() (within 1e-6: {same})."
+                        if done
+                        else f"Keys {state.stop + 1}–{n_k} not seen yet: acc / ℓ is attention over the first "
+                        f"{state.stop}."
+                    )
+                    + f" With {n_q} tokens the state outweighs the scores; it grows as n·(b + d_v + 2), the scores "
+                    "as n²."
+                )
+            },
+            controls={"block": {"max": n_blocks, "value": block}},
         )
 
     def summary(self) -> str:

@@ -27,7 +27,7 @@ from torch import Tensor
 
 from .. import pronouns
 from ..heads import ablated
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import Plot
 from ..transformer import TinyTransformer
 from ._calls import compare_call
@@ -90,10 +90,9 @@ class ReferentExplorer(Explorer):
         c["other"] = widgets.Dropdown(options=list(pronouns.ADJECTIVES), value=other, description="swap in")
         for name in ("this", "swapped"):
             self.views[name] = HeatmapView(
-                [[0.0]], xlabel="word (key)", ylabel='head (query: "it")', vmin=0.0, vmax=1.0, decimals=2
+                None, xlabel="word (key)", ylabel='head (query: "it")', vmin=0.0, vmax=1.0, decimals=2
             )
-        self.caption = widgets.HTML()
-        self.predictions: tuple[str, str] = ("", "")
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
@@ -106,29 +105,44 @@ class ReferentExplorer(Explorer):
             ]
         )
 
-    def update(self) -> None:
-        """Run the model on both sentences; show each head's row from "it"; say what it outputs."""
-        c = self.controls
-        left = c["sentence"].value
+    def predictions_of(self, values) -> tuple[list[tuple[str, Tensor, str, float]], tuple[str, str]]:
+        """For both sentences: the text, the weights from "it", the word it refers to and its probability."""
+        left = values["sentence"]
         pronouns.attention_from_it(self.model, left)  # the learner's sentence is checked first
-        right = swap_adjective(left, c["other"].value)
+        right = swap_adjective(left, values["other"])
+        results = [
+            (text, pronouns.attention_from_it(self.model, text), *pronouns.predict(self.model, text))
+            for text in (left, right)
+        ]
+        return results, (results[0][2], results[1][2])
+
+    @property
+    def predictions(self) -> tuple[str, str]:
+        """What the views show the model says "it" is, in the typed sentence and in the swapped one."""
+        said = [self.views[name].title.split("→ ", 1)[1].rsplit(" (", 1)[0] for name in ("this", "swapped")]
+        return said[0], said[1]
+
+    def compute(self, values) -> Shown:
+        """Run the model on both sentences; show each head's row from "it"; say what it outputs."""
+        results, said = self.predictions_of(values)
         labels = head_labels(self.model)
-        results = []
-        for text in (left, right):  # compute both before drawing either: an error leaves both views as they were
-            results.append((text, pronouns.attention_from_it(self.model, text), *pronouns.predict(self.model, text)))
+        views = {}
         for name, (text, weights, word, p) in zip(("this", "swapped"), results):
             words = text.lower().replace(".", " ").replace(",", " ").split()
             adjective = next(w for w in words if w in pronouns.ADJECTIVES)
-            self.views[name].update(
+            views[name] = self.views[name].frame(
                 weights.reshape(len(labels), -1),
                 row_labels=labels,
                 col_labels=words,
                 title=f'…{adjective}: "it" → {word} ({p:.0%})',
             )
-        said = [word for _, _, word, _ in results]
-        self.predictions = (said[0], said[1])
-        self.caption.value = html.escape(
-            f'left: the model says "it" is the {said[0]} · right ({c["other"].value}): the {said[1]}'
+        return Shown(
+            views=views,
+            texts={
+                "caption": html.escape(
+                    f'left: the model says "it" is the {said[0]} · right ({values["other"]}): the {said[1]}'
+                )
+            },
         )
 
     def summary(self) -> str:

@@ -24,7 +24,7 @@ from torch import Tensor
 
 from .. import language
 from ..show import plots
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
@@ -166,11 +166,11 @@ class WriterExplorer(Explorer):
         c["temperature"] = widgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
         c["top_k"] = widgets.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
         self.views["next"] = HeatmapView([[0.0]], xlabel="next character", ylabel="", decimals=2)
-        self.caption = widgets.HTML()
+        self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox(
-            [c["prompt"], c["temperature"], c["top_k"], self.message, self.views["next"], self.caption]
+            [c["prompt"], c["temperature"], c["top_k"], self.message, self.views["next"], self.texts["caption"]]
         )
 
     def _encode(self, text: str) -> Tensor:
@@ -180,16 +180,16 @@ class WriterExplorer(Explorer):
         return torch.tensor([[self.ids[ch] for ch in text]])
 
     @torch.no_grad()
-    def update(self) -> None:
-        c = self.controls
-        ids = self._encode(c["prompt"].value)
-        temperature, top_k = float(c["temperature"].value), int(c["top_k"].value)
+    def compute(self, values) -> Shown:
+        """The likeliest next characters and one seeded continuation of 60 characters, for the prompt."""
+        ids = self._encode(values["prompt"])
+        temperature, top_k = float(values["temperature"]), int(values["top_k"])
         n = self.model.max_len
         logits = self.model(ids[:, -n:])[0, -1]
         p = language.sampling_probabilities(logits, temperature, top_k)
         top = torch.topk(logits, self.shown).indices.tolist()  # by the model's own ranking: top-k's cut shows as 0
         labels = [{"\n": "⏎", " ": "␣"}.get(self.characters[i], self.characters[i]) for i in top]
-        self.views["next"].update(
+        frame = self.views["next"].frame(
             [[float(p[i]) for i in top]],
             row_labels=["p"],
             col_labels=labels,
@@ -201,7 +201,9 @@ class WriterExplorer(Explorer):
             probs = language.sampling_probabilities(self.model(out[:, -n:])[:, -1], temperature, top_k)
             out = torch.cat([out, torch.multinomial(probs, 1, generator=generator)], dim=1)
         written = "".join(self.characters[i] for i in out[0, ids.shape[1] :].tolist())
-        self.caption.value = "<pre>" + html.escape(c["prompt"].value + written) + "</pre>"
+        return Shown(
+            views={"next": frame}, texts={"caption": "<pre>" + html.escape(values["prompt"] + written) + "</pre>"}
+        )
 
     def summary(self) -> str:
         c = self.controls

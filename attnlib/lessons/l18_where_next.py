@@ -18,7 +18,7 @@ import torch
 from torch import Tensor
 
 from ..bpe import learn_merges, pair_counts, split_after
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
 __all__ = ["NEW_CORPUS", "MergesExplorer", "first_merge", "share_kv", "wrong_answers"]
@@ -44,17 +44,24 @@ class MergesExplorer(Explorer):
         c["corpus"] = widgets.Text(
             value=corpus, description="corpus", continuous_update=False, layout=widgets.Layout(width="620px")
         )
-        self.views["pairs"] = HeatmapView([[0.0]], xlabel="right symbol", ylabel="left symbol", decimals=0)
-        self.caption = widgets.HTML()
-        self.next_merge: tuple[str, str] | None = None
+        self.views["pairs"] = HeatmapView(None, xlabel="right symbol", ylabel="left symbol", decimals=0)
+        self.caption = self.texts["caption"] = widgets.HTML()
         self.update()
         self.observe_controls()
         self.widget = widgets.VBox([c["merges"], c["corpus"], self.message, self.views["pairs"], self.caption])
 
-    def update(self) -> None:
+    @property
+    def next_merge(self) -> tuple[str, str] | None:
+        """The merge the view outlines (``None``: nothing left to merge)."""
+        view = self.views["pairs"]
+        if not view.highlight_cells:
+            return None
+        i, j = view.highlight_cells[0]
+        return view.row_labels[i], view.col_labels[j]
+
+    def compute(self, values) -> Shown:
         """Apply the merges, count the pairs, outline the most frequent one."""
-        c = self.controls
-        corpus, k = c["corpus"].value, c["merges"].value
+        corpus, k = values["corpus"], values["merges"]
         words = split_after(corpus, k)  # ValueError on an empty corpus
         counts = pair_counts(words)
         symbols = sorted({s for word in words for s in word}, key=lambda s: (-len(s), s))
@@ -64,21 +71,22 @@ class MergesExplorer(Explorer):
         matrix = [[0.0] * len(symbols) for _ in symbols]
         for (a, b), n in counts.items():
             matrix[index[a]][index[b]] = float(n)
-        self.next_merge = max(counts, key=counts.__getitem__) if counts else None
+        following = max(counts, key=counts.__getitem__) if counts else None
         done = learn_merges(corpus, k)
-        self.views["pairs"].update(
-            matrix,
-            row_labels=symbols,
-            col_labels=symbols,
-            title=f"pair counts after {len(done)} merges",
-        )
-        cells = [(index[self.next_merge[0]], index[self.next_merge[1]])] if self.next_merge else []
-        self.views["pairs"].highlight(cells=cells)
         shown = " · ".join(" ".join(word) for word in list(words)[:6])
-        following = (
-            f"next merge: {self.next_merge[0]} + {self.next_merge[1]}" if self.next_merge else "nothing to merge"
+        said = f"next merge: {following[0]} + {following[1]}" if following else "nothing to merge"
+        return Shown(
+            views={
+                "pairs": self.views["pairs"].frame(
+                    matrix,
+                    row_labels=symbols,
+                    col_labels=symbols,
+                    title=f"pair counts after {len(done)} merges",
+                    cells=[(index[following[0]], index[following[1]])] if following else [],
+                )
+            },
+            texts={"caption": html.escape(f"{said}; the words now: {shown}")},
         )
-        self.caption.value = html.escape(f"{following}; the words now: {shown}")
 
     def summary(self) -> str:
         return f"MergesExplorer(merges={self.controls['merges'].value}, next merge={self.next_merge})"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import html
 import math
-from functools import partial
+from functools import lru_cache, partial
 
 import ipywidgets as widgets
 import torch
@@ -20,7 +20,7 @@ from torch import Tensor
 from .. import examples
 from ..formatting import explain_products, explain_softmax, explain_weighted_sum, format_number
 from ..modules import causal_mask
-from ..show.explorer import Explorer, HeatmapView
+from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import Projections, derive_qkv, trace
 
 __all__ = ["EXAMPLES", "PipelineExplorer", "pipeline", "pipeline_example"]
@@ -34,6 +34,7 @@ EXAMPLES = {
 }
 
 
+@lru_cache(maxsize=8)
 def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
     """Inputs ``X`` ``(n, d_in)``, projections ``(d_in, d_k)``/``(d_in, d_v)`` (``Q = X W_q``), and token labels.
 
@@ -79,6 +80,23 @@ def _shape(t: Tensor) -> str:
     return "(" + ", ".join(str(s) for s in t.shape) + ")"
 
 
+def _options(labels, letter: str) -> list[tuple[str, int]]:
+    return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(labels)]
+
+
+def _shape_strip(inputs: Tensor, s: dict[str, Tensor], scaled: bool) -> list[str]:
+    """The shape of every step, in the order of computation."""
+    return [
+        f"X {_shape(inputs)}",
+        f"Q, K {_shape(s['queries'])}, V {_shape(s['values'])}",
+        f"S {_shape(s['scores'])}",
+        f"{'S/√d_k' if scaled else 'S'} {_shape(s['scaled_scores'])}",
+        f"A {_shape(s['weights'])}",
+        f"α_ij v_j {_shape(s['weighted_values'])}",
+        f"Z {_shape(s['context'])}",
+    ]
+
+
 class PipelineExplorer(Explorer):
     """All eight steps of one example at once, linked: edit an input or a weight, every later matrix follows.
 
@@ -101,8 +119,7 @@ class PipelineExplorer(Explorer):
         self, example: str = "001", *, query: int = 0, key: int = 0, scaled: bool = True, causal: bool = False
     ) -> None:
         super().__init__()
-        self.example = example
-        self.inputs, self.projections, self.labels = pipeline_example(example)
+        self.inputs, self.projections, labels = pipeline_example(example)
         n = self.inputs.shape[0]
         for name, value in (("query", query), ("key", key)):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
@@ -111,13 +128,13 @@ class PipelineExplorer(Explorer):
         c["example"] = widgets.Dropdown(
             options=[(v, k) for k, v in EXAMPLES.items()], value=example, description="example"
         )
-        c["query"] = widgets.Dropdown(options=self._options("q"), value=query, description="query")
-        c["key"] = widgets.Dropdown(options=self._options("k"), value=key, description="key")
+        c["query"] = widgets.Dropdown(options=_options(labels, "q"), value=query, description="query")
+        c["key"] = widgets.Dropdown(options=_options(labels, "k"), value=key, description="key")
         c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
         c["causal"] = widgets.Checkbox(value=causal, description="causal mask")
-        self.shapes = widgets.HTML()
-        self.caption = widgets.HTML()
-        empty = [[0.0]]
+        self.shapes = self.texts["shapes"] = widgets.HTML()
+        self.caption = self.texts["caption"] = widgets.HTML()
+        empty = None
         weights_like = {"vmin": 0.0, "vmax": 1.0}
         v = self.views
         v["inputs"] = HeatmapView(empty, title="X: inputs", editable=True, ylabel="token")
@@ -159,8 +176,37 @@ class PipelineExplorer(Explorer):
         )
 
     # ---------------------------------------------------------------- state changes
-    def _options(self, letter: str) -> list[tuple[str, int]]:
-        return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(self.labels)]
+    @property
+    def example(self) -> str:
+        """The example chosen."""
+        return self.controls["example"].value
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The example's token labels."""
+        return pipeline_example(self.example)[2]
+
+    @property
+    def steps(self) -> dict[str, Tensor]:
+        """Every step's matrix for the state now (see :func:`pipeline`)."""
+        values = self.values_now()
+        return pipeline(values["inputs"], values["projections"], scaled=values["scaled"], causal=values["causal"])
+
+    def values_now(self) -> dict[str, object]:
+        """The controls' values, and ``X`` and the projections as edited (the example's until a cell is typed in)."""
+        return {**super().values_now(), "inputs": self.inputs, "projections": self.projections}
+
+    def transition(self, values, name: str):
+        """A new example: its own inputs and projections replace any edits."""
+        if name != "example":
+            return values
+        inputs, projections, _ = pipeline_example(values["example"])
+        return {**values, "inputs": inputs, "projections": projections}
+
+    def adopt(self, values) -> None:
+        """The controls, and ``X`` and the projections."""
+        self.inputs, self.projections = values["inputs"], values["projections"]
+        super().adopt(values)
 
     def _edit(self, name: str):
         """A number typed into ``name`` (inputs or a projection) replaces that entry."""
@@ -185,86 +231,99 @@ class PipelineExplorer(Explorer):
         self._on_change()
 
     # ---------------------------------------------------------------- the one render path
-    def update(self) -> None:
-        """Recompute every step from ``X`` and the projections, send the numbers, outline the chosen query and key."""
-        c = self.controls
-        if c["example"].value != self.example:
-            self.example = c["example"].value
-            self.inputs, self.projections, self.labels = pipeline_example(self.example)
-            n = len(self.labels)
-            self.set_quietly("query", options=self._options("q"), value=min(c["query"].value, n - 1))
-            self.set_quietly("key", options=self._options("k"), value=min(c["key"].value, n - 1))
-        scaled, causal = c["scaled"].value, c["causal"].value
-        steps = pipeline(self.inputs, self.projections, scaled=scaled, causal=causal)
+    def compute(self, values) -> Shown:
+        """Every step from ``X`` and the projections, the chosen query and key outlined."""
+        labels = list(pipeline_example(values["example"])[2])
+        n = len(labels)
+        x, w = values["inputs"], values["projections"]
+        scaled, causal = values["scaled"], values["causal"]
+        steps = pipeline(x, w, scaled=scaled, causal=causal)
         context = steps["context"]  # attnlib's step functions refuse inf/NaN with a message (kept inline)
-        self.steps = steps
-        i, j = c["query"].value, c["key"].value
-        labels = list(self.labels)
+        i, j = min(values["query"], n - 1), min(values["key"], n - 1)
         d_k, d_v = steps["keys"].shape[1], steps["values"].shape[1]
         k_cols = [f"{c + 1}" for c in range(d_k)]
         v_cols = [f"{c + 1}" for c in range(d_v)]
-        in_cols = [f"{c + 1}" for c in range(self.inputs.shape[1])]
-        q_rows = [f"q{r + 1}" for r in range(len(labels))]
-        k_rows = [f"k{r + 1}" for r in range(len(labels))]
+        in_cols = [f"{c + 1}" for c in range(x.shape[1])]
+        q_rows = [f"q{r + 1}" for r in range(n)]
+        k_rows = [f"k{r + 1}" for r in range(n)]
         v = self.views
-        v["inputs"].update(self.inputs, row_labels=labels, col_labels=in_cols).highlight(rows=[i])
+        frames = {"inputs": v["inputs"].frame(x, row_labels=labels, col_labels=in_cols, rows=[i])}
         for name, cols in (("w_query", k_cols), ("w_key", k_cols), ("w_value", v_cols)):
-            v[name].update(getattr(self.projections, name), row_labels=in_cols, col_labels=cols)
+            frames[name] = v[name].frame(getattr(w, name), row_labels=in_cols, col_labels=cols)
         # explanations are written when the browser asks for one (partial: the arguments of now)
-        x, w = self.inputs, self.projections
-        v["queries"].update(
+        frames["queries"] = v["queries"].frame(
             steps["queries"],
             row_labels=labels,
             col_labels=k_cols,
             explanations=partial(explain_products, x, w.w_query.T, left_name="x_{i}", right_name="W_q[:,{j}]"),
-        ).highlight(rows=[i])
-        v["keys"].update(
+            rows=[i],
+        )
+        frames["keys"] = v["keys"].frame(
             steps["keys"],
             row_labels=labels,
             col_labels=k_cols,
             explanations=partial(explain_products, x, w.w_key.T, left_name="x_{i}", right_name="W_k[:,{j}]"),
-        ).highlight(rows=[j])
-        v["values"].update(
+            rows=[j],
+        )
+        frames["values"] = v["values"].frame(
             steps["values"],
             row_labels=labels,
             col_labels=v_cols,
             explanations=partial(explain_products, x, w.w_value.T, left_name="x_{i}", right_name="W_v[:,{j}]"),
-        ).highlight(rows=[j])
-        v["scores"].update(
+            rows=[j],
+        )
+        frames["scores"] = v["scores"].frame(
             steps["scores"],
             row_labels=q_rows,
             col_labels=k_rows,
             explanations=partial(explain_products, steps["queries"], steps["keys"]),
-        ).highlight(rows=[i], cells=[(i, j)])
-        v["scaled_scores"].update(
+            rows=[i],
+            cells=[(i, j)],
+        )
+        frames["scaled_scores"] = v["scaled_scores"].frame(
             self._scaled_view(steps),
             row_labels=q_rows,
             col_labels=k_rows,
             explanations=partial(self._scaled_texts, steps, scaled, causal),
             title=("S / √d_k" if scaled else "S (not scaled)") + (", causal mask" if causal else ""),
-        ).highlight(rows=[i], cells=[(i, j)])
-        v["weights"].update(
+            rows=[i],
+            cells=[(i, j)],
+        )
+        frames["weights"] = v["weights"].frame(
             steps["weights"],
             row_labels=q_rows,
             col_labels=k_rows,
             explanations=partial(self._softmax_texts, steps["scaled_scores"]),
-        ).highlight(rows=[i], cells=[(i, j)])
-        v["weighted_values"].update(
+            rows=[i],
+            cells=[(i, j)],
+        )
+        frames["weighted_values"] = v["weighted_values"].frame(
             steps["weighted_values"][i],
             row_labels=k_rows,
             col_labels=v_cols,
             title=f"α_{i + 1}j v_j (query {i + 1})",
             explanations=partial(self._weighted_texts, steps["weights"][i], steps["values"], i),
-        ).highlight(rows=[j])
-        v["context"].update(
+            rows=[j],
+        )
+        frames["context"] = v["context"].frame(
             context,
             row_labels=labels,
             col_labels=v_cols,
             explanations=partial(explain_weighted_sum, steps["weights"], steps["values"]),
-        ).highlight(rows=[i])
-        self.shapes.value = "<code>" + html.escape(" → ".join(self.shape_strip)) + "</code>"
+            rows=[i],
+        )
         z = "[" + ", ".join(format_number(t, 4) for t in context[i].tolist()) + "]"
-        self.caption.value = html.escape(f"z_{i + 1} ({labels[i]}) = {z}")
+        return Shown(
+            views=frames,
+            texts={
+                "shapes": "<code>" + html.escape(" → ".join(_shape_strip(x, steps, scaled))) + "</code>",
+                "caption": html.escape(f"z_{i + 1} ({labels[i]}) = {z}"),
+            },
+            controls={
+                "query": {"options": _options(labels, "q"), "value": i},
+                "key": {"options": _options(labels, "k"), "value": j},
+            },
+        )
 
     @staticmethod
     def _scaled_view(steps: dict[str, Tensor]) -> Tensor:
@@ -324,17 +383,7 @@ class PipelineExplorer(Explorer):
     @property
     def shape_strip(self) -> list[str]:
         """The shape of every step, in the order of computation."""
-        s = self.steps
-        scaled = "S/√d_k" if self.controls["scaled"].value else "S"
-        return [
-            f"X {_shape(self.inputs)}",
-            f"Q, K {_shape(s['queries'])}, V {_shape(s['values'])}",
-            f"S {_shape(s['scores'])}",
-            f"{scaled} {_shape(s['scaled_scores'])}",
-            f"A {_shape(s['weights'])}",
-            f"α_ij v_j {_shape(s['weighted_values'])}",
-            f"Z {_shape(s['context'])}",
-        ]
+        return _shape_strip(self.inputs, self.steps, self.controls["scaled"].value)
 
     def summary(self) -> str:
         c = self.controls

@@ -5,16 +5,24 @@ Every explorer has the same shape (read one, you have read them all)::
     class ScoresExplorer(Explorer):
         def __init__(self, example="001", *, query=0):      # keyword arguments = initial state
             super().__init__()
-            self.controls["query"] = widgets.Dropdown(...)          # name → ipywidget
-            self.views["scores"] = HeatmapView(...)           # name → HeatmapView (drawn by the browser)
-            self.update()                                     # the one render path
+            self.controls["query"] = widgets.Dropdown(...)    # name → ipywidget
+            self.views["scores"] = HeatmapView(None, ...)     # name → HeatmapView (drawn by the browser)
+            self.texts["terms"] = widgets.HTML()              # name → HTML text
+            self.update()                                     # shows compute(values_now())
             self.observe_controls()                           # a control change calls update()
-            self.widget = widgets.VBox([...])                       # the layout (uses self.message)
+            self.widget = widgets.VBox([...])                 # the layout (uses self.message)
 
-        def update(self):                                     # recompute with attnlib, send numbers
+        def compute(self, values) -> Shown:                   # pure: the controls' values → what is shown
             ...                                               # raise ValueError → inline message,
                                                               # the views keep their last good state
         def summary(self) -> str: ...                         # deterministic text/plain (nbval)
+
+What an explorer shows is a function of its controls' values (:meth:`Explorer.values_now`, plus any state a
+learner typed into a cell, which subclasses add there): :meth:`Explorer.compute` returns every view's
+:class:`~attnlib.show.view.Frame`, every text's HTML and every dependent control's options, limits and
+clamped value, and :meth:`Explorer.update` only shows it. Nothing is kept from the previous state, so the
+same values show the same thing however the learner got there, and a table of states can be computed
+without a widget (:meth:`Explorer.state`).
 
 The maths comes from the maths modules (:mod:`attnlib.steps`, :mod:`attnlib.modules`), the text of
 numbers and of per-cell explanations from :mod:`attnlib.formatting`. Nothing is printed or displayed
@@ -37,16 +45,18 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from functools import partial
 
 import ipywidgets as widgets
 import numpy as np
 
 from .plots import heatmap_png, png_bundle
-from .view import HeatmapView, ViewGroup, parse_cell
+from .view import Frame, HeatmapView, ViewGroup, parse_cell
 
-__all__ = ["Explorer", "HeatmapView", "MatrixParseError", "parse_cell", "parse_matrix"]
+__all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "choices", "parse_cell", "parse_matrix"]
 
 #: the characters a control's label shows in ipywidgets' default label width
 LABEL_FITS = 9
@@ -94,12 +104,54 @@ def parse_matrix(text: str, *, max_size: int = 64) -> np.ndarray:
     return np.array(matrix, dtype=np.float64)
 
 
-class Explorer:
-    """Base class: ``controls`` (name → widget), ``views`` (name → HeatmapView), an inline ``message``.
+#: the traits of a control that an explorer's state may set, in the order the page must get them
+#: (a menu's options before its choice, a slider's range before its value)
+CONTROL_TRAITS = ("options", "min", "max", "step", "disabled", "value")
 
-    Subclasses build their controls and views, lay them out in ``self.widget`` and implement
-    :meth:`update`; the base class calls it when a control changes and keeps the last good state
-    when an update raises a ``ValueError`` (the message is shown inline instead).
+
+def _plain(value: object) -> object:
+    """A control trait's value in one form (ipywidgets gives a menu's options back as tuples)."""
+    if isinstance(value, list | tuple):
+        return tuple(_plain(v) for v in value)
+    return value
+
+
+def choices(control: widgets.Widget) -> list[object] | None:
+    """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
+    if isinstance(control, widgets.Dropdown | widgets.ToggleButtons | widgets.SelectionSlider):
+        return [o[1] if isinstance(o, tuple) else o for o in control.options]
+    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+        return [False, True]
+    if isinstance(control, widgets.FloatLogSlider):
+        n = round((control.max - control.min) / control.step)
+        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
+    if isinstance(control, widgets.IntSlider):
+        return list(range(control.min, control.max + 1, control.step))
+    return None
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What an explorer shows for one state: every view's frame, every text's HTML, every dependent control.
+
+    ``controls`` maps a control's name to the traits its state sets (see :data:`CONTROL_TRAITS`), e.g.
+    ``{"query": {"options": [("the", 0), ("cat", 1)], "value": 1}}``: the options and limits that follow
+    from the other controls and the value clamped to them.
+    """
+
+    views: Mapping[str, Frame]
+    texts: Mapping[str, str] = field(default_factory=dict)
+    controls: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+
+class Explorer:
+    """Base class: ``controls`` (name → widget), ``views`` (name → HeatmapView), ``texts`` (name → HTML),
+    an inline ``message``.
+
+    Subclasses build their controls, views and texts, lay them out in ``self.widget`` and implement
+    :meth:`compute`; :meth:`update` shows ``compute(values_now())``. The base class calls it when a control
+    changes and keeps the last good state when it raises a ``ValueError`` (the message is shown inline
+    instead).
     """
 
     #: how many views the static PNG fallback shows, in the order of ``views``
@@ -108,16 +160,27 @@ class Explorer:
     def __init__(self) -> None:
         self.controls: dict[str, widgets.Widget] = {}
         self.views: dict[str, HeatmapView] = {}
+        self.texts: dict[str, widgets.HTML] = {}
+        self._quiet = 0  # > 0 while the explorer sets its own controls
         self.message = widgets.HTML(value="")
         self.widget: widgets.Box = widgets.VBox()
         self.group = ViewGroup()
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
-        """A change of any control calls :meth:`update`; the views join the explorer's group."""
-        for control in self.controls.values():
-            control.observe(self._on_change, names="value")
+        """A change of any control applies :meth:`transition`, then calls :meth:`update`; the views join the group."""
+        for name, control in self.controls.items():
+            control.observe(partial(self._on_control, name), names="value")
         self.join_views()
+
+    def _on_control(self, name: str, _change=None) -> None:
+        if self._quiet:
+            return  # set by the explorer itself (set_quietly)
+        values = self.values_now()
+        after = self.transition(values, name)
+        if after is not values:
+            self.adopt(after)
+        self._on_change()
 
     def join_views(self) -> None:
         """Every view in :attr:`views` sends what it draws through :attr:`group` (one message per change)."""
@@ -133,17 +196,23 @@ class Explorer:
     def set_quietly(self, name: str, **traits: object) -> None:
         """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
         control = self.controls[name]
-        control.unobserve(self._on_change, names="value")
+        self._quiet += 1
         try:
             for trait, value in traits.items():
                 setattr(control, trait, value)
         finally:
-            control.observe(self._on_change, names="value")
+            self._quiet -= 1
 
     def widgets(self) -> list[widgets.Widget]:
         """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
         found: dict[int, widgets.Widget] = {}
-        stack: list[widgets.Widget] = [self.widget, self.message, *self.controls.values(), *self.views.values()]
+        stack: list[widgets.Widget] = [
+            self.widget,
+            self.message,
+            *self.controls.values(),
+            *self.views.values(),
+            *self.texts.values(),
+        ]
         while stack:
             widget = stack.pop()
             if id(widget) not in found:
@@ -210,8 +279,79 @@ class Explorer:
         """Show ``text`` inline (the views keep their last good state)."""
         self.message.value = f'<span style="color:#b00020">⚠ {html.escape(text)}</span>'
 
-    def update(self) -> None:  # pragma: no cover - overridden
+    # state ---------------------------------------------------------------
+    def values_now(self) -> dict[str, object]:
+        """The state :meth:`compute` reads: every control's value (subclasses add what a learner typed in cells)."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def compute(self, values: Mapping[str, object]) -> Shown:  # pragma: no cover - overridden
+        """What the explorer shows for ``values``: pure (no widget is read or changed)."""
         raise NotImplementedError
+
+    def control_grid(self) -> dict[str, list[object]]:
+        """The enumerable controls and the values a table of states takes for each (default: the widget's steps).
+
+        Controls a learner types into are not here; explorers whose widget steps are too fine for a table
+        override it with a coarser grid.
+        """
+        grid = {name: choices(control) for name, control in self.controls.items()}
+        return {name: values for name, values in grid.items() if values is not None}
+
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
+        """The values after control ``name`` changed to ``values[name]``: pure; by default ``values`` itself.
+
+        Explorers whose controls reset others override it (a new example resets a text typed for the old one):
+        the page and the tables apply the same function.
+        """
+        return values
+
+    def adopt(self, values: Mapping[str, object]) -> None:
+        """Take ``values`` as the state: the controls quietly (subclasses keep their other state, e.g. edits)."""
+        for name, value in values.items():
+            if name in self.controls and self.controls[name].value != value:
+                self.set_quietly(name, value=value)
+
+    def update(self) -> None:
+        """Show ``compute(values_now())``."""
+        self.show(self.compute(self.values_now()))
+
+    def show(self, shown: Shown) -> None:
+        """Set every output to ``shown``: the dependent controls first (quietly), then the views and the texts."""
+        for name, traits in shown.controls.items():
+            control = self.controls[name]
+            changed = {
+                t: traits[t] for t in CONTROL_TRAITS if t in traits and _plain(getattr(control, t)) != _plain(traits[t])
+            }
+            if changed and "value" in traits:
+                changed["value"] = traits["value"]  # new options or limits may have moved the value: set it again
+                changed = {t: changed[t] for t in CONTROL_TRAITS if t in changed}
+            if changed:
+                self.set_quietly(name, **changed)
+        for name, frame in shown.views.items():
+            self.views[name].show(frame)
+        for name, text in shown.texts.items():
+            if self.texts[name].value != text:
+                self.texts[name].value = text
+
+    def state(self, shown: Shown) -> dict[str, object]:
+        """``shown`` as the page gets it: each view's drawn traits, each text, each dependent control's traits."""
+        return {
+            "views": {name: self.views[name].drawn(frame) for name, frame in shown.views.items()},
+            "texts": dict(shown.texts),
+            "controls": {name: {t: _plain(v) for t, v in traits.items()} for name, traits in shown.controls.items()},
+        }
+
+    def displayed(self) -> dict[str, object]:
+        """What the widgets hold now, in the form of :meth:`state` (for the outputs that :meth:`compute` sets)."""
+        shown = self.compute(self.values_now())
+        return {
+            "views": {name: self.views[name].shown() for name in shown.views},
+            "texts": {name: self.texts[name].value for name in shown.texts},
+            "controls": {
+                name: {t: _plain(getattr(self.controls[name], t)) for t in traits}
+                for name, traits in shown.controls.items()
+            },
+        }
 
     # display ------------------------------------------------------------
     def summary(self) -> str:

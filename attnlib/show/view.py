@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,7 +62,7 @@ from ..formatting import annotation
 from . import style
 from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits, png_bundle
 
-__all__ = ["EDIT_LIMIT", "Explanations", "HeatmapView", "ViewGroup", "parse_cell"]
+__all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "ViewGroup", "parse_cell"]
 
 #: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
 Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
@@ -97,6 +98,31 @@ def palette(cmap: str, n: int = 64) -> tuple[str, ...]:
 
 def _labels(given: Sequence[object] | None, n: int) -> list[str]:
     return [str(x) for x in given] if given is not None else [str(k + 1) for k in range(n)]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """Everything one view shows for one state of its explorer (see :meth:`HeatmapView.frame`).
+
+    Two frames are equal when they show the same: the explanations (a function, run when the page asks)
+    do not take part in the comparison; :attr:`explained` (whether there are any) does.
+    """
+
+    matrix: np.ndarray = field(compare=False)
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    title: str
+    decimals: int
+    highlight_rows: tuple[int, ...] = ()
+    highlight_cols: tuple[int, ...] = ()
+    highlight_cells: tuple[tuple[int, int], ...] = ()
+    explanations: Explanations | None = field(default=None, compare=False)
+    #: the matrix as little-endian float64 bytes (what the page decodes; compared bit-exactly)
+    buffer: bytes = field(default=b"", repr=False)
+
+    @property
+    def explained(self) -> bool:
+        return bool(self.explanations)
 
 
 class ViewGroup(anywidget.AnyWidget):
@@ -197,6 +223,8 @@ class HeatmapView(anywidget.AnyWidget):
         cell_size: float | None = None,
     ) -> None:
         super().__init__(title=title, xlabel=xlabel, ylabel=ylabel, decimals=decimals, editable=editable)
+        self._fixed_title = title
+        self._fixed_decimals = decimals
         self._fixed_cmap = cmap
         self._fixed_limits = (vmin, vmax)
         self._fixed_annotate = annotate
@@ -209,6 +237,8 @@ class HeatmapView(anywidget.AnyWidget):
         self._select_callbacks: list[Callable[[int, int], None]] = []
         self.on_msg(self._handle_message)
         self.update(matrix, row_labels=row_labels, col_labels=col_labels, explanations=explanations)
+        if matrix is None:
+            self._layout()  # the style's look before the first frame
         style.register(self)
 
     # ------------------------------------------------------------------ kernel → browser
@@ -237,6 +267,84 @@ class HeatmapView(anywidget.AnyWidget):
             super().send_state(names - drawn)
         if drawn:
             self.group.stage(self.group_key, self.get_state(drawn))
+
+    def frame(
+        self,
+        matrix: object,
+        *,
+        row_labels: Sequence[object] | None = None,
+        col_labels: Sequence[object] | None = None,
+        title: str | None = None,
+        rows: Sequence[int] = (),
+        cols: Sequence[int] = (),
+        cells: Sequence[tuple[int, int]] = (),
+        explanations: Explanations | None = None,
+        decimals: int | None = None,
+    ) -> Frame:
+        """What this view shows for ``matrix``: a pure function of its arguments and the view's fixed settings.
+
+        Labels not given are ``1 … n``, the title not given is the one the view was built with, no
+        highlights and no explanations unless given: nothing is kept from an earlier state.
+        """
+        data = as_numpy(matrix)
+        if not np.isfinite(data).all():
+            raise ValueError(f"{title or self._fixed_title or 'the heatmap'}: the matrix has NaN or infinite entries")
+        return Frame(
+            matrix=data,
+            row_labels=tuple(_labels(row_labels, data.shape[0])),
+            col_labels=tuple(_labels(col_labels, data.shape[1])),
+            title=self._fixed_title if title is None else title,
+            decimals=self._fixed_decimals if decimals is None else int(decimals),
+            highlight_rows=tuple(int(i) for i in rows),
+            highlight_cols=tuple(int(j) for j in cols),
+            highlight_cells=tuple((int(i), int(j)) for i, j in cells),
+            explanations=explanations,
+            buffer=np.ascontiguousarray(data, dtype="<f8").tobytes(),
+        )
+
+    def drawn(self, frame: Frame) -> dict[str, object]:
+        """The synced traits (:data:`DRAWN`) that show ``frame``: numbers, labels, limits, palette, layout, text."""
+        data = frame.matrix
+        annotate, cell_size = self._layout_of(data.shape)
+        lo, hi, cmap = limits(data, cmap=self._fixed_cmap, vmin=self._fixed_limits[0], vmax=self._fixed_limits[1])
+        return {
+            "buffer": frame.buffer,
+            "shape": list(data.shape),
+            "vmin": lo,
+            "vmax": hi,
+            "palette": list(palette(cmap)),
+            "cell_size": cell_size,
+            "annotate": annotate,
+            "decimals": frame.decimals,
+            "description": _describe(frame.title, data, frame.row_labels, frame.col_labels),
+            "title": frame.title,
+            "row_labels": list(frame.row_labels),
+            "col_labels": list(frame.col_labels),
+            "message": "",
+            "highlight_rows": list(frame.highlight_rows),
+            "highlight_cols": list(frame.highlight_cols),
+            "highlight_cells": [list(c) for c in frame.highlight_cells],
+            "explained": frame.explained,
+        }
+
+    def shown(self) -> dict[str, object]:
+        """The synced traits of :data:`DRAWN` as they are now (what :meth:`drawn` gives for the frame shown)."""
+        return {name: getattr(self, name) for name in DRAWN}
+
+    def show(self, frame: Frame) -> HeatmapView:
+        """Show ``frame`` (every drawn trait set from it alone): one message, one redraw."""
+        drawn = self.drawn(frame)
+        with self.hold_sync():
+            self.data = frame.matrix
+            self.cmap = limits(
+                frame.matrix, cmap=self._fixed_cmap, vmin=self._fixed_limits[0], vmax=self._fixed_limits[1]
+            )[2]
+            for name, value in drawn.items():
+                if getattr(self, name) != value:
+                    setattr(self, name, value)
+            self._explanations = []
+            self._explain(frame.explanations or [])
+        return self
 
     def update(
         self,
@@ -399,17 +507,21 @@ class HeatmapView(anywidget.AnyWidget):
             self.select(row, col)
 
     # ------------------------------------------------------------------ look
+    def _layout_of(self, shape: Sequence[int]) -> tuple[bool, float]:
+        """Whether a matrix of ``shape`` is annotated, and its cell size, in the current style."""
+        font_size = round(style.current().font_size * 1.45)
+        n = max(shape) if shape and min(shape) > 0 else 1
+        annotate = self._fixed_annotate if self._fixed_annotate is not None else n <= ANNOTATE_MAX
+        if self._fixed_cell is not None:
+            return annotate, float(self._fixed_cell)
+        if annotate:
+            return annotate, float(round(font_size * (3.4 if n <= 8 else 2.6)))
+        return annotate, float(max(6, min(24, round(480 / n))))
+
     def _layout(self) -> None:
         st = style.current()
-        n = max(self.data.shape) if self.data.size else 1
-        self.annotate = self._fixed_annotate if self._fixed_annotate is not None else n <= ANNOTATE_MAX
+        self.annotate, self.cell_size = self._layout_of(self.data.shape)
         self.font_size = round(st.font_size * 1.45)
-        if self._fixed_cell is not None:
-            self.cell_size = float(self._fixed_cell)
-        elif self.annotate:
-            self.cell_size = float(round(self.font_size * (3.4 if n <= 8 else 2.6)))
-        else:
-            self.cell_size = float(max(6, min(24, round(480 / n))))
         self.highlight_color = st.highlight_color
         self.line_width = st.line_width
 
@@ -428,16 +540,7 @@ class HeatmapView(anywidget.AnyWidget):
             self._colours()
 
     def _describe(self) -> str:
-        n_rows, n_cols = self.data.shape
-        if not self.data.size:
-            return f"{self.title or 'heatmap'}: empty"
-        lo, hi = float(self.data.min()), float(self.data.max())
-        rows = ", ".join(self.row_labels[:8]) + (" …" if n_rows > 8 else "")
-        cols = ", ".join(self.col_labels[:8]) + (" …" if n_cols > 8 else "")
-        return (
-            f"{self.title or 'heatmap'}: a {n_rows}×{n_cols} matrix; rows {rows}; columns {cols}; "
-            f"values from {lo:.4g} to {hi:.4g}. Arrow keys move between cells; the table button lists every number."
-        )
+        return _describe(self.title, self.data, self.row_labels, self.col_labels)
 
     # ------------------------------------------------------------------ static fallback
     def spec(self) -> dict:
@@ -476,6 +579,20 @@ class HeatmapView(anywidget.AnyWidget):
         n_rows, n_cols = self.data.shape
         title = f", {self.title!r}" if self.title else ""
         return f"<HeatmapView {n_rows}×{n_cols}{title}>"
+
+
+def _describe(title: str, data: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
+    """The grid's accessible description: its title, size, labels and range."""
+    n_rows, n_cols = data.shape
+    if not data.size:
+        return f"{title or 'heatmap'}: empty"
+    lo, hi = float(data.min()), float(data.max())
+    rows = ", ".join(row_labels[:8]) + (" …" if n_rows > 8 else "")
+    cols = ", ".join(col_labels[:8]) + (" …" if n_cols > 8 else "")
+    return (
+        f"{title or 'heatmap'}: a {n_rows}×{n_cols} matrix; rows {rows}; columns {cols}; "
+        f"values from {lo:.4g} to {hi:.4g}. Arrow keys move between cells; the table button lists every number."
+    )
 
 
 #: the traits of :class:`HeatmapView` a change moves (what a :class:`ViewGroup` carries): the numbers and

@@ -140,7 +140,9 @@ def test_writer_explorer_shows_the_next_character_probabilities_and_refuses_unkn
     assert float(sum(shown)) == pytest.approx(1.0, abs=1e-4)  # every character shown, top-k = |V|
     e.controls["top_k"].value = 1
     assert e.views["next"].data[0][0] == pytest.approx(1.0) and float(sum(e.views["next"].data[0][1:])) == 0
-    assert e.caption.value.startswith("<pre>the ") and len(e.caption.value) > len("<pre>the </pre>") + 50
+    assert (
+        e.texts["caption"].value.startswith("<pre>the ") and len(e.texts["caption"].value) > len("<pre>the </pre>") + 50
+    )
     assert e.summary() == "WriterExplorer(prompt='the ', temperature=1.0, top_k=1)"
     before = list(e.views["next"].data[0])
     e.controls["prompt"].value = "THE"

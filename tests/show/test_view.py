@@ -3,13 +3,18 @@ sends, explanations, edits and selections from the browser, its PNG fallback and
 
 from __future__ import annotations
 
+import json
 import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
+from test_explorer import sent  # noqa: F401  (the fixture: a comm that records what widgets send)
 
-from attnlib.formatting import explain_softmax
+from attnlib.formatting import annotation, explain_softmax
 from attnlib.show import HeatmapView, parse_cell, style
+from attnlib.show.view import STATIC
 from attnlib.steps import softmax
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -179,13 +184,9 @@ def test_view_ships_its_front_end_in_the_package() -> None:
     assert (STATIC / "heatmap.css").is_file()
 
 
-def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> None:
-    import ipywidgets as widgets
-
+def test_views_of_a_group_send_what_a_change_moves_through_it(sent) -> None:  # noqa: F811 (the fixture)
     from attnlib.show import ViewGroup
 
-    sent: list[tuple[object, dict]] = []
-    monkeypatch.setattr(widgets.Widget, "_send", lambda self, msg, buffers=None: sent.append((self, msg)))
     group = ViewGroup()
     a, b, alone = HeatmapView(np.eye(2), title="a"), HeatmapView(np.zeros((1, 3))), HeatmapView(np.eye(2))
     a.join(group, "a")
@@ -198,19 +199,61 @@ def test_views_of_a_group_send_what_a_change_moves_through_it(monkeypatch) -> No
         a.update(np.eye(2) * 3)
         b.highlight(cells=[(0, 2)])
         alone.update(np.ones((2, 2)))
-    assert [w for w, _ in sent].count(group) == 1 and not [w for w, _ in sent if w in (a, b)]
-    message = next(msg for w, msg in sent if w is group)
+    assert [w for w, _ in sent].count(group.model_id) == 1 and not [w for w, _ in sent if w in (a.model_id, b.model_id)]
+    message = next(msg for w, msg in sent if w == group.model_id)
     assert set(message["state"]) == {a.group_key, b.group_key}  # the views that moved, in one message
     assert message["state"][b.group_key]["highlight_cells"] == [[0, 2]]
     assert [a.group_key, "buffer"] in message["buffer_paths"]  # the matrix stays binary
     assert np.frombuffer(getattr(group, a.group_key)["buffer"], "<f8").tolist() == [3.0, 0.0, 0.0, 3.0]
-    assert [msg["buffer_paths"] for w, msg in sent if w is alone] == [[["buffer"]]]  # on its own: its own message
+    assert [msg["buffer_paths"] for w, msg in sent if w == alone.model_id] == [
+        [["buffer"]]
+    ]  # on its own: its own message
     sent.clear()
     with group.hold_sync():
         b.update(np.ones((1, 3)))
-    assert set(next(msg for w, msg in sent if w is group)["state"]) == {b.group_key}  # a did not move: not sent
+    assert set(next(msg for w, msg in sent if w == group.model_id)["state"]) == {
+        b.group_key
+    }  # a did not move: not sent
     sent.clear()
     a.update(np.eye(2) * 3)  # the same numbers: nothing leaves
     assert not sent
     assert {"buffer", "palette", "cell_size"} <= a.drawn_traits()  # all that a new matrix moves
     assert not {"group", "group_key", "font_size", "highlight_color", "line_width"} & a.drawn_traits()
+
+
+# --------------------------------------------------------------------------- the page formats as Python
+# The page writes numbers as Python does: heatmap.js's ``formatValue`` against :func:`attnlib.formatting.annotation`
+# over zero, tiny, huge, negative, exactly-tied and random values, run by node.
+RUN = """
+import { formatValue } from %s;
+let input = "";
+process.stdin.on("data", (chunk) => (input += chunk));
+process.stdin.on("end", () => {
+  const cases = JSON.parse(input);
+  process.stdout.write(JSON.stringify(cases.map(([v, d]) => formatValue(v, d))));
+});
+"""
+
+
+def values() -> list[float]:
+    rng = np.random.default_rng(37)
+    special = [0.0, -0.0, 1.0, -1.0, 0.5, 1.5, 2.5, -2.5, 0.125, -0.125, 0.375, 1.005, 99999.99, 99999.999, 1e5, -1e5]
+    special += [125000.0, 135000.0, 9.95, 0.0995, 0.995, 9.5e-5, 5e-324, 1.7e308, -1e-300, 1e21, 3.5e22, 2.0**-20]
+    ties = [k / 2**p for k in range(-40, 41, 3) for p in (1, 3, 4, 6)]  # exactly representable halves at some digit
+    spread = (rng.standard_normal(400) * 10.0 ** rng.integers(-12, 12, 400)).tolist()
+    grid = (rng.integers(-5000, 5000, 200) / 1000).tolist()  # three decimals: ties at two
+    return special + ties + spread + grid
+
+
+def test_the_page_formats_numbers_as_python_does(tmp_path) -> None:
+    node = shutil.which("node")
+    assert node, "node is needed to run the page's formatter (make lint installs it with the npm packages)"
+    cases = [[v, d] for v in values() for d in (0, 1, 2, 3, 4, 6)]
+    script = tmp_path / "run.mjs"
+    script.write_text(RUN % json.dumps((STATIC / "heatmap.js").as_uri()))
+    out = subprocess.run([node, str(script)], input=json.dumps(cases), capture_output=True, text=True, check=True)
+    page = json.loads(out.stdout)
+    python = [annotation(v, d) for v, d in cases]
+    wrong = [(v, d, js, py) for (v, d), js, py in zip(cases, page, python) if js != py]
+    assert not wrong, f"{len(wrong)} of {len(cases)} differ, e.g. (value, decimals, page, python): {wrong[:5]}"
+    assert page[python.index("0")] == "0"  # an exact zero is 0 in the page too

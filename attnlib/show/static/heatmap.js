@@ -61,16 +61,58 @@ const VECTOR_MAX = 1024;
 const ANSWER_MS = 2000;
 
 // ---------------------------------------------------------------------------------------- numbers
-/** The number written in a cell, the tooltip or the table: `decimals` digits, or 2 significant in
- * exponent form where that would show 0 or be too wide (`9.0e-04`, `3.3e-17`, `1.2e+05`).
+/** The number written in a cell, the tooltip or the table, exactly as Python's
+ * `attnlib.formatting.annotation(v, decimals)` writes it (tests/show/test_format_js.py runs both): `decimals`
+ * digits; zero is `0`; 2 significant digits in exponent form where that would show 0 or be too wide
+ * (`9.0e-04`, `3.3e-17`, `1.2e+05`). Rounding is Python's: the exact binary value, ties to even.
  * @param {number} v @param {number} decimals */
 export function formatValue(v, decimals) {
   if (!Number.isFinite(v)) return String(v);
-  if (v !== 0 && (Math.abs(v) < Math.pow(10, -decimals) || Math.abs(v) >= 1e5)) {
-    return v.toExponential(1).replace(/e([+-])(\d)$/, "e$10$2");
+  if (v === 0) return "0";
+  const sign = v < 0 ? "-" : "";
+  const a = Math.abs(v);
+  const exact = exactDecimal(a);
+  if (!exact) {
+    // more than 100 fraction digits: a value this small is never a tie at 2 significant digits (its 5s in the
+    // denominator outnumber any 3-digit mantissa's), so toExponential's nearest is Python's
+    return sign + a.toExponential(1).replace(/e([+-])(\d)$/, "e$10$2");
   }
-  const text = v.toFixed(decimals);
-  return /^-0(\.0*)?$/.test(text) ? text.slice(1) : text;
+  const [int, frac] = exact;
+  if (a < 10 ** -decimals || a >= 1e5) {
+    const digits = int + frac;
+    const first = digits.search(/[1-9]/);
+    let exponent = int.length - 1 - first;
+    let kept = roundDigits(digits.slice(first), 2);
+    if (kept.length > 2) [kept, exponent] = [kept.slice(0, 2), exponent + 1];
+    const e = String(Math.abs(exponent)).padStart(2, "0");
+    return `${sign}${kept[0]}.${kept[1]}e${exponent < 0 ? "-" : "+"}${e}`;
+  }
+  const kept = roundDigits(int + frac, int.length + decimals);
+  const whole = kept.slice(0, kept.length - decimals).replace(/^0+(?=\d)/, "") || "0";
+  return sign + whole + (decimals > 0 ? `.${kept.slice(kept.length - decimals)}` : "");
+}
+
+/** The exact decimal expansion of a finite `a >= 0`, its integer digits and its fraction's digits, or `null`
+ * when the fraction has more than 100 digits (as many as `a` has fraction bits).
+ * @param {number} a @returns {[string, string] | null} */
+export function exactDecimal(a) {
+  if (a >= 1e21) return [BigInt(a).toString(), ""];
+  let bits = 0;
+  while (bits <= 100 && !Number.isInteger(a * 2 ** bits)) bits += 1; // a · 2^bits is exact: no rounding here
+  if (bits > 100) return null;
+  const [int, frac] = a.toFixed(100).split(".");
+  return [int, frac.replace(/0+$/, "")];
+}
+
+/** The first `n` of `digits` (a decimal digit string), rounded half to even on the rest; one digit more when
+ * rounding carries (`"99…"` → `"100"`).
+ * @param {string} digits @param {number} n */
+export function roundDigits(digits, n) {
+  const kept = digits.slice(0, n).padEnd(n, "0");
+  const rest = digits.slice(n);
+  const tie = /^50*$/.test(rest);
+  const up = rest[0] > "5" || (rest[0] === "5" && !tie) || (tie && Number(kept[n - 1] ?? 0) % 2 === 1);
+  return up ? (BigInt(kept || "0") + 1n).toString().padStart(n, "0") : kept;
 }
 
 /** @param {string} hex @returns {[number, number, number]} */
@@ -80,7 +122,7 @@ function hexToRgb(hex) {
 }
 
 /** @param {number} v @param {number} lo @param {number} hi @param {[number, number, number][]} pal */
-function colourOf(v, lo, hi, pal) {
+export function colourOf(v, lo, hi, pal) {
   let t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
   if (!Number.isFinite(t)) t = v > 0 ? 1 : 0;
   t = Math.min(1, Math.max(0, t));
@@ -88,7 +130,7 @@ function colourOf(v, lo, hi, pal) {
 }
 
 /** @param {Drawn} model @returns {Matrix} */
-function readMatrix(model) {
+export function readMatrix(model) {
   const buffer = model.get("buffer");
   const [nRows, nCols] = model.get("shape") || [0, 0];
   const flat = buffer && buffer.byteLength
