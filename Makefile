@@ -90,16 +90,18 @@ nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 
 FORMATTED := attnlib tests scripts bench harness site deploy etc
 
-lint: $(STAMP) node_modules/.package-lock.json  ## ruff check (notebooks included), ruff format --check, mypy, tsc on the live view's JS
+lint: $(STAMP) node_modules/.package-lock.json  ## ruff, mypy; biome (format + lint), tsc and node's tests on the live view's JS
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check --quiet $(FORMATTED)
 	$(BIN)/mypy
+	node_modules/.bin/biome check .
 	node_modules/.bin/tsc --noEmit -p jsconfig.json
 	node --test tests/show/heatmap.test.mjs
 
-format: $(STAMP)  ## ruff format and fix imports
+format: $(STAMP) node_modules/.package-lock.json  ## ruff format and fix imports; biome formats the JS and CSS
 	$(BIN)/ruff check --fix --select I .
 	$(BIN)/ruff format $(FORMATTED)
+	node_modules/.bin/biome format --write .
 
 execute: $(STAMP)  ## store fresh outputs in the notebooks by executing them (never paste outputs)
 	$(BIN)/python scripts/execute_notebooks.py $(or $(NB),$(NOTEBOOKS))

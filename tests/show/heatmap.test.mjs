@@ -53,6 +53,13 @@ test("readMatrix decodes the little-endian float64 buffer row by row", () => {
   const flat = new Float64Array([1, 2, 3, 4, 5, 6]);
   const state = { buffer: new DataView(flat.buffer), shape: [2, 3] };
   const model = { get: (name) => state[name] };
-  assert.deepEqual(readMatrix(model), { rows: [[1, 2, 3], [4, 5, 6]], nRows: 2, nCols: 3 });
+  assert.deepEqual(readMatrix(model), {
+    rows: [
+      [1, 2, 3],
+      [4, 5, 6],
+    ],
+    nRows: 2,
+    nCols: 3,
+  });
   assert.deepEqual(readMatrix({ get: (name) => ({ shape: [0, 0] })[name] }), { rows: [], nRows: 0, nCols: 0 });
 });

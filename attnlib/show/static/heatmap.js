@@ -50,9 +50,32 @@
  *   gridW: number, gridH: number, title: SVGTextElement, ticks: SVGTextElement[]}} Geometry */
 
 /** @type {(keyof Model)[]} the traits a draw reads */
-const DRAWN = ["buffer", "shape", "row_labels", "col_labels", "title", "xlabel", "ylabel", "annotate", "decimals",
-  "precision", "vmin", "vmax", "palette", "highlight_rows", "highlight_cols", "highlight_cells", "editable",
-  "message", "description", "font_size", "cell_size", "highlight_color", "line_width", "explained"];
+const DRAWN = [
+  "buffer",
+  "shape",
+  "row_labels",
+  "col_labels",
+  "title",
+  "xlabel",
+  "ylabel",
+  "annotate",
+  "decimals",
+  "precision",
+  "vmin",
+  "vmax",
+  "palette",
+  "highlight_rows",
+  "highlight_cols",
+  "highlight_cells",
+  "editable",
+  "message",
+  "description",
+  "font_size",
+  "cell_size",
+  "highlight_color",
+  "line_width",
+  "explained",
+];
 const SVG = "http://www.w3.org/2000/svg";
 const HOVER_COLOUR = "#ff8c00";
 // more cells than this are one pixel each on a canvas, scaled up without smoothing: restyling and
@@ -133,10 +156,14 @@ export function colourOf(v, lo, hi, pal) {
 export function readMatrix(model) {
   const buffer = model.get("buffer");
   const [nRows, nCols] = model.get("shape") || [0, 0];
-  const flat = buffer && buffer.byteLength
-    ? new Float64Array(ArrayBuffer.isView(buffer)
-      ? buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength) : buffer)
-    : new Float64Array(0);
+  const flat =
+    buffer && buffer.byteLength
+      ? new Float64Array(
+          ArrayBuffer.isView(buffer)
+            ? buffer.buffer.slice(buffer.byteOffset, buffer.byteOffset + buffer.byteLength)
+            : buffer,
+        )
+      : new Float64Array(0);
   const rows = [];
   for (let i = 0; i < nRows; i++) rows.push(Array.from(flat.subarray(i * nCols, (i + 1) * nCols)));
   return { rows, nRows, nCols: nRows ? nCols : 0 };
@@ -164,18 +191,33 @@ function svg(name, attributes = {}, text = "") {
 /** @param {HTMLElement} el */
 function buildParts(el) {
   const root = html("div", { class: "attn-heatmap", "data-lm-suppress-shortcuts": "true" });
-  const tableToggle = html("button", { type: "button", class: "attn-heatmap-table-toggle", "aria-pressed": "false" }, "table");
+  const tableToggle = html(
+    "button",
+    { type: "button", class: "attn-heatmap-table-toggle", "aria-pressed": "false" },
+    "table",
+  );
   const toolbar = html("div", { class: "attn-heatmap-toolbar" });
   toolbar.append(tableToggle);
   const figure = html("div", { class: "attn-heatmap-figure" });
   const frame = svg("svg", { class: "attn-heatmap-svg", "aria-hidden": "true" });
   const desc = html("p", { class: "attn-heatmap-description", id: "attn-desc-" + Math.random().toString(36).slice(2) });
-  const grid = svg("svg", { class: "attn-heatmap-grid", tabindex: 0, role: "application", "aria-roledescription": "heatmap",
-    "aria-describedby": desc.id });
+  const grid = svg("svg", {
+    class: "attn-heatmap-grid",
+    tabindex: 0,
+    role: "application",
+    "aria-roledescription": "heatmap",
+    "aria-describedby": desc.id,
+  });
   const cells = svg("g", { class: "attn-cells", "shape-rendering": "crispEdges" });
   const numbers = svg("g", { class: "attn-numbers", "text-anchor": "middle", "dominant-baseline": "central" });
   const highlights = svg("g", { class: "attn-highlights", fill: "none", "shape-rendering": "crispEdges" });
-  const outline = svg("g", { class: "attn-outline", fill: "none", stroke: HOVER_COLOUR, "stroke-width": 2, "shape-rendering": "crispEdges" });
+  const outline = svg("g", {
+    class: "attn-outline",
+    fill: "none",
+    stroke: HOVER_COLOUR,
+    "stroke-width": 2,
+    "shape-rendering": "crispEdges",
+  });
   grid.append(cells, numbers, highlights, outline);
   const tooltip = html("div", { class: "attn-heatmap-tooltip", role: "tooltip" });
   tooltip.hidden = true;
@@ -188,7 +230,23 @@ function buildParts(el) {
   const live = html("p", { class: "attn-heatmap-description", "aria-live": "polite" });
   root.append(toolbar, figure, tableBox, message, desc, live);
   el.appendChild(root);
-  return { root, tableToggle, figure, frame, pixels, grid, cells, numbers, highlights, outline, tooltip, tableBox, message, desc, live };
+  return {
+    root,
+    tableToggle,
+    figure,
+    frame,
+    pixels,
+    grid,
+    cells,
+    numbers,
+    highlights,
+    outline,
+    tooltip,
+    tableBox,
+    message,
+    desc,
+    live,
+  };
 }
 
 /** What the view draws: its entry in its group, else (and for what the entry lacks) its own model.
@@ -222,7 +280,7 @@ function createView(own, el, experimental) {
     /** @type {Cell | null} the pointer's cell */ hover: null,
     /** @type {Cell | null} the cell the tooltip shows */ tipped: null,
     /** @type {HTMLInputElement | null} */ editor: null,
-    asked: 0,  // explanations asked for: only the latest answer is shown
+    asked: 0, // explanations asked for: only the latest answer is shown
   };
 }
 /** @typedef {ReturnType<typeof createView>} View */
@@ -231,9 +289,21 @@ function createView(own, el, experimental) {
 /** What moves something when it changes (sizes, labels, style). @param {View} v */
 function frameKey(v) {
   const m = v.model;
-  return JSON.stringify([v.matrix.nRows, v.matrix.nCols, m.get("row_labels"), m.get("col_labels"), Boolean(m.get("title")),
-    m.get("xlabel"), m.get("ylabel"), m.get("font_size"), m.get("annotate"), m.get("cell_size"), m.get("palette"),
-    formatValue(m.get("vmin"), 2).length, formatValue(m.get("vmax"), 2).length]);
+  return JSON.stringify([
+    v.matrix.nRows,
+    v.matrix.nCols,
+    m.get("row_labels"),
+    m.get("col_labels"),
+    Boolean(m.get("title")),
+    m.get("xlabel"),
+    m.get("ylabel"),
+    m.get("font_size"),
+    m.get("annotate"),
+    m.get("cell_size"),
+    m.get("palette"),
+    formatValue(m.get("vmin"), 2).length,
+    formatValue(m.get("vmax"), 2).length,
+  ]);
 }
 
 /** The title, the labels and the colour bar around the grid, and the grid's cells. @param {View} v @param {string} key */
@@ -258,33 +328,92 @@ function buildFrame(v, key) {
   const tickW = Math.max(formatValue(m.get("vmin"), 2).length, formatValue(m.get("vmax"), 2).length) * charW + 10;
   const width = barX + barW + tickW;
   const height = y0 + gridH + colLabelH + (m.get("xlabel") ? fontSize + 8 : 0) + 4;
-  const step = Math.max(1, Math.ceil((fontSize * 1.1) / cell));  // small cells: every k-th label
+  const step = Math.max(1, Math.ceil((fontSize * 1.1) / cell)); // small cells: every k-th label
 
-  const title = svg("text", { class: "attn-title", x: x0 + gridW / 2, y: fontSize * 1.2, "text-anchor": "middle", "font-size": fontSize * 1.1 });
+  const title = svg("text", {
+    class: "attn-title",
+    x: x0 + gridW / 2,
+    y: fontSize * 1.2,
+    "text-anchor": "middle",
+    "font-size": fontSize * 1.1,
+  });
   const labels = [title];
   for (let i = 0; i < nRows; i += step) {
-    labels.push(svg("text", { class: "attn-row-label", x: x0 - 4, y: y0 + (i + 0.5) * cell, "text-anchor": "end",
-      "dominant-baseline": "central" }, String(rows[i] ?? i + 1)));
+    labels.push(
+      svg(
+        "text",
+        {
+          class: "attn-row-label",
+          x: x0 - 4,
+          y: y0 + (i + 0.5) * cell,
+          "text-anchor": "end",
+          "dominant-baseline": "central",
+        },
+        String(rows[i] ?? i + 1),
+      ),
+    );
   }
-  const colGroup = svg("g", rotate ? { transform: "rotate(-90)" } : {});  // rotated: (x, y) in it is (y, -x) on screen
+  const colGroup = svg("g", rotate ? { transform: "rotate(-90)" } : {}); // rotated: (x, y) in it is (y, -x) on screen
   for (let j = 0; j < nCols; j += step) {
     const cx = x0 + (j + 0.5) * cell;
     const cy = y0 + gridH + 4;
     const text = String(cols[j] ?? j + 1);
-    colGroup.append(rotate
-      ? svg("text", { class: "attn-col-label", x: -cy, y: cx, "text-anchor": "end", "dominant-baseline": "central" }, text)
-      : svg("text", { class: "attn-col-label", x: cx, y: cy + fontSize * 0.5, "text-anchor": "middle", "dominant-baseline": "central" }, text));
+    colGroup.append(
+      rotate
+        ? svg(
+            "text",
+            { class: "attn-col-label", x: -cy, y: cx, "text-anchor": "end", "dominant-baseline": "central" },
+            text,
+          )
+        : svg(
+            "text",
+            {
+              class: "attn-col-label",
+              x: cx,
+              y: cy + fontSize * 0.5,
+              "text-anchor": "middle",
+              "dominant-baseline": "central",
+            },
+            text,
+          ),
+    );
   }
-  if (m.get("xlabel")) labels.push(svg("text", { class: "attn-axis-label", x: x0 + gridW / 2, y: height - 6, "text-anchor": "middle" }, m.get("xlabel")));
+  if (m.get("xlabel"))
+    labels.push(
+      svg(
+        "text",
+        { class: "attn-axis-label", x: x0 + gridW / 2, y: height - 6, "text-anchor": "middle" },
+        m.get("xlabel"),
+      ),
+    );
   if (m.get("ylabel")) {
     const cy = y0 + gridH / 2;
-    labels.push(svg("text", { class: "attn-axis-label", x: fontSize, y: cy, transform: `rotate(-90 ${fontSize} ${cy})`,
-      "text-anchor": "middle" }, m.get("ylabel")));
+    labels.push(
+      svg(
+        "text",
+        {
+          class: "attn-axis-label",
+          x: fontSize,
+          y: cy,
+          transform: `rotate(-90 ${fontSize} ${cy})`,
+          "text-anchor": "middle",
+        },
+        m.get("ylabel"),
+      ),
+    );
   }
   const ticks = [y0, y0 + gridH / 2, y0 + gridH].map((y) =>
-    svg("text", { class: "attn-tick", x: barX + barW + 4, y, "dominant-baseline": "central", "font-size": fontSize * 0.85 }));
+    svg("text", {
+      class: "attn-tick",
+      x: barX + barW + 4,
+      y,
+      "dominant-baseline": "central",
+      "font-size": fontSize * 0.85,
+    }),
+  );
   const frame = v.parts.frame;
-  for (const [k, val] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}`, "font-size": fontSize })) frame.setAttribute(k, String(val));
+  for (const [k, val] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}`, "font-size": fontSize }))
+    frame.setAttribute(k, String(val));
   frame.replaceChildren(...labels, colGroup, colourBar(palette(m), barX, y0, barW, gridH), ...ticks);
   buildGrid(v, cell, gridW, gridH, x0, y0);
   v.geometry = { key, nRows, nCols, cell, x0, y0, gridW, gridH, title, ticks };
@@ -301,7 +430,15 @@ function colourBar(pal, x, y, w, h) {
   for (let k = 0; k < steps; k++) {
     const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
     const band = h / steps;
-    bands.append(svg("rect", { x, y: y + k * band, width: w, height: k < steps - 1 ? band + 0.5 : band, fill: `rgb(${r},${g},${b})` }));
+    bands.append(
+      svg("rect", {
+        x,
+        y: y + k * band,
+        width: w,
+        height: k < steps - 1 ? band + 0.5 : band,
+        fill: `rgb(${r},${g},${b})`,
+      }),
+    );
   }
   bar.append(bands, svg("rect", { x, y, width: w, height: h, fill: "none", stroke: "#444", "stroke-width": 0.5 }));
   return bar;
@@ -313,7 +450,8 @@ function colourBar(pal, x, y, w, h) {
 function buildGrid(v, cell, gridW, gridH, x0, y0) {
   const { grid, cells, numbers } = v.parts;
   const { nRows, nCols } = v.matrix;
-  for (const [k, val] of Object.entries({ width: gridW, height: gridH, viewBox: `0 0 ${gridW} ${gridH}` })) setAttribute(grid, k, String(val));
+  for (const [k, val] of Object.entries({ width: gridW, height: gridH, viewBox: `0 0 ${gridW} ${gridH}` }))
+    setAttribute(grid, k, String(val));
   if (grid.style.left !== x0 + "px") grid.style.left = x0 + "px";
   if (grid.style.top !== y0 + "px") grid.style.top = y0 + "px";
   const annotate = Boolean(v.model.get("annotate"));
@@ -328,14 +466,16 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
   pixels.hidden = !large;
   Object.assign(pixels, { width: large ? nCols : 0, height: large ? nRows : 0 });
   Object.assign(pixels.style, { left: x0 + "px", top: y0 + "px", width: gridW + "px", height: gridH + "px" });
-  if (large) {  // the rectangles stay for the next smaller matrix
+  if (large) {
+    // the rectangles stay for the next smaller matrix
     cells.setAttribute("display", "none");
     return;
   }
   cells.removeAttribute("display");
   fitPool(cells, v.rects, n, () => svg("rect", { width: 1, height: 1 }));
   fitPool(numbers, v.texts, annotate ? n : 0, () => svg("text"));
-  for (let k = 0; k < n; k++) {  // the k-th element shows cell (i, j), row by row
+  for (let k = 0; k < n; k++) {
+    // the k-th element shows cell (i, j), row by row
     const i = Math.floor(k / nCols);
     const j = k % nCols;
     setAttribute(v.rects[k], "x", String(j));
@@ -395,7 +535,11 @@ function paintCells(v) {
  * @param {(x: number) => [number, number, number]} colour */
 function paintPixels(canvas, { rows, nRows, nCols }, colour) {
   const image = new ImageData(nCols, nRows);
-  rows.forEach((row, i) => row.forEach((x, j) => image.data.set([...colour(x), 255], 4 * (i * nCols + j))));
+  rows.forEach((row, i) => {
+    row.forEach((x, j) => {
+      image.data.set([...colour(x), 255], 4 * (i * nCols + j));
+    });
+  });
   /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d")).putImageData(image, 0, 0);
 }
 
@@ -403,7 +547,7 @@ function paintPixels(canvas, { rows, nRows, nCols }, colour) {
  * @param {string} text @param {number} fontSize @param {number} cell */
 function fitted(text, fontSize, cell) {
   const width = text.length * fontSize * 0.6;
-  return width <= cell * 0.92 ? fontSize : Math.floor((fontSize * cell * 0.92) / width * 10) / 10;
+  return width <= cell * 0.92 ? fontSize : Math.floor(((fontSize * cell * 0.92) / width) * 10) / 10;
 }
 
 /** Write only what changed: an unchanged text or attribute set again would still cost a layout.
@@ -432,15 +576,24 @@ function paintHighlights(v, g) {
   const { cell, gridW, gridH } = g;
   /** @type {[number, number, number, number][]} */
   const boxes = [
-    ...(m.get("highlight_rows") || []).map((i) => /** @type {[number, number, number, number]} */ ([0, i * cell, gridW, cell])),
-    ...(m.get("highlight_cols") || []).map((j) => /** @type {[number, number, number, number]} */ ([j * cell, 0, cell, gridH])),
-    ...(m.get("highlight_cells") || []).map(([i, j]) => /** @type {[number, number, number, number]} */ ([j * cell, i * cell, cell, cell])),
+    ...(m.get("highlight_rows") || []).map(
+      (i) => /** @type {[number, number, number, number]} */ ([0, i * cell, gridW, cell]),
+    ),
+    ...(m.get("highlight_cols") || []).map(
+      (j) => /** @type {[number, number, number, number]} */ ([j * cell, 0, cell, gridH]),
+    ),
+    ...(m.get("highlight_cells") || []).map(
+      ([i, j]) => /** @type {[number, number, number, number]} */ ([j * cell, i * cell, cell, cell]),
+    ),
   ];
   const layer = v.parts.highlights;
   setAttribute(layer, "stroke", m.get("highlight_color"));
   setAttribute(layer, "stroke-width", String(lw));
-  replaceUnlessShown(layer, JSON.stringify([lw, boxes]), () => boxes.map(([x, y, w, h]) =>
-    svg("rect", { x: x + lw / 2, y: y + lw / 2, width: Math.max(0, w - lw), height: Math.max(0, h - lw) })));
+  replaceUnlessShown(layer, JSON.stringify([lw, boxes]), () =>
+    boxes.map(([x, y, w, h]) =>
+      svg("rect", { x: x + lw / 2, y: y + lw / 2, width: Math.max(0, w - lw), height: Math.max(0, h - lw) }),
+    ),
+  );
 }
 
 /** The pointer's cell and the keyboard's cell, outlined. @param {View} v */
@@ -451,8 +604,9 @@ function paintOutline(v) {
   const outlined = [];
   if (v.hover) outlined.push(v.hover);
   if (document.activeElement === v.parts.grid) outlined.push(v.focused);
-  replaceUnlessShown(v.parts.outline, JSON.stringify([cell, outlined]), () => outlined.map(([i, j]) =>
-    svg("rect", { x: j * cell + 1, y: i * cell + 1, width: cell - 2, height: cell - 2 })));
+  replaceUnlessShown(v.parts.outline, JSON.stringify([cell, outlined]), () =>
+    outlined.map(([i, j]) => svg("rect", { x: j * cell + 1, y: i * cell + 1, width: cell - 2, height: cell - 2 })),
+  );
 }
 
 /** The texts that change without moving anything. @param {View} v @param {Geometry} g */
@@ -464,7 +618,9 @@ function paintTexts(v, g) {
   setAttribute(v.parts.grid, "data-editable", String(Boolean(m.get("editable"))));
   const lo = m.get("vmin");
   const hi = m.get("vmax");
-  [hi, (lo + hi) / 2, lo].forEach((value, k) => setText(g.ticks[k], formatValue(value, 2)));
+  [hi, (lo + hi) / 2, lo].forEach((value, k) => {
+    setText(g.ticks[k], formatValue(value, 2));
+  });
   setText(v.parts.desc, m.get("description"));
   setText(v.parts.message, m.get("message"));
   if (v.parts.message.hidden !== !m.get("message")) v.parts.message.hidden = !m.get("message");
@@ -481,7 +637,7 @@ function draw(v) {
   paintHighlights(v, g);
   paintOutline(v);
   if (!v.parts.tableBox.hidden) drawTable(v);
-  if (v.tipped) showTooltip(v, v.tipped);  // the number under the pointer changed
+  if (v.tipped) showTooltip(v, v.tipped); // the number under the pointer changed
   if (document.activeElement === v.parts.grid) announce(v);
 }
 
@@ -499,7 +655,10 @@ function drawTable(v) {
   const body = html("tbody");
   v.matrix.rows.forEach((row, i) => {
     const tr = html("tr");
-    tr.append(html("th", { scope: "row" }, String(rows[i] ?? i + 1)), ...row.map((x) => html("td", {}, formatValue(x, precision))));
+    tr.append(
+      html("th", { scope: "row" }, String(rows[i] ?? i + 1)),
+      ...row.map((x) => html("td", {}, formatValue(x, precision))),
+    );
     body.append(tr);
   });
   table.append(body);
@@ -539,21 +698,26 @@ function explain(v, c) {
   if (!v.model.get("explained")) return;
   const asked = ++v.asked;
   const shows = (/** @type {Cell | null} */ d) => d !== null && d[0] === c[0] && d[1] === c[1];
-  v.experimental.invoke("explain_cell", { row: c[0], col: c[1] }, { signal: AbortSignal.timeout(ANSWER_MS) })
+  v.experimental
+    .invoke("explain_cell", { row: c[0], col: c[1] }, { signal: AbortSignal.timeout(ANSWER_MS) })
     .then(([text]) => {
       if (asked !== v.asked) return;
       if (shows(v.tipped)) tooltipText(v, c, String(text));
       if (document.activeElement === v.parts.grid && shows(v.focused)) announce(v, String(text));
     })
-    .catch(() => { if (asked === v.asked && shows(v.tipped)) tooltipText(v, c, ""); });  // no kernel: the value alone
+    .catch(() => {
+      if (asked === v.asked && shows(v.tipped)) tooltipText(v, c, "");
+    }); // no kernel: the value alone
 }
 
 /** @param {View} v @param {Cell} c @param {string | null} why  null: asked for */
 function tooltipText(v, c, why) {
   const [i, j] = c;
   const tip = v.parts.tooltip;
-  tip.replaceChildren(html("div", { class: "attn-tip-head" }, labelOf(v, c)),
-    html("div", { class: "attn-tip-value" }, String(v.matrix.rows[i][j])));
+  tip.replaceChildren(
+    html("div", { class: "attn-tip-head" }, labelOf(v, c)),
+    html("div", { class: "attn-tip-value" }, String(v.matrix.rows[i][j])),
+  );
   if (why === null) tip.append(html("div", { class: "attn-tip-why attn-tip-pending" }, "…"));
   else if (why) tip.append(html("div", { class: "attn-tip-why" }, why));
 }
@@ -600,9 +764,18 @@ function startEdit(v, c) {
   if (!v.model.get("editable")) return;
   stopEdit(v);
   const box = cellBox(v, c);
-  const editor = html("input", { type: "text", class: "attn-heatmap-editor", "aria-label": `new value for ${labelOf(v, c)}` });
+  const editor = html("input", {
+    type: "text",
+    class: "attn-heatmap-editor",
+    "aria-label": `new value for ${labelOf(v, c)}`,
+  });
   editor.value = String(v.matrix.rows[c[0]][c[1]]);
-  Object.assign(editor.style, { left: box.left + "px", top: box.top + "px", width: Math.max(box.size, 60) + "px", height: box.size + "px" });
+  Object.assign(editor.style, {
+    left: box.left + "px",
+    top: box.top + "px",
+    width: Math.max(box.size, 60) + "px",
+    height: box.size + "px",
+  });
   v.parts.figure.appendChild(editor);
   v.editor = editor;
   editor.focus();
@@ -611,7 +784,7 @@ function startEdit(v, c) {
     ev.stopPropagation();
     if (ev.key === "Enter") v.own.send({ kind: "edit", row: c[0], col: c[1], text: editor.value });
     if (ev.key === "Enter" || ev.key === "Escape") {
-      focusCell(v, ...c);  // back to the cell first, then away with the editor
+      focusCell(v, ...c); // back to the cell first, then away with the editor
       stopEdit(v);
     }
   });
@@ -642,7 +815,7 @@ function onKey(v, ev) {
   const ours = ev.key in MOVES || ["Home", "End", "Enter", " "].includes(ev.key);
   if (ours) {
     ev.preventDefault();
-    ev.stopPropagation();  // JupyterLab must not move between notebook cells
+    ev.stopPropagation(); // JupyterLab must not move between notebook cells
   }
   if (ev.key in MOVES) focusCell(v, i + MOVES[ev.key][0], j + MOVES[ev.key][1]);
   else if (ev.key === "Home" || ev.key === "End") focusCell(v, i, ev.key === "Home" ? 0 : g.nCols - 1);
@@ -706,7 +879,7 @@ async function render({ model, el, experimental }) {
       draw(v);
     });
   };
-  let key = "";  // the group's trait listened to (a later group_key may differ)
+  let key = ""; // the group's trait listened to (a later group_key may differ)
   const join = async () => {
     v.joined.group?.off(`change:${key}`, queueDraw);
     v.joined.group = await groupOf(model);
