@@ -26,7 +26,7 @@ from .. import pretrained
 from ..heads import ablated, accuracy_by_position, induction_score, induction_targets, previous_token_score
 from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView, Shown
-from ..steps import softmax
+from ..steps import mask_scores, softmax
 from ..transformer import TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
@@ -117,7 +117,7 @@ class HeadsExplorer(Explorer):
 
 def _fresh() -> torch.Tensor:
     scores = 3 * torch.randn(7, 7, generator=torch.Generator().manual_seed(14))
-    return softmax(scores.masked_fill(~causal_mask(7), float("-inf")))
+    return softmax(mask_scores(scores, causal_mask(7)))
 
 
 def scores_along(history) -> dict[str, list[float]]:

@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from .. import examples
+from .._validate import shape_str
 from ..formatting import explain_products, explain_softmax, explain_weighted_sum, format_number
 from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView, Shown
@@ -76,10 +77,6 @@ def pipeline(
     return {"queries": queries, "keys": keys, "values": values, **steps._asdict()}
 
 
-def _shape(t: Tensor) -> str:
-    return "(" + ", ".join(str(s) for s in t.shape) + ")"
-
-
 def _options(labels, letter: str) -> list[tuple[str, int]]:
     return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(labels)]
 
@@ -87,13 +84,13 @@ def _options(labels, letter: str) -> list[tuple[str, int]]:
 def _shape_strip(inputs: Tensor, s: dict[str, Tensor], scaled: bool) -> list[str]:
     """The shape of every step, in the order of computation."""
     return [
-        f"X {_shape(inputs)}",
-        f"Q, K {_shape(s['queries'])}, V {_shape(s['values'])}",
-        f"S {_shape(s['scores'])}",
-        f"{'S/√d_k' if scaled else 'S'} {_shape(s['scaled_scores'])}",
-        f"A {_shape(s['weights'])}",
-        f"α_ij v_j {_shape(s['weighted_values'])}",
-        f"Z {_shape(s['context'])}",
+        f"X {shape_str(inputs)}",
+        f"Q, K {shape_str(s['queries'])}, V {shape_str(s['values'])}",
+        f"S {shape_str(s['scores'])}",
+        f"{'S/√d_k' if scaled else 'S'} {shape_str(s['scaled_scores'])}",
+        f"A {shape_str(s['weights'])}",
+        f"α_ij v_j {shape_str(s['weighted_values'])}",
+        f"Z {shape_str(s['context'])}",
     ]
 
 
