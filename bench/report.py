@@ -111,10 +111,19 @@ def scale(data: dict) -> str:
 
 
 def nbval(data: dict) -> str:
-    return (
+    series = (
         f"{data['lessons']} lessons, `-n {data['workers']}`: median {data['median_s']:.1f} s of "
         f"{len(data['runs_s'])} runs ({', '.join(f'{t:.1f}' for t in data['runs_s'])} s); goal ≤ "
         f"{data['goal_s']:.0f} s {_met(data['median_s'] <= data['goal_s'])}; {results.measured_on(data)}."
+    )
+    if "alone_s" not in data:
+        return series
+    goal = data["alone_goal_s"]
+    rows = [[lesson, f"{s:.1f}", _met(s <= goal)] for lesson, s in data["alone_s"].items()]
+    return (
+        series
+        + "\n\nEach lesson alone (one process, one torch thread, portable CPU kernels):\n\n"
+        + _rows(["lesson", "s", f"≤ {goal:.0f} s"], rows)
     )
 
 
