@@ -12,12 +12,13 @@ Shapes: ``weights (batch, n_q, n_k)`` of one head, ``ids (batch, n)``.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 
 import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError
-from .transformer import TinyTransformer
+from .transformer import Block, TinyTransformer
 
 __all__ = [
     "ABLATIONS",
@@ -80,7 +81,9 @@ ABLATIONS = ("zero", "mean")
 
 
 @contextlib.contextmanager
-def ablated(model: TinyTransformer, layer: int, head: int | tuple[int, ...], *, how: str = "zero"):
+def ablated(
+    model: TinyTransformer, layer: int, head: int | tuple[int, ...], *, how: str = "zero"
+) -> Iterator[TinyTransformer]:
     """Within the ``with`` block, head ``head`` (or each of several) of block ``layer`` is switched off.
 
     ``how="zero"``: the head's output ``(batch, n, d_head)`` is replaced by zeros. ``how="mean"``: by its
@@ -90,8 +93,13 @@ def ablated(model: TinyTransformer, layer: int, head: int | tuple[int, ...], *, 
     """
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
         raise AttentionInputError(f"layer must be from 0 to {len(model.blocks) - 1}, got {layer!r}")
-    attention = model.blocks[layer].attention
-    chosen = (head,) if isinstance(head, int) and not isinstance(head, bool) else tuple(head)
+    block = model.blocks[layer]
+    if not isinstance(block, Block):
+        raise AttentionInputError(
+            f"ablated needs attnlib's Block (a model built with block=None), got a {type(block).__name__}"
+        )
+    attention = block.attention
+    chosen = (head,) if isinstance(head, int) else tuple(head)  # a bool is refused below
     if not chosen or any(
         isinstance(h, bool) or not isinstance(h, int) or not 0 <= h < attention.num_heads for h in chosen
     ):

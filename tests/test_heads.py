@@ -67,11 +67,26 @@ def test_mean_ablation_keeps_the_batch_mean_and_removes_the_rest():
         (0, 2, "zero", r"head must be from 0 to 1 \(or a tuple of them\), got 2"),
         (0, (), "zero", "head must be from 0 to 1"),
         (0, 0, "resample", "how must be one of"),
+        (0, True, "zero", r"head must be from 0 to 1 .*, got True"),
     ],
 )
 def test_bad_ablations_are_named(layer, head, how, message):
     with pytest.raises(AttentionInputError, match=message):
         with ablated(_model(), layer, head, how=how):
+            pass
+
+
+def test_ablating_a_block_of_ones_own_is_refused_by_name():
+    class Mine(torch.nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+
+        def forward(self, x, mask=None):
+            return x
+
+    model = TinyTransformer(12, 16, 2, 2, max_len=8, block=Mine)
+    with pytest.raises(AttentionInputError, match=r"ablated needs attnlib's Block .*, got a Mine"):
+        with ablated(model, 0, 0):
             pass
 
 
