@@ -34,7 +34,7 @@ from torch import Tensor
 from ._validate import AttentionInputError, check_positive_int
 from .tasks import Task
 from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint
-from .transformer import TinyTransformer
+from .transformer import Block, TinyTransformer
 
 __all__ = [
     "ADJECTIVES",
@@ -246,16 +246,23 @@ def learning_rate(step: int, *, steps: int = STEPS, lr: float = LR, warmup: int 
 
 @torch.no_grad()
 def adam_step(
-    parameters: list[Tensor], moments: list[tuple[Tensor, Tensor]], step: int, lr: float, betas=(0.9, 0.999)
+    parameters: Sequence[Tensor],
+    moments: Sequence[tuple[Tensor, Tensor]],
+    step: int,
+    lr: float,
+    betas: tuple[float, float] = (0.9, 0.999),
 ) -> None:
     """One Adam update (Kingma & Ba, 2015) of every parameter from its ``.grad``, in place.
 
     ``m ← β₁m + (1 − β₁)g``, ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr · m̂ / (√v̂ + ε)`` with the bias-corrected
     ``m̂ = m / (1 − β₁ᵗ)``, ``v̂ = v / (1 − β₂ᵗ)``, ε = 1e-8: what ``torch.optim.Adam`` computes, written out because
     ``torch.optim``'s first step imports torch's compiler (about 5 s of CPU, which a lesson cannot spare).
+    A parameter without a gradient (unused by the loss) is left as it is, as ``torch.optim.Adam`` leaves it.
     """
     beta1, beta2 = betas
     for p, (m, v) in zip(parameters, moments, strict=True):
+        if p.grad is None:
+            continue
         m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
         v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
         m_hat = m / (1 - beta1**step)
@@ -392,7 +399,7 @@ def attention_profile(model: TinyTransformer, split: str = "held-out") -> dict[s
         "it": weights[..., IT],
     }
     parts = {name: part.mean(0) for name, part in parts.items()}
-    parts["rest"] = 1 - sum(parts.values())
+    parts["rest"] = 1 - sum(parts.values(), torch.zeros(()))
     return parts
 
 
@@ -445,8 +452,11 @@ def _site(model: TinyTransformer, piece: str) -> torch.nn.Module:
         raise AttentionInputError(f"piece must be one of {PIECES}, got {piece!r}")
     if len(model.blocks) != 2:
         raise AttentionInputError(f"patching reads a two-layer model; this one has {len(model.blocks)} layers")
-    attention = model.blocks[1].attention
-    return {"query": attention.w_query, "keys": attention.w_key, "layer-1 output": model.blocks[0]}[piece]
+    first, second = model.blocks
+    if not isinstance(second, Block):
+        raise AttentionInputError(f"patching needs attnlib's Block (block=None), got a {type(second).__name__}")
+    attention = second.attention
+    return {"query": attention.w_query, "keys": attention.w_key, "layer-1 output": first}[piece]
 
 
 @torch.no_grad()

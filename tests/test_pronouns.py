@@ -129,6 +129,14 @@ def test_adam_step_is_torch_adam():
             assert torch.allclose(a, b, atol=1e-6), name
 
 
+def test_adam_step_leaves_a_parameter_without_gradient():
+    used, unused = torch.nn.Parameter(torch.ones(3)), torch.nn.Parameter(torch.ones(3))
+    (used**2).sum().backward()
+    moments = [(torch.zeros(3), torch.zeros(3)) for _ in range(2)]
+    pronouns.adam_step([used, unused], moments, 1, 0.1)
+    assert torch.equal(unused.detach(), torch.ones(3)) and bool((used < 1).all())
+
+
 def test_training_is_deterministic_and_lowers_the_loss():
     a, history = pronouns.train_encoder(steps=60, progress=False)
     b, again = pronouns.train_encoder(steps=60, progress=False)
@@ -247,6 +255,19 @@ def test_patching_refuses_bad_arguments(model):
         pronouns.patched(model, ids[:4], ids[:3], "query")
     with pytest.raises(AttentionInputError, match="positions must be word positions 0…11"):
         pronouns.patched(model, ids[:4], ids[:4], "layer-1 output", [12])
+
+
+def test_patching_refuses_a_block_of_ones_own():
+    class Mine(torch.nn.Module):
+        def __init__(self, d_model, num_heads):
+            super().__init__()
+
+        def forward(self, x, mask=None):
+            return x
+
+    ids, _, _ = pronouns.sentences("held-out")
+    with pytest.raises(AttentionInputError, match="patching needs attnlib's Block"):
+        pronouns.patched(pronouns.build(0, block=Mine), ids[:4], ids[:4], "query")
 
 
 def test_evidence_of_the_committed_encoder(model):
