@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import matplotlib as mpl
 import seaborn as sns
+from matplotlib.typing import RcKeyType
 
 __all__ = ["STYLES", "Style", "current", "use"]
 
@@ -36,7 +37,7 @@ class Style:
     line_width: float
     highlight_color: str
     dpi: int
-    rc: tuple[tuple[str, object], ...] = ()
+    rc: tuple[tuple[RcKeyType, object], ...] = ()  # matplotlib's rc keys, checked by mypy
 
 
 STYLES: dict[str, Style] = {
