@@ -22,10 +22,12 @@ import base64
 import io
 import struct
 from collections.abc import Mapping, Sequence
+from typing import Any, TypedDict
 
 import numpy as np
 import seaborn as sns
 import torch
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
@@ -174,7 +176,7 @@ def png_bundle(png: bytes, text: str) -> tuple[dict[str, str], dict[str, dict[st
     return data, {"image/png": {"width": width // DENSITY, "height": height // DENSITY}}
 
 
-def heatmap_png(specs: Sequence[Mapping[str, object]]) -> bytes:
+def heatmap_png(specs: Sequence[Mapping[str, Any]]) -> bytes:  # Any: draw_heatmap's keyword arguments
     """One PNG of several heatmaps side by side, each given as :func:`draw_heatmap`'s arguments.
 
     This is the static fallback of the live views (``HeatmapView.spec()`` gives a spec).
@@ -204,6 +206,17 @@ class Plot:
 
     def __repr__(self) -> str:
         return self._text
+
+
+class _Options(TypedDict):
+    """What :class:`Heatmap` passes on to :func:`draw_heatmap` unchanged."""
+
+    xlabel: str | None
+    ylabel: str | None
+    decimals: int
+    cmap: str | None
+    vmin: float | None
+    vmax: float | None
 
 
 class Heatmap:
@@ -240,7 +253,7 @@ class Heatmap:
     ):
         self.data = as_numpy(matrix)
         self.annotate = max(self.data.shape) <= ANNOTATE_MAX if annotate is None else annotate
-        self.options = {
+        self.options: _Options = {
             "xlabel": xlabel,
             "ylabel": ylabel,
             "decimals": decimals,
@@ -322,7 +335,7 @@ class Heatmap:
         self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
     ) -> Heatmap:
         """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
-        self._highlight = (list(rows), list(cols), [tuple(c) for c in cells])
+        self._highlight = (list(rows), list(cols), [(i, j) for i, j in cells])
         self._draw()
         return self
 
@@ -331,8 +344,8 @@ class Heatmap:
         self._draw()
 
     def to_png(self) -> bytes:
-        """PNG bytes of the current state."""
-        return _png(self.fig)
+        """PNG bytes of the current state (the whole figure, also when ``ax`` sits in a subfigure)."""
+        return _png(self.fig.figure)
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return png_bundle(self.to_png(), repr(self))
@@ -370,8 +383,8 @@ class HeatmapGrid:
         axes = self.fig.subplots(nrows, ncols, squeeze=False).ravel()
         for ax in axes[n:]:
             ax.set_visible(False)
-        titles = list(titles) if titles is not None else [None] * n
-        self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, titles, axes)]
+        named: list[str | None] = list(titles) if titles is not None else [None] * n
+        self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, named, axes)]
 
     def update(self, matrices: Sequence[object]) -> HeatmapGrid:
         for hm, m in zip(self.heatmaps, matrices):
@@ -426,7 +439,8 @@ class BarChart:
         ax.set_ylim(*self.ylim)
         ax.set_title(self.title or "")
         if len(self.data) <= ANNOTATE_MAX:
-            ax.bar_label(ax.containers[0], labels=[f"{v:.2f}" for v in self.data], fontsize=st.annotation_size)
+            bars = next(c for c in ax.containers if isinstance(c, BarContainer))
+            ax.bar_label(bars, labels=[f"{v:.2f}" for v in self.data], fontsize=st.annotation_size)
 
     @property
     def bars(self) -> list:
