@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from torch import Tensor
 
@@ -18,7 +18,7 @@ def compare_call(
     name: str,
     wrong: Sequence[Wrong] = (),
     success: str = "",
-    write_it: Sequence[Callable[..., object]] = (),
+    write_it: Sequence[object] = (),
 ) -> Feedback:
     """Run ``function(*args)`` (tensors are passed as copies) and compare its result with ``expected``.
 

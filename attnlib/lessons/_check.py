@@ -23,10 +23,14 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
+
+if TYPE_CHECKING:
+    from _typeshed import ProfileFunction
 
 __all__ = [
     "ATTENTION_FAMILY",
@@ -296,7 +300,7 @@ def compare_number(
     if isinstance(answer, bool) or not hasattr(answer, "__float__"):
         return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")
     try:
-        got = float(answer)  # type: ignore[arg-type]
+        got = float(answer)
     except (TypeError, ValueError, OverflowError):
         return Feedback(False, f"{name} should be a number, got {_kind(answer)}.")
     if not math.isfinite(got):
@@ -425,7 +429,7 @@ _PACKAGE = str(Path(__file__).resolve().parent.parent)  # attnlib/
 _LESSONS = str(Path(__file__).resolve().parent)  # attnlib/lessons/: the checkers, not the library
 
 
-def _label(function: Callable[..., object]) -> str:
+def _label(function: object) -> str:
     module = getattr(function, "__module__", None) or "torch"
     return f"{module.split('.')[0]}'s {getattr(function, '__name__', 'function')}"
 
@@ -459,7 +463,7 @@ class _LibraryWatch:
         self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
-        self._previous = None
+        self._previous: ProfileFunction | None = None
         self._torch: _TorchWatch | None = None
 
     @property
