@@ -172,7 +172,7 @@ def aliases() -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- turning answers into tensors
-Wrong = tuple[Tensor, str] | tuple[Tensor, str, str]
+Wrong = tuple[Tensor, str] | tuple[Tensor, str, str | None]  # a mistake id of None: as if none were given
 
 
 def _missing(answer: object) -> bool:

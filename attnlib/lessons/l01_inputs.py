@@ -23,7 +23,7 @@ from ..formatting import format_matrix, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import prepare_inputs
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise
 
 __all__ = [
     "EXAMPLE_CHOICES",
@@ -197,7 +197,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def by_hand(answer: object) -> Feedback:
     """X for the three vectors of :data:`HAND_VECTORS`: shape ``(3, 2)``."""
     x = _hand()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             x.T,
             "Each token is a column here. In this series X has one ROW per token: shape (n_tokens, d_in) = (3, 2).",
@@ -215,7 +215,7 @@ def by_hand(answer: object) -> Feedback:
 def stack(answer: object) -> Feedback:
     """A function ``stack(vectors)``: a list of ``n`` vectors ``(d_in,)`` → X ``(n, d_in)``, without prepare_inputs."""
     vectors = _fresh_vectors()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             torch.stack(vectors, dim=1),
             "Your vectors became columns: torch.stack(vectors, dim=1) is (d_in, n). Stack along dim=0.",
@@ -240,7 +240,7 @@ def sentence_shape(answer: object) -> Feedback:
     """Document 002's X for its 28-word sentence with embeddings of size 16: ``[n_tokens, d_in]``."""
     ex = examples.history
     n, distinct, table = len(ex.tokens), len(set(ex.tokens)), ex.num_embeddings
-    wrong = [
+    wrong: list[Wrong] = [
         (torch.tensor([ex.d, n]), "Rows and columns swapped: X is (n_tokens, d_in).", "transposed"),
         (
             torch.tensor([distinct, ex.d]),

@@ -21,7 +21,7 @@ from ..examples import four_inputs, three_inputs
 from ..formatting import matrix_decimals
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import Projections, init_projections
-from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise, run_learner_code
 
 __all__ = ["SOURCE_CHOICES", "ProjectionsExplorer", "count_parameters", "linear_shape", "shapes", "wrong_answers"]
 
@@ -165,7 +165,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def shapes(answer: object) -> Feedback:
     """``[shape of W_q, shape of W_k, shape of W_v]`` for d_in = 6, d_k = 2, d_v = 3."""
     s = _shapes()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             s.flip(1),
             "Rows and columns are swapped: X (n_tokens, d_in) multiplies W from the LEFT, so every W has d_in "
@@ -229,7 +229,7 @@ def count_parameters(answer: object) -> Feedback:
 def linear_shape(answer: object) -> Feedback:
     """The shape of ``nn.Linear(4, 3, bias=False).weight``: PyTorch stores ``(d_out, d_in)``."""
     want = torch.tensor(list(nn.Linear(4, 3, bias=False).weight.shape), dtype=torch.float64)
-    wrong = [
+    wrong: list[Wrong] = [
         (
             torch.tensor([4.0, 3.0]),
             "That is the shape of W in this series' X W. nn.Linear stores its weight the other way round, "

@@ -24,7 +24,7 @@ from ..formatting import explain_products, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..steps import derive_qkv, init_projections, project
-from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "QKVExplorer",
@@ -63,7 +63,8 @@ def product_lines(x_row: Tensor, weight: Tensor) -> list[str]:
     """
     result = x_row @ weight
     return [
-        f"{vector_text(x_row)}·{vector_text(weight[:, d])} = {format_number(result[d])}" for d in range(weight.shape[1])
+        f"{vector_text(x_row)}·{vector_text(weight[:, d])} = {format_number(float(result[d]))}"
+        for d in range(weight.shape[1])
     ]
 
 
@@ -202,7 +203,9 @@ U_003 = ((0.0, 1.0), (2.0, 1.0))
 
 def _fresh() -> tuple[Tensor, tuple[Tensor, Tensor, Tensor]]:
     gen = torch.Generator().manual_seed(3)
-    return torch.randn(4, 5, generator=gen), tuple(init_projections(5, 3, 2, seed=33))
+    x = torch.randn(4, 5, generator=gen)
+    w_query, w_key, w_value = init_projections(5, 3, 2, seed=33)
+    return x, (w_query, w_key, w_value)
 
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
@@ -280,7 +283,7 @@ def project_all(answer: object) -> Feedback:
     q, k, v = derive_qkv(x, *weights)
     names = ("queries", "keys", "values")
     for got, want, name in zip(result, (q, k, v), names):
-        wrong = [
+        wrong: list[Wrong] = [
             (want.T, f"Your {name} are transposed: X @ W gives one row per token.", "transposed"),
             (
                 k if name == "queries" else q,

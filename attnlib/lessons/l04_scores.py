@@ -23,7 +23,7 @@ from ..formatting import explain_products, format_number, matrix_decimals
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, TorchFamily, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, TorchFamily, Wrong, compare_tensor, exercise
 
 __all__ = ["ScoresExplorer", "by_hand", "dot_product_line", "same_weights", "scores_of", "wrong_answers"]
 
@@ -168,7 +168,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def by_hand(answer: object) -> Feedback:
     """The scores of q = [1, 2, 0] against k_1 = [1, 0, 1], k_2 = [0, 1, 3], k_3 = [2, 1, 0]."""
     q, k = torch.tensor(HAND_QUERY), torch.tensor(HAND_KEYS)
-    wrong = [
+    wrong: list[Wrong] = [
         (
             q @ k,
             "You multiplied q by the matrix whose ROWS are the keys, pairing q with columns. Each score pairs q "

@@ -25,7 +25,7 @@ from .. import examples
 from ..formatting import explain_softmax, format_matrix
 from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import score, softmax
-from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, Wrong, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "EXAMPLES",
@@ -47,7 +47,9 @@ EXAMPLES = ("001", "000", "004")
 def example_scores(key: str) -> tuple[Tensor, tuple[str, ...]]:
     """The unscaled scores ``Q Kᵀ`` ``(n_q, n_k)`` of document ``key`` and its token labels."""
     ex = examples.get(key)
-    if key == "004":
+    if not isinstance(ex, examples.MatrixExample):
+        raise ValueError(f"example must be one of {EXAMPLES}, got {key!r}")
+    if ex.d_model is not None:  # 004 builds its module of this size: its projections are random
         steps = examples.document_004_module(ex.d_model).intermediates(ex.inputs)
         return steps.scores, ex.token_labels
     queries, keys, _ = ex.qkv()
@@ -279,7 +281,7 @@ def my_softmax(answer: object) -> Feedback:
     got = run_learner_code(answer, ordinary.clone(), name=call, write_it=WRITE_IT, on_error=_keepdim_hint)
     if isinstance(got, Feedback):
         return got
-    wrong = [
+    wrong: list[Wrong] = [
         (
             softmax(ordinary, dim=0),
             "Each COLUMN sums to 1: you normalised over the queries (dim=0). Each query spreads its attention "

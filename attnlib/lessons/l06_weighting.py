@@ -21,7 +21,7 @@ from .. import examples
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import scale_scores, score, softmax, weight_values
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise
 
 __all__ = ["EXAMPLES", "WeightingExplorer", "by_hand", "example_attention", "scaled_input_1", "weigh", "wrong_answers"]
 
@@ -37,6 +37,8 @@ def example_attention(key: str, *, scaled: bool = False) -> tuple[Tensor, Tensor
     if key not in EXAMPLES:
         raise ValueError(f"example must be one of {EXAMPLES}, got {key!r}")
     ex = examples.get(key)
+    if not isinstance(ex, examples.MatrixExample):
+        raise ValueError(f"example must be one of {EXAMPLES}, got {key!r}")
     queries, keys, values = ex.qkv()
     scores = score(queries, keys)
     if scaled:
@@ -155,7 +157,7 @@ def by_hand(answer: object) -> Feedback:
     """α = [0.25, 0.75], v₁ = [4, 2], v₂ = [0, 8]: the weighted values α_j v_j, one row per key."""
     w, v = HAND_WEIGHTS, HAND_VALUES
     total = (w[:, None] * v).sum(dim=0)
-    wrong = [
+    wrong: list[Wrong] = [
         (
             total,
             f"That is the sum of the weighted values, [{', '.join(f'{x:g}' for x in total.tolist())}]: step 7's "
@@ -202,7 +204,7 @@ def scaled_input_1(answer: object) -> Feedback:
     """001's Input 1 with weights softmax(scores / √3): its three weighted values ``(3, 3)``."""
     scores, values, d_k = _scaled_parts()
     weights = softmax(scores / math.sqrt(d_k))
-    wrong = [
+    wrong: list[Wrong] = [
         (
             softmax(scores)[0][:, None] * values,
             "These use the unscaled weights of the lesson: divide the scores by √d_k = √3 before the softmax.",

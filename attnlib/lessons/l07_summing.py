@@ -22,7 +22,7 @@ from ..formatting import explain_weighted_sum
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, derive_qkv, score, softmax, sum_weighted_values, weight_values
 from ._calls import compare_call
-from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, Wrong, compare_tensor, exercise
 from .l06_weighting import EXAMPLES, HAND_VALUES, HAND_WEIGHTS, example_attention
 
 __all__ = ["SummingExplorer", "by_hand", "context_of", "new_token", "partial_sum_table", "wrong_answers"]
@@ -159,7 +159,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def by_hand(answer: object) -> Feedback:
     """z = α₁ v₁ + α₂ v₂ with α = [0.25, 0.75], v₁ = [4, 2], v₂ = [0, 8]."""
     w, v = HAND_WEIGHTS, HAND_VALUES
-    wrong = [
+    wrong: list[Wrong] = [
         (
             v.sum(dim=0),
             "You added the values without their weights: multiply each by its α first.",
@@ -175,7 +175,7 @@ def by_hand(answer: object) -> Feedback:
 def context_of(answer: object) -> Feedback:
     """A function ``context_of(weights (n_q, n_k), values (n_k, d_v)) -> (n_q, d_v)``."""
     weights, values = _fresh_inputs()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             weight_values(weights, values).sum(dim=-1),
             "You summed over the features (the last axis of the (n_q, n_k, d_v) grid); each output adds its "

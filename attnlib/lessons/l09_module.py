@@ -24,6 +24,7 @@ from ._check import (
     ATTNLIB,
     Feedback,
     TorchFamily,
+    Wrong,
     compare_tensor,
     exercise,
     run_learner_code,
@@ -190,7 +191,7 @@ _HINT_AFTER = (
 def predict(answer: object) -> Feedback:
     """Scaled scores [1, 2, 3], mask [True, True, False]: the weights."""
     s, m = PREDICT_SCORES, PREDICT_MASK
-    wrong = [
+    wrong: list[Wrong] = [
         (_mask_with_zero(s, m), _HINT_ZERO, "mask-with-zero"),
         (_mask_after_softmax(s, m), _HINT_AFTER, "mask-after-softmax"),
         (softmax(s), "These are the weights without the mask: key 3 is hidden, its weight must be 0."),
@@ -208,7 +209,7 @@ def predict(answer: object) -> Feedback:
 def masked_softmax(answer: object) -> Feedback:
     """A function ``masked_softmax(scores (n_q, n_k), mask (n_q, n_k) bool, True = may attend)``."""
     scores, mask = _fresh_inputs(hidden_row=False)
-    wrong = [
+    wrong: list[Wrong] = [
         (_mask_with_zero(scores, mask), _HINT_ZERO, "mask-with-zero"),
         (_mask_after_softmax(scores, mask), _HINT_AFTER, "mask-after-softmax"),
         (

@@ -23,7 +23,7 @@ from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score, softmax
 from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
 from ._calls import compare_call
-from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, Wrong, compare_number, compare_tensor, exercise
 
 __all__ = ["SentenceExplorer", "context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
 
@@ -160,7 +160,7 @@ def id_of_to(answer: object) -> Feedback:
 def simple_attention(answer: object) -> Feedback:
     """A function ``simple_attention(X (n, d)) -> (n, d)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
     x = _fresh_embedding()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             _simple(x, dim=0),
             "Your softmax runs down the columns (dim=0): each word's weights over the others must sum to 1, "
@@ -193,7 +193,7 @@ def simple_attention(answer: object) -> Feedback:
 @exercise("sentence.3")
 def context_of_word(answer: object) -> Feedback:
     """003's scaled part: the context vector z of "this" (index 6), 16 numbers."""
-    wrong = [
+    wrong: list[Wrong] = [
         (
             _context(transposed=True),
             "You took a column of ω (the key of 'this' against every query, K Qᵀ): its weights come from "

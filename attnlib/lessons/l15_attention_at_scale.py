@@ -34,7 +34,7 @@ from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
-from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, Wrong, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "TiledExplorer",
@@ -398,7 +398,7 @@ def online_step(answer: object) -> Feedback:
             "acc / ell has NaN or inf: an exp overflowed. These scores reach about 120, and e^120 does not fit in "
             "float32: subtract the new running maximum m' before exp, and rescale by e^(m − m') (≤ 1; 0 while m = −∞).",
         )
-    wrong = [
+    wrong: list[Wrong] = [
         (
             _run_blocks(_no_rescale, queries, keys, values),
             "When a block raises the maximum from m to m', what you accumulated was measured from the old m: multiply "
@@ -441,7 +441,7 @@ def padded_causal_mask(answer: object) -> Feedback:
             f"the mask should be boolean (True = may attend), got dtype {answer.dtype}; "
             "combine boolean masks with & (and) and | (or).",
         )
-    wrong = [
+    wrong: list[Wrong] = [
         (
             masks["causal"],
             "This is the causal mask alone: sequence 2's padding keys 4 and 5 are still visible. "
