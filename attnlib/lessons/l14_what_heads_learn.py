@@ -27,7 +27,7 @@ from ..heads import ablated, accuracy_by_position, induction_score, induction_ta
 from ..modules import causal_mask
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import mask_scores, softmax
-from ..transformer import TinyTransformer
+from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 from .l13_attention_learns import parse_tokens
@@ -124,7 +124,7 @@ def scores_along(history) -> dict[str, list[float]]:
     """From a :func:`attnlib.training.train` history with snapshots: at each stored step, the best
     previous-token score in layer 1 and the best induction score in the last layer, on the probe sequence."""
     real = history.probe != 0  # token 0 pads the sequence and never belongs to it
-    points = {"step": [], "previous_token": [], "induction": []}
+    points: dict[str, list[float]] = {"step": [], "previous_token": [], "induction": []}
     for step in sorted(history.snapshots):
         maps = history.snapshots[step]
         points["step"].append(step)
@@ -294,7 +294,9 @@ def _heads_swapped(model: TinyTransformer, layer: int) -> TinyTransformer:
     import copy
 
     swapped = copy.deepcopy(model)
-    attention = swapped.blocks[layer].attention
+    block = swapped.blocks[layer]
+    assert isinstance(block, Block), "the lesson's checkpoints are built of attnlib's Block"
+    attention = block.attention
     d = attention.d_head
     order = torch.cat([torch.arange(d, 2 * d), torch.arange(0, d)])
     with torch.no_grad():
