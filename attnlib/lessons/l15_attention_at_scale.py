@@ -214,6 +214,14 @@ def _run_blocks(
     return (acc / ell).detach()
 
 
+def _mistake(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor:
+    """``acc / ℓ`` of one of the course's typical wrong steps (they always return three right-shaped tensors)."""
+    got = _run_blocks(step, queries, keys, values)
+    if isinstance(got, Feedback):
+        raise RuntimeError(f"the course's own step {getattr(step, '__name__', step)} failed: {got}")
+    return got
+
+
 def _unseen_inputs() -> tuple[Tensor, Tensor, Tensor]:
     """Other queries (5, 4), keys (11, 4) and values (11, 3): the first two blocks are never shown to the step."""
     gen = torch.Generator().manual_seed(1515)
@@ -400,13 +408,13 @@ def online_step(answer: object) -> Feedback:
         )
     wrong: list[Wrong] = [
         (
-            _run_blocks(_no_rescale, queries, keys, values),
+            _mistake(_no_rescale, queries, keys, values),
             "When a block raises the maximum from m to m', what you accumulated was measured from the old m: multiply "
             "ell and acc by e^(m − m') before adding the new block.",
             "online-no-rescale",
         ),
         (
-            _run_blocks(_acc_not_rescaled, queries, keys, values),
+            _mistake(_acc_not_rescaled, queries, keys, values),
             "ell is rescaled but acc is not: both were accumulated under the old maximum, both need e^(m − m').",
             "online-no-rescale",
         ),
