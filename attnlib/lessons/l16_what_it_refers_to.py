@@ -19,17 +19,19 @@ from __future__ import annotations
 import functools
 import html
 import math
+from collections.abc import Callable
 
 import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 from torch import Tensor
+from torch.utils.hooks import RemovableHandle
 
 from .. import pronouns
 from ..heads import ablated
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import Plot
-from ..transformer import TinyTransformer
+from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, exercise
 
@@ -50,7 +52,10 @@ __all__ = [
 
 def head_labels(model: TinyTransformer) -> list[str]:
     """``["layer 1 head 1", …]``: one label per row of :func:`attnlib.pronouns.attention_from_it`, flattened."""
-    heads = model.blocks[0].attention.num_heads
+    first = model.blocks[0]
+    if not isinstance(first, Block):
+        raise ValueError(f"head_labels reads attnlib's Block (block=None), got a {type(first).__name__}")
+    heads = first.attention.num_heads
     return [f"layer {layer + 1} head {h + 1}" for layer in range(len(model.blocks)) for h in range(heads)]
 
 
@@ -334,20 +339,28 @@ def _patched_at(model: TinyTransformer, ids: Tensor, donor: Tensor, positions: l
             x[:, positions] = saved[0][:, positions]
             return (x, *args[1:])
 
-        register = model.blocks[0].register_forward_pre_hook
-    else:
+        return _run_hooked(model, model.blocks[0].register_forward_pre_hook, (record, replace), (donor, ids))
 
-        def record(_module, _args, out):
-            saved.append(out[0].clone())
+    def record_output(_module, _args, out):
+        saved.append(out[0].clone())
 
-        def replace(_module, _args, out):
-            x = out[0].clone()
-            x[:, positions] = saved[0][:, positions]
-            return (x, *out[1:])
+    def replace_output(_module, _args, out):
+        x = out[0].clone()
+        x[:, positions] = saved[0][:, positions]
+        return (x, *out[1:])
 
-        register = model.blocks[-1].register_forward_hook
+    return _run_hooked(model, model.blocks[-1].register_forward_hook, (record_output, replace_output), (donor, ids))
+
+
+def _run_hooked(
+    model: TinyTransformer,
+    register: Callable[[Callable[..., object]], RemovableHandle],
+    hooks: tuple[Callable[..., object], ...],
+    batches: tuple[Tensor, ...],
+) -> Tensor:
+    """The logits at "it" of the last of ``batches``, each run with its hook of ``hooks`` registered by ``register``."""
     with torch.no_grad():
-        for hook, batch in ((record, donor), (replace, ids)):
+        for hook, batch in zip(hooks, batches, strict=True):
             handle = register(hook)
             try:
                 logits = model(batch)
