@@ -73,11 +73,15 @@ def pick_yours(**answers: object) -> tuple[dict[str, Callable], str]:
     unknown = sorted(set(answers) - set(checkers))
     if unknown:
         raise TypeError(f"pick_yours takes {sorted(checkers)}, got {unknown}")
-    chosen, said = {}, []
+    chosen: dict[str, Callable] = {}
+    said: list[str] = []
     for name, answer in answers.items():
-        ok = bool(checkers[name](answer))
-        chosen[name] = answer if ok else REFERENCES[name]
-        said.append(f"your {name}" if ok else f"the reference {name} (not solved yet)")
+        if checkers[name](answer) and callable(answer):  # an accepted answer is a function
+            chosen[name] = answer
+            said.append(f"your {name}")
+        else:
+            chosen[name] = REFERENCES[name]
+            said.append(f"the reference {name} (not solved yet)")
     return chosen, "Using " + ", ".join(said) + "."
 
 
