@@ -46,6 +46,7 @@ def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
         raise ValueError(f"example must be one of {sorted(EXAMPLES)}, got {key!r}")
     if key in ("001", "000"):
         ex = examples.get(key)
+        assert isinstance(ex, examples.MatrixExample), "documents 001 and 000 give their numbers"
         return ex.inputs, ex.projections, ex.token_labels
     if key == "004":
         module = examples.document_004_module()
