@@ -23,14 +23,10 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor
 from torch.overrides import TorchFunctionMode
-
-if TYPE_CHECKING:
-    from _typeshed import ProfileFunction
 
 __all__ = [
     "ATTENTION_FAMILY",
@@ -463,7 +459,7 @@ class _LibraryWatch:
         self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
-        self._previous: ProfileFunction | None = None
+        self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
         self._torch: _TorchWatch | None = None
 
     @property
