@@ -113,3 +113,12 @@ def test_the_check_cell_fails_on_a_wrong_solution_with_the_checkers_message() ->
     nb = _tiny_lesson("answer = [0.5, 0.25, 0.25]")
     with pytest.raises(CellExecutionError, match=r"the checker rejects the solution of softmax\.1"):
         _run(nb)
+
+
+def test_the_build_writes_the_checked_edition_of_every_lesson(tmp_path: Path) -> None:
+    editions.build(tmp_path)
+    assert sorted(p.name for p in (tmp_path / "checked").glob("*.ipynb")) == [p.name for p in LESSONS]
+    for lesson in LESSONS:
+        written = nbformat.read(tmp_path / "checked" / lesson.name, as_version=4)
+        expected = _checked(lesson)[0].cells  # the same cells (a check cell's id is new each time it is made)
+        assert [(c.cell_type, c.source) for c in written.cells] == [(c.cell_type, c.source) for c in expected]
