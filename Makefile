@@ -70,17 +70,17 @@ lab: $(STAMP)  ## teachers: open JupyterLab on notebooks/, the teacher edition (
 learn: $(LEARNER_STAMP)  ## learners: install only what the lessons need, copy them into my-lessons/ (never overwrites), open JupyterLab
 	$(BIN)/attnlib-lessons --dir my-lessons
 
-editions: $(STAMP)  ## build the learner and teacher editions into build/editions/
+editions: $(STAMP)  ## build the learner, credit, teacher and checked editions into build/editions/
 	$(BIN)/python scripts/build_editions.py --out build/editions
 
 # Python writes the bytecode of what the tests import, once: where PYTHONDONTWRITEBYTECODE is set (CI
 # machines) every kernel, server and hub the tests start would compile the modules it imports again
-test:  ## the whole suite: lint, unit tests, nbval on every lesson (learner edition), browser tests
+test:  ## the whole suite: lint, unit tests, nbval on every lesson (each solution checked in the same run), browser tests
 	@# the Python environment and the npm packages install side by side
 	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) node_modules/.package-lock.json chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
-	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/learner $(NBVAL)
+	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/checked $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"

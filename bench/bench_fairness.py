@@ -14,18 +14,15 @@ Usage: python -m bench.bench_fairness [--loops 12] [--repeats 7] [--json PATH]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from harness.hubclient import Hub, Learner, execute
+from harness.hubclient import execute
 
-REPO = Path(__file__).resolve().parent.parent
+from .hub_learners import hub_with_learners, new_kernel, report
 
 REFERENCE = (
     "import time, torch\n"
@@ -54,14 +51,6 @@ def timed(ws, repeats: int) -> list[float]:
     return times
 
 
-def kernel(person: Learner):
-    import websocket
-
-    kid = person.api("POST", f"/user/{person.name}/api/kernels", json={"name": "python3"}).json()["id"]
-    url = f"ws://127.0.0.1:{person.hub.port}/user/{person.name}/api/kernels/{kid}/channels"
-    return kid, websocket.create_connection(url, header=[f"Authorization: token {person.token}"], timeout=300)
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--loops", type=int, default=12)
@@ -72,23 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("bench_fairness: the class hub runs as root", file=sys.stderr)
         return 2
-    hub = Hub()
-    try:
-        hub.start()
-        teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
-        teacher.sign_up()
-        teacher.log_in()
-        people = {}
-        for name in ("fair-a", "fair-b"):
-            person = Learner(hub, name, f"{name}-long-pass-7")
-            person.sign_up()
-            teacher.approve(name)
-            person.log_in()
-            person.request_token()
-            person.start_server()
-            people[name] = person
-        _, ws_b = kernel(people["fair-b"])
-        _, ws_a = kernel(people["fair-a"])
+    with hub_with_learners(["fair-a", "fair-b"]) as (_, (person_a, person_b)):
+        ws_b, ws_a = new_kernel(person_b), new_kernel(person_a)
         quiet = timed(ws_b, args.repeats)
         execute(ws_a, LOOPS.format(loops=args.loops, seconds=args.seconds))
         time.sleep(2)  # the loops are running
@@ -96,8 +70,6 @@ def main(argv: list[str] | None = None) -> int:
         execute(ws_a, "for p in busy: p.kill()\nfor p in busy: p.wait()\n")
         ws_a.close()
         ws_b.close()
-    finally:
-        hub.remove()
     result = {
         "loops": args.loops,
         "repeats": args.repeats,
@@ -106,15 +78,8 @@ def main(argv: list[str] | None = None) -> int:
         "ratio": round(statistics.median(loaded) / statistics.median(quiet), 2),
         "quiet_all": [round(t, 4) for t in quiet],
         "loaded_all": [round(t, 4) for t in loaded],
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "date": time.strftime("%Y-%m-%d"),
     }
-    print(json.dumps(result, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    report(result, args.json)
     return 0
 
 

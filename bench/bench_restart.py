@@ -13,21 +13,17 @@ Usage: python -m bench.bench_restart [--learners 5] [--json PATH]
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import signal
-import subprocess
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import websocket
+from harness.hubclient import Learner, execute, learner_accounts
 
-from harness.hubclient import Hub, Learner, execute, learner_accounts
+from .hub_learners import hub_with_learners, new_kernel, report
 
-REPO = Path(__file__).resolve().parent.parent
 DETACH = "import subprocess\nsubprocess.Popen(['sleep', '900'], start_new_session=True)\n"
 
 
@@ -51,24 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     if os.geteuid() != 0:
         print("bench_restart: the class hub runs as root", file=sys.stderr)
         return 2
-    hub = Hub()
-    try:
-        hub.start()
-        teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
-        teacher.sign_up()
-        teacher.log_in()
-        people = [Learner(hub, f"again{i:02}", f"again{i:02}-long-pass") for i in range(args.learners)]
+    with hub_with_learners([f"again{i:02}" for i in range(args.learners)]) as (hub, people):
         for person in people:
-            person.sign_up()
-            teacher.approve(person.name)
-            person.log_in()
-            person.request_token()
-        with ThreadPoolExecutor(len(people)) as pool:
-            list(pool.map(Learner.start_server, people))
-        for person in people:
-            kid = person.api("POST", f"/user/{person.name}/api/kernels", json={"name": "python3"}).json()["id"]
-            url = f"ws://127.0.0.1:{hub.port}/user/{person.name}/api/kernels/{kid}/channels"
-            ws = websocket.create_connection(url, header=[f"Authorization: token {person.token}"], timeout=120)
+            ws = new_kernel(person, timeout=120)
             execute(ws, DETACH)
             ws.close()
         before = running_as(hub.prefix)
@@ -88,8 +69,6 @@ def main(argv: list[str] | None = None) -> int:
         with ThreadPoolExecutor(len(people)) as pool:
             list(pool.map(Learner.start_server, people))
         ready = time.perf_counter() - start
-    finally:
-        hub.remove()
     result = {
         "learners": args.learners,
         "processes_before": before,
@@ -97,15 +76,8 @@ def main(argv: list[str] | None = None) -> int:
         "left_after_stop": left,
         "start_s": round(answered, 1),
         "servers_ready_s": round(ready, 1),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip(),
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "date": time.strftime("%Y-%m-%d"),
     }
-    print(json.dumps(result, indent=1))
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=1) + "\n")
+    report(result, args.json)
     return 0 if left == 0 else 1
 
 

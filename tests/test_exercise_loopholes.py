@@ -83,3 +83,43 @@ def test_no_library_callable_passes(name):
                 if check(name, answer).correct:
                     accepted.append(f"{label} ({form})")
     assert not accepted, f"{name} accepts the library: {accepted}"
+
+
+# ---------------------------------------------------------------- positions.4: the experiment needs the training
+# The review (section 4): the committed checkpoint passed; then the checkpoint trained >= 10 steps more did. The
+# checker now hands the learner's train_reverse(model) a fresh model on a seed the page never used.
+
+
+def _checkpoint_trained_more(model):
+    from attnlib import pretrained
+    from attnlib.training import train
+
+    model.load_state_dict(pretrained.load("reverse").state_dict())  # the given model, overwritten
+    train(model, pretrained.RECIPES["reverse"].task, steps=10, lr=1e-2, seed=5, progress=False)
+    return model
+
+
+def test_positions_4_refuses_the_committed_checkpoint_handed_in():
+    from attnlib import pretrained
+
+    feedback = check("positions.4", pretrained.load("reverse"))
+    assert not feedback.correct and "not a model" in feedback.message
+
+
+def test_positions_4_refuses_a_function_returning_the_checkpoint():
+    from attnlib import pretrained
+
+    feedback = check("positions.4", lambda model: pretrained.load("reverse"))
+    assert not feedback.correct and "checkpoint" in feedback.message and "nothing was trained" in feedback.message
+
+
+def test_positions_4_refuses_the_checkpoint_loaded_into_the_fresh_model_and_trained_more():
+    feedback = check("positions.4", _checkpoint_trained_more)
+    assert not feedback.correct and "did not start from the one it was given" in feedback.message
+
+
+def test_positions_4_refuses_the_lessons_own_model_instead_of_the_one_given():
+    from attnlib.lessons.l12_positions import reverse_model
+
+    feedback = check("positions.4", lambda model: reverse_model("learned", progress=False))
+    assert not feedback.correct and "did not start from the one it was given" in feedback.message

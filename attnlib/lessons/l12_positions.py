@@ -8,8 +8,8 @@ Lesson 12 exercises: what attention cannot see, and position encodings.
 - ``positions.2`` code: ``sinusoid(n_tokens, d_model)``, run on sizes the lesson never used.
 - ``positions.3`` transfer: predict the outputs for "man bites dog" from those of "dog bites man"
   (no positions): the same rows, reordered.
-- ``positions.4`` experiment: retrain the reverse model with learned positions and hand in the model;
-  the checker measures what it does.
+- ``positions.4`` experiment: write ``train_reverse(model)``, which trains the reverse model with learned
+  positions; the checker hands it a fresh model (a seed the page never used) and measures what comes back.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from ..steps import attention, derive_qkv
 from ..training import accuracy, train
 from ..transformer import TinyTransformer
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = ["PositionsExplorer", "bites", "by_hand", "retrained", "reverse_model", "sinusoid", "wrong_answers"]
 
@@ -192,7 +192,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda n, d: _wrong_sinusoid(n, d, first=1), None),
         ],
         "positions.3": [(z, None), (z.flip(1), None)],
-        "positions.4": [(reverse_model, None), ("learned", None), (load("reverse"), None)],
+        "positions.4": [
+            (lambda model: load("reverse"), None),
+            (load("reverse"), None),
+            (lambda model: model, None),
+            ("learned", None),
+        ],
     }
 
 
@@ -267,14 +272,19 @@ def bites(answer: object) -> Feedback:
     )
 
 
-#: a handed-in model this close to a committed checkpoint (relative distance of all parameters) is that checkpoint,
-#: perhaps trained a few steps more: 5 extra steps move the reverse checkpoint 0.067; the lesson's own 100-step
-#: model is 0.10 away from it (the same seed starts the same trajectory), a fresh model 0.57.
+#: a model this close to a committed checkpoint (relative distance of all parameters) is that checkpoint, perhaps
+#: trained a few steps more: 5 extra steps move the reverse checkpoint 0.067, a fresh model is 0.57 away.
 COPY_DISTANCE = 0.05
+#: the seed of the fresh model the checker hands to the learner's function: one this page never uses
+FRESH_SEED = 2718
+#: a trained model keeps a trace of its start: the correlation of its matrices with their initial values is about
+#: 0.83 after the lesson's 100 steps (seeds 1234, 98765, 31337: 0.834, 0.832, 0.845); a model that did not start
+#: there (the checkpoint trained 10 steps more, the lesson's own reverse_model) shows -0.03
+DESCENT = 0.5
 
 
 def _parameters(model: torch.nn.Module) -> dict[str, Tensor]:
-    return {k: v.detach().double() for k, v in model.state_dict().items() if v.is_floating_point()}
+    return {k: v.detach().double().clone() for k, v in model.state_dict().items() if v.is_floating_point()}
 
 
 def _committed_checkpoint(model: TinyTransformer) -> str | None:
@@ -293,46 +303,91 @@ def _committed_checkpoint(model: TinyTransformer) -> str | None:
     return None
 
 
+def _correlation(trained: dict[str, Tensor], start: dict[str, Tensor]) -> float:
+    """The correlation of the matrices of ``trained`` with those of ``start`` (the random part of the start)."""
+    keys = [k for k in start if start[k].dim() >= 2 and k in trained and trained[k].shape == start[k].shape]
+    if not keys:
+        return 0.0
+    x = torch.cat([trained[k].flatten() for k in keys])
+    y = torch.cat([start[k].flatten() for k in keys])
+    x, y = x - x.mean(), y - y.mean()
+    return float(x @ y / (x.norm() * y.norm()).clamp_min(1e-12))
+
+
+def _fresh_model() -> TinyTransformer:
+    """Lesson 13's reverse model with learned positions, freshly initialised on :data:`FRESH_SEED`."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(FRESH_SEED)
+        return TinyTransformer(**{**RECIPES["reverse"].config, "positions": "learned"})
+
+
 @exercise("positions.4")
 def retrained(answer: object) -> Feedback:
-    """A ``TinyTransformer`` with learned positions, trained on the reverse task: the checker measures it."""
+    """A function ``train_reverse(model)`` that trains the fresh model it is given on the reverse task and returns
+    it: the checker hands it a model made on a seed the page never used, and measures what comes back."""
     task = RECIPES["reverse"].task
-    if answer is None or answer is Ellipsis:
-        return Feedback(False, "Replace the ... with your trained model, then run the cell again.", tried=False)
-    if not isinstance(answer, TinyTransformer):
-        what = "a function: call it and hand in the model it returns" if callable(answer) else type(answer).__name__
-        return Feedback(False, f"hand in the trained model (a TinyTransformer), not {what}.")
-    if answer.vocab_size != task.vocab_size or answer.max_len < task.n_tokens or answer.causal:
+    if isinstance(answer, torch.nn.Module):
         return Feedback(
             False,
-            f"this model (vocab_size={answer.vocab_size}, max_len={answer.max_len}, causal={answer.causal}) does "
-            f"not fit the reverse task (vocab_size={task.vocab_size}, {task.n_tokens} tokens, not causal).",
+            "Hand in your training function, not a model: the checker gives it a fresh model of its own (on a seed "
+            "this page never used) and measures the model your function trained from that start.",
         )
-    copied = _committed_checkpoint(answer)
+    model = _fresh_model()
+    start = _parameters(model)
+    name = "your train_reverse(model)"
+    with torch.random.fork_rng(devices=[]):
+        result = run_learner_code(answer, model, name=name)
+    changed = any(not torch.equal(v, start[k]) for k, v in _parameters(model).items())
+    if isinstance(result, Feedback):
+        if not (result.tried is False and callable(answer) and changed):
+            return result
+        result = model  # trained in place, returned nothing: fine
+    if not isinstance(result, TinyTransformer):
+        return Feedback(False, f"{name} returned {type(result).__name__}; return the model it trained.")
+    if result.vocab_size != task.vocab_size or result.max_len < task.n_tokens or result.causal:
+        return Feedback(
+            False,
+            f"{name} returned a model (vocab_size={result.vocab_size}, max_len={result.max_len}, causal="
+            f"{result.causal}) that does not fit the reverse task (vocab_size={task.vocab_size}, {task.n_tokens} "
+            "tokens, not causal): train and return the model it is given.",
+        )
+    copied = _committed_checkpoint(result)
     if copied is not None:
         return Feedback(
             False,
-            f"This model is (or starts from) the course's trained checkpoint pretrained.load({copied!r}): its "
-            "parameters are within 5 % of it, so the experiment was not run. Train your own from a fresh model "
-            '(copy the training cell of "A model without positions" with positions="learned") and hand that in.',
+            f"{name} returned the course's trained checkpoint pretrained.load({copied!r}) (its parameters are within "
+            "5 % of it), so nothing was trained. Train the model your function is given, from its fresh start.",
         )
-    was_training = answer.training
-    with torch.no_grad():
-        measured = accuracy(answer.eval(), task)
-    answer.train(was_training)
-    if not isinstance(answer.positions, LearnedPositions):
-        kind = "no positions" if answer.positions is None else "sinusoidal positions"
+    descent = _correlation(_parameters(result), start)
+    if descent < DESCENT:
         return Feedback(
             False,
-            f'This model has {kind} (accuracy {measured:.2f}); the experiment asks for positions="learned".',
+            f"{name} returned a model that did not start from the one it was given: its matrices keep nothing of "
+            f"that model's start (correlation {descent:.2f}; 100 steps of training keep about 0.8). Loading a "
+            "checkpoint or building a model of your own is not the experiment: train the model passed in.",
         )
+    was_training = result.training
+    with torch.no_grad():
+        measured = accuracy(result.eval(), task)
+    result.train(was_training)
+    if not isinstance(result.positions, LearnedPositions):
+        kind = "no positions" if result.positions is None else "sinusoidal positions"
+        return Feedback(
+            False,
+            f"The model now has {kind} (accuracy {measured:.2f}); the experiment trains the one it is given, with "
+            'positions="learned".',
+        )
+    if not changed and result is model:
+        return Feedback(False, f"{name} returned the model untrained (it reverses {measured:.0%} of new sequences).")
     if measured < 0.9:
         return Feedback(
             False,
-            f"It reverses {measured:.0%} of new sequences: train it longer (the lesson used {REVERSE_STEPS} steps).",
+            f"It reverses {measured:.0%} of new sequences: train it longer or at the recipe's learning rate "
+            f"(the lesson used {REVERSE_STEPS} steps at lr={RECIPES['reverse'].lr:g}).",
         )
     return Feedback(
         True,
-        f"Learned positions: it reverses {measured:.0%} of new sequences, like the sinusoids. Trained, the table's "
-        "rows moved far from their N(0, 0.02²) start: that is what broke the symmetry.",
+        f"Learned positions, trained from a fresh start your function had never seen: it reverses {measured:.0%} "
+        "of new sequences, like the sinusoids. Trained, the table's rows moved far from their N(0, 0.02²) start: "
+        "that is what broke the symmetry.",
     )

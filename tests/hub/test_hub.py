@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -35,33 +34,12 @@ LEARNERS = ("ada", "bo", "cy")
 
 
 @pytest.fixture(scope="module")
-def hub():
-    pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
-    pytest.importorskip("nativeauthenticator", reason="NativeAuthenticator is not installed")
-    if not PROXY.exists():
-        if shutil.which("npm") is None:
-            pytest.skip("no configurable-http-proxy in node_modules/ and no npm to install it (package.json)")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO, check=True, capture_output=True)
-    if os.geteuid() != 0:
-        pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
-    running = Hub()
-    try:
-        yield running.start()
-    finally:
-        running.remove()
-        assert not Path(running.state).exists()
-
-
-@pytest.fixture(scope="module")
-def teacher(hub: Hub) -> Learner:
+def hub(hub: Hub) -> Hub:
+    """The shared hub (conftest.py), where the admin first signs up with a password too short."""
     short = Learner(hub, "teacher", "Teacher-pass-12")  # 15 characters: enough for a learner, not the admin
     short.sign_up()
     assert not short.log_in(), "the admin's account was created with a password shorter than 16 characters"
-    person = Learner(hub, "teacher", "a-Teacher-pass-4")
-    person.sign_up()
-    assert person.log_in(), "the admin is approved automatically on sign-up"
-    person.request_token()
-    return person
+    return hub
 
 
 @pytest.fixture(scope="module")

@@ -40,36 +40,18 @@ TASKS = 256
 
 
 @pytest.fixture(scope="module")
-def hub():
-    pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
-    if not PROXY.exists():
-        pytest.skip("no configurable-http-proxy in node_modules/ (npm ci)")
-    if os.geteuid() != 0:
-        pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
+def hub_env() -> dict[str, str]:
     if not confine.cgroup_controllers():
         pytest.skip("no cgroup v1 hierarchies here: the limits need SystemdSpawner (docs/teaching-guide.md)")
-    running = Hub(env={"HUB_MEM_LIMIT": MEMORY, "HUB_TMP_SIZE": TMP_SIZE, "HUB_TASKS_LIMIT": str(TASKS)})
-    try:
-        yield running.start()
-    finally:
-        running.remove()
-        assert not Path(running.state).exists()
+    return {"HUB_MEM_LIMIT": MEMORY, "HUB_TMP_SIZE": TMP_SIZE, "HUB_TASKS_LIMIT": str(TASKS)}
 
 
 @pytest.fixture(scope="module")
-def people(hub: Hub) -> dict[str, Learner]:
-    teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
-    teacher.sign_up()
-    assert teacher.log_in()
+def people(teacher: Learner, approve) -> dict[str, Learner]:
     found = {}
     for name in ("iso-ann", "iso-ben"):
-        person = Learner(hub, name, f"{name}-long-pass-7")
-        person.sign_up()
-        assert teacher.approve(name).status_code == 200
-        assert person.log_in()
-        person.request_token()
-        person.start_server()
-        found[name] = person
+        found[name] = approve(name)
+        found[name].start_server()
     found["teacher"] = teacher
     return found
 

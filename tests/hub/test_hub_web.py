@@ -19,13 +19,9 @@ from __future__ import annotations
 import html
 import http.server
 import json
-import os
 import re
-import shutil
-import subprocess
 import threading
 import time
-from pathlib import Path
 
 import pytest
 import requests
@@ -43,42 +39,16 @@ HELPED, WAITING, DOOMED = "wren", "mallory", "nina"
 
 
 @pytest.fixture(scope="module")
-def hub():
-    pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
-    pytest.importorskip("nativeauthenticator", reason="NativeAuthenticator is not installed")
-    if not PROXY.exists():
-        if shutil.which("npm") is None:
-            pytest.skip("no configurable-http-proxy in node_modules/ and no npm to install it (package.json)")
-        subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO, check=True, capture_output=True)
-    if os.geteuid() != 0:
-        pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
-    running = Hub(env={"HUB_LOCKOUT_SECONDS": str(LOCKOUT), "HUB_MAX_PENDING": str(MAX_PENDING)})
-    try:
-        yield running.start()
-    finally:
-        running.remove()
-        assert not Path(running.state).exists()
+def hub_env() -> dict[str, str]:
+    return {"HUB_LOCKOUT_SECONDS": str(LOCKOUT), "HUB_MAX_PENDING": str(MAX_PENDING)}
 
 
 @pytest.fixture(scope="module")
-def teacher(hub: Hub) -> Learner:
-    person = Learner(hub, "teacher", "a-Teacher-pass-4")
-    person.sign_up()
-    assert person.log_in(), "the admin is approved automatically on sign-up"
-    person.request_token()
-    return person
-
-
-@pytest.fixture(scope="module")
-def helped(hub: Hub, teacher: Learner) -> Learner:
+def helped(hub: Hub, approve) -> Learner:
     """A learner with a running server, and two sign-ups waiting: one to approve, one to discard."""
     for name in (WAITING, DOOMED):
         Learner(hub, name, f"{name}-long-pass-7").sign_up()
-    person = Learner(hub, HELPED, f"{HELPED}-long-pass-7")
-    person.sign_up()
-    assert teacher.approve(HELPED).status_code == 200
-    assert person.log_in()
-    person.request_token()
+    person = approve(HELPED)
     person.start_server()
     return person
 

@@ -95,25 +95,46 @@ def test_bites():
     assert "own order" in check("positions.3", z).message
 
 
-def test_retrained_model_is_measured_not_trusted():
+def _train_reverse(model):
+    from attnlib.pretrained import RECIPES
+    from attnlib.training import train
+
+    recipe = RECIPES["reverse"]
+    train(model, recipe.task, steps=100, lr=recipe.lr, progress=False)
+    return model
+
+
+def test_a_training_function_is_run_on_a_fresh_model_and_measured():
+    feedback = check("positions.4", _train_reverse)
+    assert feedback.correct, feedback.message
+
+    def in_place(model):  # trains the model it is given and returns nothing: fine too
+        _train_reverse(model)
+
+    assert check("positions.4", in_place).correct
+
+
+def test_positions_4_names_what_is_missing():
+    from attnlib import pretrained
     from attnlib.lessons.l12_positions import reverse_model
+    from attnlib.training import train
     from attnlib.transformer import TinyTransformer
 
-    untrained = TinyTransformer(vocab_size=32, max_len=8, d_model=32, num_heads=1, num_layers=1, positions="learned")
-    feedback = check("positions.4", untrained)
-    assert not feedback.correct and "train it longer" in feedback.message
-    no_positions = TinyTransformer(vocab_size=32, max_len=8, d_model=32, num_heads=1, num_layers=1, positions="none")
-    assert "no positions" in check("positions.4", no_positions).message
-    assert "function" in check("positions.4", reverse_model).message
-    assert (
-        "does not fit"
-        in check("positions.4", TinyTransformer(vocab_size=5, max_len=8, d_model=8, num_heads=1, num_layers=1)).message
-    )
-    assert check("positions.4", reverse_model("learned", progress=False)).correct
+    def stub(model): ...
 
+    untouched = check("positions.4", stub)
+    assert not untouched.correct and not untouched.tried  # the exercise as the page hands it out: a neutral prompt
+    assert "untrained" in check("positions.4", lambda model: model).message
+    task = pretrained.RECIPES["reverse"].task
+    short = check("positions.4", lambda model: train(model, task, steps=5, progress=False) and model)
+    assert not short.correct and "train it longer" in short.message
+    assert "not a model" in check("positions.4", pretrained.load("reverse")).message
 
-def test_the_committed_checkpoint_is_not_a_trained_model():
-    from attnlib import pretrained
+    def sinusoids(model):
+        return _train_reverse(reverse_model("sinusoidal", steps=1, progress=False))
 
-    feedback = check("positions.4", pretrained.load("reverse"))  # the review: accepted, nothing trained
-    assert not feedback.correct and "checkpoint" in feedback.message and "reverse" in feedback.message
+    assert "did not start from the one it was given" in check("positions.4", sinusoids).message
+    too_small = TinyTransformer(vocab_size=5, max_len=8, d_model=8, num_heads=1, num_layers=1)
+    assert "does not fit" in check("positions.4", lambda model: too_small).message
+    failing = check("positions.4", lambda model: model.no_such_method())
+    assert not failing.correct and failing.message.startswith("your train_reverse(model) raised AttributeError")
