@@ -648,6 +648,7 @@ class Tables:
     controls: tuple[str, ...]  # every enumerable control
     free: tuple[str, ...]  # every free control
     parts: list[Table]
+    start: dict[str, object] = field(default_factory=dict)  # the explorer's state when the tables were built
 
     def chunk_values(self, part: int) -> list[object]:
         """The values of part ``part``'s chunk control, in the order of its chunks (none: ``[]``)."""
@@ -675,7 +676,7 @@ class Tables:
         """The tables as the page reads them: the parts; a chunked part holds the chunks ``chunks`` says.
 
         ``chunks``: ``"all"`` (a static page that has no kernel to ask), ``"none"``, ``"current"`` (the chunk of
-        each part that holds the explorer's first state) or the values to hold the chunks of.
+        each part that holds the explorer's state when the tables were built) or the values to hold the chunks of.
         """
         parts: list[dict[str, Any]] = []
         for p, table in enumerate(self.parts):
@@ -689,7 +690,7 @@ class Tables:
             elif chunks == "none":
                 held = []
             else:
-                first = cast(Mapping[str, object], table.values[0] if chunks == "current" else chunks)
+                first = cast(Mapping[str, object], self.start if chunks == "current" else chunks)
                 held = [i for i, v in enumerate(values) if _ident(v) == _ident(first[table.chunk])]
             head = table.to_page([])
             head["chunk"] = {"control": table.chunk, "values": values}
@@ -788,5 +789,9 @@ def build_tables(explorer: Explorer) -> Tables:
             clamps = [t for j, t in built.items() if holds[j]]
             built[i] = build_part(explorer, declared_parts[i], clamps=clamps)
         parts = [built[i] for i in range(len(declared_parts))]
-    free = tuple(n for n in explorer.values_now() if n not in grid)
-    return Tables(explorer=type(explorer).__name__, controls=tuple(grid), free=free, parts=parts)
+    start = dict(explorer.values_now())
+    for name, traits in explorer.compute(start).controls.items():
+        if "value" in traits:
+            start[name] = traits["value"]
+    free = tuple(n for n in start if n not in grid)
+    return Tables(explorer=type(explorer).__name__, controls=tuple(grid), free=free, parts=parts, start=start)
