@@ -11,36 +11,51 @@ What is stored is content-addressed: each distinct matrix once (float64, as the 
 rest of a view's entry, text or control state once, and per row one index per output. A page that has the
 table can set every output of a state by looking it up, computing nothing.
 
-The page format (:meth:`Table.to_page`, read by ``static/table.js``)
-------------------------------------------------------------------------
+The page format (:meth:`Tables.to_page`, read by ``static/table.js``)
+----------------------------------------------------------------------
 A JSON-able dict whose binary parts are ``bytes`` (anywidget and ipywidgets send bytes inside a ``Dict``
 trait as binary buffers; the page gets ``DataView`` objects)::
 
-    format    1
-    explorer  the explorer's class name
-    controls  the enumerable controls, in the order of a key
-    grid      per enumerable control, its distinct values (a key holds indices into these)
-    free      the free (typed) controls
-    outputs   [kind, name] per output: kind "views" (3 cells: look, marks, matrix), "texts" or "controls" (1 cell)
+    format 1, explorer (the class name), controls (every enumerable one), free (every typed one), tolerance
+    parts  [part, ...]: the outputs in groups, each keyed by the controls it reads (one part unless the
+           explorer declares ``table_parts()``: lesson 08 chunks its one part by seed, lesson 12 has six)
+
+A part (:meth:`Table.to_page`; ``table.js`` also reads one part alone as the whole payload)::
+
+    controls  the controls that key it, in the order of a key
+    grid      per control, its distinct values (a key holds indices into these)
+    free      the free controls (each row holds their values)
+    outputs   [kind, name] (a view: 3 cells, look, marks, matrix) or [kind, name, field] (1 cell)
     pool      distinct JSON values: a view's look (its drawn traits but the matrix and outlines), its outlines,
               a text, a control's traits, a free control's value, the values a transition sets
     width     bytes per integer of ``keys`` and ``cells`` (1, 2 or 4, little-endian, unsigned)
-    keys      rows × controls integers: row k's grid index of each enumerable control
-    cells     rows × (cells of the outputs + one per free control): pool indices (a view's matrix: its index
-              in ``offsets``)
-    matrices  every distinct matrix, little-endian float64, one after the other
-    offsets   n + 1 little-endian uint32: matrix i is elements offsets[i] … offsets[i+1] of ``matrices``
-    aliases   [control index, [grid index per control], pool index]: after that control changed, the
-              enumerable values are those; Python's transition and clamping set the pool's values (a dict,
-              control → value). A change not listed sets nothing (Python's transition is the identity there)
-    tolerance a number matches a grid value within this relative difference (a log slider's value computed
-              in the page may differ from Python's in the last bit); the grid's value is the one kept
+    keys      rows × controls integers: row k's grid index of each control
+    cells     rows × (cells of the outputs + one per free control): pool indices (a matrix: its index)
+    matrices  the stored matrices, little-endian float64, one after the other
+    offsets   n + 1 little-endian uint32: stored matrix i is elements offsets[i] … offsets[i+1]
+    blocks    null, or 4 uint32 per matrix: (stored matrix, its columns, rows, columns): the matrix is that
+              top-left block of a stored one (lesson 12's P[:n] and (P Pᵀ)[:n, :n] of the 64-position result)
+    aliases   [control index, [grid index per control], pool index]: after that control changed, the values
+              are those; Python's transition and clamping set the pool's values (a dict, control → value).
+              A change not listed sets nothing (Python's transition is the identity there)
+    chunk     absent, or {control, values}: the rows come in a chunk per value of that control, in
+    chunks    {"<index>": part}: the chunks held (``to_page("current")``: the explorer's state's, ``"all"``:
+              every one, for a page with no kernel to ask)
 
-The rule, the same in :meth:`Table.find`/:meth:`Table.transition` and in ``table.js``'s ``lookup`` /
-``transition``: **a row covers the page's values when every enumerable control is on the row's key and
-every free control equals the value the row holds for it.** Free values that JSON cannot hold (e.g. the
-pipeline's edited tensors) are compared by digest (:func:`page_value`): the page's ``values`` carry the
-digest string for them.
+The rule, the same in :meth:`Tables.lookup`/:meth:`Tables.transition` and in ``table.js``'s ``lookup`` /
+``transition``: **a part covers the page's values when every control that keys it is on a row's key and
+every free control equals the value the row holds for it; the table covers them when every part does.**
+A number within ``tolerance`` (relative) of a grid value counts as it (a log slider's value computed in the
+page). Free values that JSON cannot hold (the pipeline's edited tensors) are compared by digest
+(:func:`page_value`): the page's ``values`` carry the digest string for them. ``transition`` applies each
+part's aliases, then sets each dependent control to the value a part holding its traits gives for the raw
+values (so lesson 12's position is clamped by looking it up, not by computing ``min`` in the page).
+
+Chunks on demand: ``table.js``'s ``missing(table, values)`` lists the ``{part, index}`` a state needs and the
+table does not hold; the page asks the kernel (a custom message) and the kernel answers with
+:func:`chunk_message` (``Widget.send(content, buffers)``), which ``addChunkMessage`` adds; a static page holds
+every chunk (``to_page("all")``) or loads :meth:`Tables.chunk` payloads from files and calls ``addChunk``.
+Then the page calls ``transition`` and ``lookup`` again.
 """
 
 from __future__ import annotations
@@ -66,6 +81,7 @@ __all__ = [
     "build_table",
     "build_tables",
     "choices",
+    "chunk_message",
     "comparable",
     "page_value",
 ]
@@ -751,6 +767,26 @@ class Tables:
                     if "value" in traits:
                         out[control] = traits["value"]
         return out
+
+
+def chunk_message(tables: Tables, part: int, index: int) -> tuple[dict[str, Any], list[bytes]]:
+    """The kernel's answer to a page that asks for chunk ``index`` of part ``part`` (``Widget.send(content,
+    buffers)``): ``{"type": "table-chunk", "part", "index", "payload"}``, each bytes of the payload replaced by
+    ``{"$buffer": k}``, the k-th of ``buffers``. ``table.js``'s ``addChunkMessage`` reads it."""
+    buffers: list[bytes] = []
+
+    def strip(value: object) -> object:
+        if isinstance(value, bytes):
+            buffers.append(value)
+            return {"$buffer": len(buffers) - 1}
+        if isinstance(value, Mapping):
+            return {k: strip(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [strip(v) for v in value]
+        return value
+
+    payload = strip(tables.chunk(part, index))
+    return {"type": "table-chunk", "part": part, "index": index, "payload": payload}, buffers
 
 
 def _payload(page: Mapping[str, Any]) -> bytes:

@@ -11,7 +11,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
-import { addChunk, decodeTable, lookup, missing, transition } from "../../attnlib/show/static/table.js";
+import {
+  addChunk,
+  addChunkMessage,
+  decodeTable,
+  lookup,
+  missing,
+  transition,
+} from "../../attnlib/show/static/table.js";
 
 let folder = process.env.TABLE_FIXTURES;
 if (!folder) {
@@ -110,4 +117,18 @@ test("a number within the tolerance of a grid value is that value (a log slider'
   assert.deepEqual(transition(table, nudged, "temperature"), values);
   assert.deepEqual(comparable(lookup(table, nudged)), comparable(lookup(table, values)));
   assert.equal(lookup(table, { ...values, temperature: values.temperature * 1.001 }), null);
+});
+
+test("a chunk sent in a kernel's message (content and buffers) is the chunk the table asks for", () => {
+  for (const file of files.filter((f) => f.startsWith("08_") || f.startsWith("12_"))) {
+    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+    const { content, buffers } = fixture.message;
+    const viaMessage = decodeTable(fixture.payload);
+    const viaFile = decodeTable(fixture.payload);
+    addChunkMessage(viaMessage, content, buffers);
+    addChunk(viaFile, content.part, content.index, fixture.chunks[content.part][content.index]);
+    const values = fixture.rows.map(([v]) => v).find((v) => missing(viaFile, v).length === 0 && lookup(viaFile, v));
+    assert.ok(values, `${file}: a sampled state in that chunk`);
+    assert.deepEqual(comparable(lookup(viaMessage, values)), comparable(lookup(viaFile, values)));
+  }
 });

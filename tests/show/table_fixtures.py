@@ -27,7 +27,7 @@ from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.lessons.pipeline import PipelineExplorer
 from attnlib.show.explorer import Explorer
-from attnlib.show.table import build_table, build_tables, comparable, page_value
+from attnlib.show.table import build_table, build_tables, chunk_message, comparable, page_value
 
 #: the explorers whose tables the page's reader is checked against (lessons 01, 05, 07, 11, 15)
 FIXTURES = {
@@ -114,7 +114,17 @@ def parted(explorer: Explorer, samples: int) -> dict[str, object]:
         for p, part in enumerate(tables.parts)
         if part.chunk is not None
     }
-    return jsonable({"payload": tables.to_page("current"), "chunks": chunks, "rows": rows, "transitions": transitions})  # type: ignore[return-value]
+    content, buffers = chunk_message(tables, 0, len(tables.chunk_values(0)) - 1)  # as a kernel answers
+    message = {"content": content, "buffers": buffers}
+    return jsonable(
+        {
+            "payload": tables.to_page("current"),
+            "chunks": chunks,
+            "message": message,
+            "rows": rows,
+            "transitions": transitions,
+        }
+    )  # type: ignore[return-value]
 
 
 def _product(grid):

@@ -193,6 +193,25 @@ export function addChunk(table, part, index, payload) {
 }
 
 /**
+ * Add the chunk a kernel's message carries (Python's `chunk_message`, received as anywidget's
+ * `msg:custom` content and buffers): its payload with each `{"$buffer": k}` as `buffers[k]`.
+ * @param {Table} table
+ * @param {{type: string, part: number, index: number, payload: unknown}} content
+ * @param {DataView[]} buffers
+ */
+export function addChunkMessage(table, content, buffers) {
+  /** @param {unknown} value @returns {unknown} */
+  const join = (value) => {
+    if (Array.isArray(value)) return value.map(join);
+    if (value === null || typeof value !== "object") return value;
+    const record = /** @type {Record<string, unknown>} */ (value);
+    if (typeof record.$buffer === "number" && Object.keys(record).length === 1) return buffers[record.$buffer];
+    return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, join(v)]));
+  };
+  addChunk(table, content.part, content.index, /** @type {PartPayload} */ (join(content.payload)));
+}
+
+/**
  * The chunks the table needs to answer `values` and that it does not hold yet: [{part, index}] (ask the kernel,
  * or load them from the page's files, then call transition and lookup again).
  * @param {Table} table
