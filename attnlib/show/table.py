@@ -666,6 +666,15 @@ class Tables:
     parts: list[Table]
     start: dict[str, object] = field(default_factory=dict)  # the explorer's state when the tables were built
 
+    @property
+    def free_names(self) -> tuple[str, ...]:
+        """The free (typed) controls (as :attr:`Table.free_names`)."""
+        return self.free
+
+    def covers(self, values: Mapping[str, object]) -> bool:
+        """Whether the page answers ``values`` from the tables it holds once every chunk is loaded."""
+        return self.lookup(values) is not None
+
     def chunk_values(self, part: int) -> list[object]:
         """The values of part ``part``'s chunk control, in the order of its chunks (none: ``[]``)."""
         table = self.parts[part]
@@ -811,12 +820,16 @@ def _gzip(data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=9, mtime=0))
 
 
-def build_tables(explorer: Explorer) -> Tables:
-    """The explorer's tables: its :meth:`table_parts` if it declares some, else one :func:`build_table`."""
+def build_tables(explorer: Explorer, *, limit: int = 5000) -> Tables:
+    """The explorer's tables: its :meth:`table_parts` if it declares some, else one :func:`build_table`.
+
+    Raises:
+        TableTooLarge: when an explorer with no parts has more than ``limit`` reachable states.
+    """
     grid = explorer.control_grid()
     declared = getattr(explorer, "table_parts", None)
     if declared is None:
-        parts = [build_table(explorer)]
+        parts = [build_table(explorer, limit=limit)]
     else:  # the parts that hold dependent controls first: they tell which values the others need not compute
         declared_parts: list[Part] = declared()
         holds = [any(o.startswith("controls/") for o in p.outputs) for p in declared_parts]
