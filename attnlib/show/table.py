@@ -16,7 +16,8 @@ The page format (:meth:`Tables.to_page`, read by ``static/table.js``)
 A JSON-able dict whose binary parts are ``bytes`` (anywidget and ipywidgets send bytes inside a ``Dict``
 trait as binary buffers; the page gets ``DataView`` objects)::
 
-    format 1, explorer (the class name), controls (every enumerable one), free (every typed one), tolerance
+    format 1, explorer (the class name), controls (every enumerable one), free (every typed one), tolerance,
+    states (how many states the tables answer with every chunk loaded)
     parts  [part, ...]: the outputs in groups, each keyed by the controls it reads (one part unless the
            explorer declares ``table_parts()``: lesson 08 chunks its one part by seed, lesson 12 has six)
 
@@ -671,6 +672,42 @@ class Tables:
         """The free (typed) controls (as :attr:`Table.free_names`)."""
         return self.free
 
+    @cached_property
+    def states(self) -> int:
+        """How many states of the explorer the tables answer (with every chunk loaded).
+
+        One part: its rows. Parts: every combination of the controls no part clamps, times, for each clamped
+        control, how many of its values the part that holds its traits keeps (lesson 12: 1 097 712).
+        """
+        if len(self.parts) == 1:
+            return len(self.parts[0].keys)
+        grid_of = {c: {_ident(k[t.controls.index(c)]): k[t.controls.index(c)] for t in self.parts if c in t.controls
+                       for k in t.keys} for c in self.controls}  # fmt: skip
+        kept: dict[str, tuple[tuple[str, ...], dict[tuple, int]]] = {}
+        for table in self.parts:
+            for output in table.outputs:
+                kind, control, _ = _output(output)
+                if kind != "controls":
+                    continue
+                drivers = tuple(c for c in table.controls if c != control)
+                counts: dict[tuple, int] = {}
+                for k, key in enumerate(table.keys):
+                    values = dict(zip(table.controls, key, strict=True))
+                    traits = cast(Mapping[str, object], table.state(k)["controls"][control])
+                    if _same(traits.get("value", values[control]), values[control]):
+                        driver_key = tuple(_ident(values[d]) for d in drivers)
+                        counts[driver_key] = counts.get(driver_key, 0) + 1
+                kept[control] = (drivers, counts)
+        free = [c for c in self.controls if c not in kept]
+        total = 0
+        for combo in itertools.product(*(list(grid_of[c].values()) for c in free)):
+            values = dict(zip(free, combo, strict=True))
+            count = 1
+            for drivers, counts in kept.values():
+                count *= counts.get(tuple(_ident(values[d]) for d in drivers), 0)
+            total += count
+        return total
+
     def covers(self, values: Mapping[str, object]) -> bool:
         """Whether the page answers ``values`` from the tables it holds once every chunk is loaded."""
         return self.lookup(values) is not None
@@ -726,6 +763,7 @@ class Tables:
             "explorer": self.explorer,
             "controls": list(self.controls),
             "free": list(self.free),
+            "states": self.states,
             "parts": parts,
             "tolerance": TOLERANCE,
         }

@@ -99,6 +99,11 @@ for (const file of files) {
     }
   });
 
+  test(`${file}: the table counts the states it answers`, () => {
+    const expected = file.startsWith("12_") ? 1_097_712 : file.startsWith("08_") ? 210 : fixture.rows.length;
+    assert.equal(table.nRows, expected);
+  });
+
   test(`${file}: a free control typed over, or a value off the grid, is not covered`, () => {
     const [values] = fixture.rows[0];
     for (const name of table.free) assert.equal(lookup(table, { ...values, [name]: "typed by the learner" }), null);

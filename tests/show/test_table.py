@@ -148,7 +148,9 @@ def test_lesson_08_is_chunked_by_seed_on_its_d_k_grid_and_lesson_12_is_factored(
     assert part.chunk == "seed" and len(tables.chunk_values(0)) == 21
     assert sorted({key[part.controls.index("d_k")] for key in part.keys}) == list(ScalingExplorer.TABLE_D_K)
     assert len(part.keys) == 10 * 21
+    assert tables.states == 210 and tables.to_page()["states"] == 210
     _, positions = tables_of("12 PositionsExplorer")  # every state would be 1.1 M rows: six parts instead
+    assert positions.states == sum(range(2, 65)) * sum(d // 2 for d in range(2, 65, 2)) == 1_097_712
     assert positions.parts[0].controls == ("n_tokens", "d_model")
     # the matrices of every n_tokens are blocks of the 64-position ones: one P and one P Pᵀ per d_model
     assert sum(len(p.matrices) for p in positions.parts) == 2 * 63 * 32

@@ -15,7 +15,7 @@
  * }} PartPayload  one part (Table.to_page()): some outputs keyed by some controls
  * @typedef {PartPayload & {format: number, explorer: string, tolerance: number, parts?: undefined}
  *   | {format: number, explorer: string, tolerance: number, controls: string[], free: string[],
- *      parts: PartPayload[]}} Payload  what Tables.to_page() (or Table.to_page()) gives, bytes as DataViews
+ *      parts: PartPayload[], states: number}} Payload  what Tables.to_page() (or Table.to_page()) gives, bytes as DataViews
  * @typedef {Record<string, unknown>} Values  control name → value (free controls' values as page_value gives them)
  * @typedef {{views: Record<string, Record<string, unknown>>, texts: Record<string, unknown>,
  *   controls: Record<string, unknown>}} State  a row in the form of Explorer.state() (a view's buffer: a DataView)
@@ -27,7 +27,8 @@
  * }} Rows  a decoded part, or one chunk of a chunked part
  * @typedef {{rows: Rows | null, chunk: {control: string, values: unknown[], where: Map<unknown, number>,
  *   numbers: [number, number][]} | null, chunks: Map<number, Rows>, controls: string[], outputs: string[][]}} Part
- * @typedef {{explorer: string, controls: string[], free: string[], tolerance: number, parts: Part[]}} Table
+ * @typedef {{explorer: string, controls: string[], free: string[], tolerance: number, parts: Part[],
+ *   nRows: number}} Table  (nRows: the states the table answers with every chunk loaded)
  *   a decoded table (read it only through the functions of this module)
  */
 
@@ -164,6 +165,7 @@ export function decodeTable(payload) {
     controls: payload.controls,
     free: payload.free,
     tolerance: payload.tolerance,
+    nRows: 0,
     parts: parts.map((part) => {
       const chunk = part.chunk ? { ...part.chunk, ...index(part.chunk.values) } : null;
       return {
@@ -178,6 +180,8 @@ export function decodeTable(payload) {
   parts.forEach((part, p) => {
     for (const [i, chunk] of Object.entries(part.chunks ?? {})) addChunk(table, p, Number(i), chunk);
   });
+  const first = table.parts[0]?.rows;
+  table.nRows = payload.parts ? payload.states : first ? first.nRows : 0;
   return table;
 }
 
