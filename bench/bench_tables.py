@@ -4,7 +4,8 @@ it is not a test (tests/show/test_table.py holds the budgets).
 Each explorer is built as its lesson builds it (``bench.bench_widgets``' factories; the pipeline twice, as in
 lessons 01 and 07), then :func:`attnlib.show.table.build_tables` runs once and is timed (CPU time of this
 process, and wall time). Per explorer: the rows of its table (all its parts), the bytes of every part and chunk
-raw, gzip of what is inline (with the chunks of the explorer's first state) and of its largest chunk.
+raw, gzip of what is inline (with the chunks of the explorer's first state) and of its largest chunk, and the
+states the table answers (:attr:`Tables.states`).
 
 Run: ``.venv/bin/python -m bench.bench_tables [--json PATH]``; writes ``bench/results/tables.json``.
 Goals (issue #37): inline <= 64 kB gzip, chunks <= 100 kB gzip, every table built in <= 10 s together.
@@ -44,6 +45,7 @@ def measure(factory: Callable[[], Explorer]) -> dict[str, object]:
     sizes = tables.sizes()
     chunks: list[int] = sizes["chunks"]  # type: ignore[assignment]
     row: dict[str, object] = {
+        "states": tables.states,
         "parts": len(tables.parts),
         "rows": sizes["rows"],
         "raw_bytes": sizes["raw"],
@@ -72,7 +74,7 @@ def main() -> None:
         rows[name] = measure(factory)
         r = rows[name]
         print(
-            f"{name:28} rows {r['rows']:>6}  raw {r['raw_bytes']:>9,} B  inline {r['inline_gzip']:>7,} B gzip  "
+            f"{name:28} states {r['states']:>9,}  rows {r['rows']:>6}  raw {r['raw_bytes']:>9,} B  inline {r['inline_gzip']:>7,} B gzip  "
             f"chunks {r['chunks']:>2} (largest {r['largest_chunk_gzip']:>6,} B)  build {r['build_cpu_s']:.2f} s CPU",
             flush=True,
         )
