@@ -74,8 +74,9 @@ def main() -> None:
         rows[name] = measure(factory)
         r = rows[name]
         print(
-            f"{name:28} states {r['states']:>9,}  rows {r['rows']:>6}  raw {r['raw_bytes']:>9,} B  inline {r['inline_gzip']:>7,} B gzip  "
-            f"chunks {r['chunks']:>2} (largest {r['largest_chunk_gzip']:>6,} B)  build {r['build_cpu_s']:.2f} s CPU",
+            f"{name:28} states {r['states']:>9,}  rows {r['rows']:>6}  raw {r['raw_bytes']:>9,} B  "
+            f"inline {r['inline_gzip']:>7,} B gzip  chunks {r['chunks']:>2} (largest {r['largest_chunk_gzip']:>6,} B)  "
+            f"build {r['build_cpu_s']:.2f} s CPU",
             flush=True,
         )
     total = sum(float(r["build_cpu_s"]) for r in rows.values())  # type: ignore[arg-type]
