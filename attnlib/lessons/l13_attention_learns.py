@@ -44,6 +44,7 @@ from ._calls import compare_call
 from ._check import (
     ATTNLIB,
     Feedback,
+    Wrong,
     compare_number,
     compare_tensor,
     exercise,
@@ -881,7 +882,9 @@ def _load_parts(model: nn.Module, twin: TinyTransformer, config: tuple, parts: t
 def _twin(config: tuple, seed: int) -> TinyTransformer:
     vocab, d_model, heads, layers, max_len, causal = config
     build = functools.partial(TinyTransformer, vocab, d_model, heads, layers, max_len, causal=causal)
-    return _randomised(_seeded(build, 40 + seed), seed).eval()
+    twin = _seeded(build, 40 + seed)
+    assert isinstance(twin, TinyTransformer)
+    return _randomised(twin, seed).eval()
 
 
 @exercise("attention_learns.3")
@@ -899,7 +902,7 @@ def model_embed(answer: object) -> Feedback:
         vocab, d_model, _, _, max_len, _ = config
         ids = torch.randint(vocab, (batch, n), generator=torch.Generator().manual_seed(50 + case))
         call = f"your MyTransformer{config[:5]}.embed(ids)"
-        tokens, table = twin.embedding.weight[ids], twin.positions.table
+        tokens, table = twin.embedding.weight[ids], dict(twin.named_parameters())["positions.table"]
         by_id = table[ids.clamp(max=max_len - 1)]
 
         def hint(exc: Exception, n=n, max_len=max_len, call=call, batch=batch, vocab=vocab) -> Feedback | None:
@@ -930,7 +933,7 @@ def model_embed(answer: object) -> Feedback:
             )
         if isinstance(got, Feedback):
             return got
-        wrong = [
+        wrong: list[Wrong] = [
             (
                 tokens,
                 "These are the token vectors alone: add the position vectors, self.positions(torch.arange(n)), or "
@@ -1063,7 +1066,7 @@ def model_mask(answer: object) -> Feedback:
 _NO_MASK = object()
 
 
-def _has_body(answer: type, method: str) -> bool:
+def _has_body(answer: object, method: str) -> bool:
     """Whether the learner's ``method`` holds more than ``...`` (an untouched stub gets the neutral prompt)."""
     function = getattr(answer, method)
     if getattr(function, "__name__", "") == "<lambda>":
@@ -1112,7 +1115,7 @@ def model_read_out(answer: object) -> Feedback:
             if isinstance(got, Feedback):
                 return got
             logits = twin.readout(twin.norm(x))
-            wrong = [
+            wrong: list[Wrong] = [
                 (
                     twin.readout(x),
                     "The final layer norm is not applied: logits = self.readout(self.norm(x)).",
