@@ -21,7 +21,7 @@ make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from types import SimpleNamespace
 
 import ipywidgets as widgets
@@ -522,17 +522,23 @@ class TwoColoursModel(nn.Module):
 
 
 def train_two_colours(
-    model: TwoColoursModel, *, steps: int = 600, batch_size: int = 64, lr: float = 1e-2, seed: int = 0
+    model: TwoColoursModel,
+    *,
+    steps: int = 600,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seed: int = 0,
+    progress: Callable[[range], Iterable[int]] | None = None,
 ) -> list[float]:
-    """Adam on fresh batches of ``model.task`` (seeded by ``seed``), with tqdm's bar; the loss of every step."""
-    from tqdm.auto import tqdm
+    """Adam on fresh batches of ``model.task`` (seeded by ``seed``); the loss of every step.
 
+    ``progress`` wraps the steps for a progress bar, e.g. ``tqdm`` (the lesson passes it; the glue does not
+    import it)."""
     check_positive_int("steps", steps)
     generator = torch.Generator().manual_seed(seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=lr)
     losses = []
-    heads = model.attention.num_heads
-    for _ in tqdm(range(steps), desc=f"training h = {heads}", leave=False):
+    for _ in (progress or iter)(range(steps)):
         colours, numbers, targets = model.task.batch(batch_size, generator)
         loss = F.cross_entropy(model(colours, numbers), targets)
         optimiser.zero_grad()
