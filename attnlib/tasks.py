@@ -11,6 +11,9 @@ Each task makes seeded batches ``(inputs, targets, counted)``: ``inputs`` and ``
 - :class:`RepeatTask` — like the copy task but the first half's length varies from sequence to
   sequence: a fixed offset no longer works, the model must find the previous occurrence of the current
   token and copy what followed it — an induction head (lesson 14).
+
+:class:`TwoColoursTask` (lesson 11) is of another kind: a set of items, each a colour and a number, and one
+answer per set — the red numbers' sum minus the blue numbers' sum — which needs two lookups at once.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
 
-__all__ = ["CopyTask", "RepeatTask", "ReverseTask", "Task"]
+__all__ = ["BLUE", "COLOURS", "GREY", "RED", "CopyTask", "RepeatTask", "ReverseTask", "Task", "TwoColoursTask"]
 
 MAX_TOKENS = 64
 MAX_VOCAB = 1000
@@ -141,3 +144,81 @@ class RepeatTask(Task):
         sequence = tokens.gather(1, source.expand(batch_size, n)) * (position < 2 * m)  # then padding 0
         counted = (position[:, :-1] >= m) & (position[:, :-1] < 2 * m - 1)  # predicting a₂ … a_m of the repeat
         return sequence[:, :-1], sequence[:, 1:], counted
+
+
+#: The colours of :class:`TwoColoursTask`'s items, by id.
+COLOURS = ("grey", "red", "blue")
+GREY, RED, BLUE = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class TwoColoursTask:
+    """Sets of items, each a colour and a number; the answer is the red numbers' sum minus the blue numbers'.
+
+    Every set holds ``per_colour`` red items, ``per_colour`` blue ones and ``n_grey`` grey ones, in a random
+    order, each with a number ``0 … n_values − 1`` drawn uniformly. The answer runs from ``−offset`` to
+    ``+offset`` (``offset = per_colour · (n_values − 1)``); as a class index it is ``answer + offset``, one
+    of ``n_classes``. Reading it needs two lookups with different criteria (the red items, the blue items)
+    whose results must not be mixed: the sign of each sum matters.
+    """
+
+    n_values: int = 5
+    per_colour: int = 2
+    n_grey: int = 2
+
+    name = "two colours"
+
+    def __post_init__(self) -> None:
+        _check_range("n_values", self.n_values, 2, MAX_VOCAB)
+        _check_range("per_colour", self.per_colour, 1, MAX_TOKENS // 2)
+        _check_range("n_grey", self.n_grey, 0, MAX_TOKENS - 2 * self.per_colour)
+
+    @property
+    def n_items(self) -> int:
+        return 2 * self.per_colour + self.n_grey
+
+    @property
+    def offset(self) -> int:
+        """The largest answer, ``per_colour · (n_values − 1)``: class ``c`` is the answer ``c − offset``."""
+        return self.per_colour * (self.n_values - 1)
+
+    @property
+    def n_classes(self) -> int:
+        return 2 * self.offset + 1
+
+    def batch(self, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor, Tensor]:
+        """``(colours, numbers, targets)``: ``(batch, n_items)`` colour ids and numbers, ``(batch,)`` class
+        indices (the answer plus :attr:`offset`)."""
+        check_positive_int("batch_size", batch_size)
+        if not isinstance(generator, torch.Generator):
+            raise AttentionInputError(f"generator must be a torch.Generator, got {type(generator).__name__}")
+        k = self.per_colour
+        numbers = torch.randint(self.n_values, (batch_size, self.n_items), generator=generator)
+        order = torch.rand(batch_size, self.n_items, generator=generator).argsort(dim=1)  # a random place each
+        colours = torch.full((batch_size, self.n_items), GREY)
+        colours.scatter_(1, order[:, :k], RED)
+        colours.scatter_(1, order[:, k : 2 * k], BLUE)
+        return colours, numbers, self.answer(colours, numbers) + self.offset
+
+    def answer(self, colours: Tensor, numbers: Tensor) -> Tensor:
+        """``(batch,)``: the red numbers' sum minus the blue numbers', for ``colours`` and ``numbers``
+        ``(batch, n_items)`` (any number of items)."""
+        for label, t in (("colours", colours), ("numbers", numbers)):
+            if not isinstance(t, Tensor) or t.dim() != 2 or t.is_floating_point() or t.is_complex():
+                shape = tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__
+                raise AttentionInputError(f"{label} must be a (batch, n_items) tensor of integers, got {shape}")
+        if colours.shape != numbers.shape:
+            raise AttentionInputError(
+                f"colours {tuple(colours.shape)} and numbers {tuple(numbers.shape)} must have the same shape "
+                "(batch, n_items): one colour and one number per item"
+            )
+        if colours.numel() and (int(colours.min()) < 0 or int(colours.max()) >= len(COLOURS)):
+            raise AttentionInputError(
+                f"colours must be ids 0 … {len(COLOURS) - 1} {COLOURS}, got {colours.unique().tolist()}"
+            )
+        if numbers.numel() and (int(numbers.min()) < 0 or int(numbers.max()) >= self.n_values):
+            raise AttentionInputError(
+                f"numbers must be from 0 to n_values − 1 = {self.n_values - 1}, "
+                f"got {int(numbers.min())} … {int(numbers.max())}"
+            )
+        return (numbers * (colours == RED)).sum(dim=1) - (numbers * (colours == BLUE)).sum(dim=1)

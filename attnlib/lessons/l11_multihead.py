@@ -10,30 +10,58 @@ Lesson 11 exercises: heads, their parameters and torch's mask convention.
 - ``multihead.4`` code: ``cross_attention(x_dec, x_enc, w_q, w_k, w_v)``: queries from one sequence, keys and
   values from another.
 - ``multihead.5`` code: ``self_attention_backward(x, w_q, w_k, w_v, grad_z)``: the four gradients by hand.
+- ``multihead.6`` code: ``without_head(model, head, colours, numbers)``: a two-colours model with one head
+  switched off (its output set to 0 before ``out_proj``), run on models the lesson never built.
+
+Lesson 11's "why several heads": :class:`TwoColoursModel` on :class:`attnlib.tasks.TwoColoursTask`, trained
+with one head and with two at the same width (:func:`train_two_colours`), measured by
+:func:`two_colours_report` against the best guesses a head that reads one colour, or all numbers equally, can
+make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.py``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from types import SimpleNamespace
+
 import ipywidgets as widgets
 import torch
-from torch import Tensor
+import torch.nn.functional as F
+from torch import Tensor, nn
 
 from .. import examples
-from ..modules import MultiHeadAttention, causal_mask, split_heads
+from .._validate import AttentionInputError, check_positive_int
+from ..modules import MultiHeadAttention, causal_mask, combine_heads, split_heads
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
+from ..tasks import COLOURS, TwoColoursTask
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import (
+    ATTENTION_FAMILY,
+    ATTNLIB,
+    Feedback,
+    Wrong,
+    compare_number,
+    compare_tensor,
+    exercise,
+    run_learner_code,
+)
 
 __all__ = [
     "MultiHeadExplorer",
+    "TwoColoursModel",
+    "best_guess_accuracy",
     "cross_attention",
     "multihead_inputs",
     "parameters",
     "self_attention_backward",
     "split",
+    "train_two_colours",
+    "two_colours_report",
     "window_mask",
+    "without_head",
     "wrong_answers",
+    "yours_or_reference",
 ]
 
 
@@ -188,6 +216,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (lambda *a: _hand_grads(*a, mistake="one-path"), None),
             (lambda *a: _hand_grads(*a, mistake="no-jacobian"), None),
             (lambda *a: _hand_grads(*a, mistake="unscaled"), None),
+        ],
+        "multihead.6": [
+            (lambda m, h, c, n: _without_head(m, h, c, n, mistake="unscaled"), "scale-forgotten"),
+            (lambda m, h, c, n: _without_head(m, h, c, n, mistake="softmax-axis"), "softmax-axis"),
+            (lambda m, h, c, n: _without_head(m, h, c, n, mistake="next-head"), None),
+            (lambda m, h, c, n: m(c, n), "library-function"),
         ],
     }
 
@@ -453,3 +487,235 @@ def self_attention_backward(answer: object) -> Feedback:
 
 def _kind(value: object) -> str:
     return f"a {type(value).__name__}"
+
+
+# ---------------------------------------------------------------- why several heads: the two-colours task
+class TwoColoursModel(nn.Module):
+    """One query reads a set of items (lesson 11's "why several heads"): keys from the items' colours, values
+    from their numbers, ``num_heads`` heads of one :class:`MultiHeadAttention`, then a linear read-out.
+
+    The read-out is linear on purpose: what the attention gathers must already hold the answer, the read-out
+    only names it. ``forward(colours, numbers)`` — ``(batch, n_items)`` each — gives ``(batch,
+    task.n_classes)`` logits and keeps the weights of the call in :attr:`weights` ``(batch, num_heads,
+    n_items)``. The parts, for exercise 11.6: :attr:`query` ``(d_model,)``, :attr:`colour` and :attr:`number`
+    (embeddings), :attr:`attention`, :attr:`readout`.
+    """
+
+    def __init__(self, task: TwoColoursTask, *, d_model: int = 4, num_heads: int = 1):
+        super().__init__()
+        if not isinstance(task, TwoColoursTask):
+            raise AttentionInputError(f"task must be a TwoColoursTask, got {type(task).__name__}")
+        self.task = task
+        self.query = nn.Parameter(torch.randn(d_model))  # the one question every set is asked
+        self.colour = nn.Embedding(len(COLOURS), d_model)
+        self.number = nn.Embedding(task.n_values, d_model)
+        self.attention = MultiHeadAttention(d_model, num_heads)
+        self.readout = nn.Linear(d_model, task.n_classes)
+        self.weights: Tensor | None = None
+
+    def forward(self, colours: Tensor, numbers: Tensor) -> Tensor:
+        self.task.answer(colours, numbers)  # checks the shapes and ranges, with a message naming them
+        query = self.query.expand(colours.shape[0], 1, -1)  # (batch, 1, d_model): one query per set
+        read, weights = self.attention(query, self.colour(colours), self.number(numbers), return_weights=True)
+        self.weights = weights[:, :, 0].detach()  # (batch, heads, n_items)
+        return self.readout(read[:, 0])
+
+
+def train_two_colours(
+    model: TwoColoursModel,
+    *,
+    steps: int = 600,
+    batch_size: int = 64,
+    lr: float = 1e-2,
+    seed: int = 0,
+    progress: Callable[[range], Iterable[int]] | None = None,
+) -> list[float]:
+    """Adam on fresh batches of ``model.task`` (seeded by ``seed``); the loss of every step.
+
+    ``progress`` wraps the steps for a progress bar, e.g. ``tqdm`` (the lesson passes it; the glue does not
+    import it)."""
+    check_positive_int("steps", steps)
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in (progress or iter)(range(steps)):
+        colours, numbers, targets = model.task.batch(batch_size, generator)
+        loss = F.cross_entropy(model(colours, numbers), targets)
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        losses.append(loss.item())
+    return losses
+
+
+@torch.no_grad()
+def two_colours_report(
+    model: TwoColoursModel, *, seed: int = 999, batch_size: int = 2048, without: Callable | None = None
+) -> SimpleNamespace:
+    """On ``batch_size`` held-out sets: ``accuracy`` and ``on_colour`` ``(heads, 3)``, each head's mean total
+    weight on the grey, red and blue items (uniform: each colour's share of the items). ``without(colours,
+    numbers) -> logits`` replaces the model's forward (an ablation) for the accuracy."""
+    colours, numbers, targets = model.task.batch(batch_size, torch.Generator().manual_seed(seed))
+    logits = model(colours, numbers)
+    weights = model.weights  # (batch, heads, n_items)
+    assert weights is not None
+    if without is not None:
+        logits = without(colours, numbers)
+    on_colour = torch.stack([(weights * (colours == c)[:, None]).sum(-1).mean(0) for c in range(len(COLOURS))], -1)
+    counts = torch.tensor([model.task.n_grey, model.task.per_colour, model.task.per_colour])
+    return SimpleNamespace(
+        accuracy=float((logits.argmax(-1) == targets).double().mean()),
+        on_colour=on_colour,
+        uniform=counts / counts.sum(),
+    )
+
+
+def best_guess_accuracy(task: TwoColoursTask, knows: str) -> float:
+    """The accuracy of the best possible guess of the answer from partial information, by enumeration:
+    ``knows="blue"`` (the blue numbers only — a head that reads one colour) or ``"bag"`` (all the red and
+    blue numbers without their colours — a head that averages them equally)."""
+    from collections import Counter
+    from itertools import combinations, product
+
+    if knows not in ("blue", "bag"):
+        raise AttentionInputError(f"knows must be 'blue' or 'bag', got {knows!r}")
+    k, values = task.per_colour, range(task.n_values)
+    if knows == "blue":  # the red sum is independent of the blues: guess its most likely value
+        reds = Counter(sum(r) for r in product(values, repeat=k))
+        return max(reds.values()) / task.n_values**k
+    right = 0.0
+    for numbers in product(values, repeat=2 * k):  # the red items first, then the blue ones
+        splits = Counter(
+            2 * sum(numbers[i] for i in red) - sum(numbers) for red in combinations(range(2 * k), k)
+        )  # every way of calling k of the 2k numbers red, equally likely given the bag
+        right += max(splits.values()) / sum(splits.values())
+    return right / task.n_values ** (2 * k)
+
+
+def _without_head(model: TwoColoursModel, head: int, colours: Tensor, numbers: Tensor, *, mistake: str = "") -> Tensor:
+    """The reference of 11.6: the logits with head ``head``'s output set to 0 (or with one typical ``mistake``)."""
+    att = model.attention
+    h = att.num_heads
+    q = split_heads(att.w_query(model.query.expand(colours.shape[0], 1, -1)), h)  # (batch, h, 1, d_head)
+    k = split_heads(att.w_key(model.colour(colours)), h)  # (batch, h, n, d_head)
+    v = split_heads(att.w_value(model.number(numbers)), h)
+    scale = 1.0 if mistake == "unscaled" else att.d_head**0.5
+    weights = torch.softmax(q @ k.transpose(-2, -1) / scale, dim=-2 if mistake == "softmax-axis" else -1)
+    heads = weights @ v  # (batch, h, 1, d_head)
+    off = {"next-head": (head + 1) % h, "none": None}.get(mistake, head)
+    if off is not None and mistake != "after-out-proj":
+        heads = heads.clone()
+        heads[:, off] = 0.0
+    out = att.out_proj(combine_heads(heads))[:, 0]
+    if mistake == "after-out-proj":
+        out = out.clone()
+        out[:, head * att.d_head : (head + 1) * att.d_head] = 0.0
+    return model.readout(out)
+
+
+#: 11.6 is checked on models the lesson never built: ``(n_values, per_colour, n_grey, d_model, num_heads, head,
+#: seed)`` — random parameters (no training needed to check the arithmetic) and fresh sets.
+ABLATION_CASES = ((7, 3, 1, 12, 3, 1, 1106), (4, 1, 3, 6, 2, 0, 1107))
+
+
+def _ablation_case(case: tuple) -> tuple[TwoColoursModel, int, Tensor, Tensor]:
+    n_values, per_colour, n_grey, d_model, heads, head, seed = case
+    task = TwoColoursTask(n_values, per_colour, n_grey)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = TwoColoursModel(task, d_model=d_model, num_heads=heads)
+    colours, numbers, _ = task.batch(5, torch.Generator().manual_seed(seed + 1))
+    return model.eval(), head, colours, numbers
+
+
+@exercise("multihead.6")
+def without_head(answer: object) -> Feedback:
+    """``without_head(model, head, colours, numbers) -> logits``: a :class:`TwoColoursModel`'s logits with head
+    ``head``'s output replaced by zeros (before ``out_proj``), written from the model's parts."""
+    worst = 0.0
+    for case in ABLATION_CASES:
+        model, head, colours, numbers = _ablation_case(case)
+        shapes = (
+            f"a model with d_model = {case[3]} and {case[4]} heads, head = {head}, colours and numbers "
+            f"{tuple(colours.shape)}"
+        )
+        call = "your without_head(model, head, colours, numbers)"
+
+        def said(exc: Exception, shapes=shapes, call=call) -> Feedback:
+            return Feedback(
+                False,
+                f"{call} failed on {shapes}: {type(exc).__name__}. The query is one vector per set, "
+                "(batch, 1, d_model) → split (batch, h, 1, d_head); keys and values (batch, h, n_items, d_head); "
+                "weights (batch, h, 1, n_items); head outputs (batch, h, 1, d_head).",
+            )
+
+        with torch.no_grad():
+            got = run_learner_code(
+                answer,
+                model,
+                head,
+                colours.clone(),
+                numbers.clone(),
+                name=call,
+                write_it=(
+                    MultiHeadAttention.forward,
+                    TwoColoursModel.forward,
+                    torch.nn.MultiheadAttention.forward,
+                    ATTENTION_FAMILY,
+                ),
+                on_error=said,
+            )
+            if isinstance(got, Feedback):
+                return got
+            expected = _without_head(model, head, colours, numbers)
+            wrong: list[Wrong] = [
+                (
+                    _without_head(model, head, colours, numbers, mistake="none"),
+                    "These are the whole model's logits: no head is switched off. Set head `head`'s output, "
+                    "heads[:, head] (batch, 1, d_head), to 0 before the heads are joined and projected.",
+                ),
+                (
+                    _without_head(model, head, colours, numbers, mistake="after-out-proj"),
+                    "You zeroed columns AFTER out_proj: there every column mixes all the heads. Zero the head's "
+                    "own output before out_proj, where the heads sit side by side.",
+                ),
+                (
+                    _without_head(model, head, colours, numbers, mistake="unscaled"),
+                    "Divide the scores by √d_head (the head's size) before the softmax, as the model does.",
+                    "scale-forgotten",
+                ),
+                (
+                    _without_head(model, head, colours, numbers, mistake="softmax-axis"),
+                    "Your softmax runs over the wrong axis: each head's weights over the ITEMS must sum to 1, "
+                    "softmax(..., dim=-1).",
+                    "softmax-axis",
+                ),
+            ]
+            wrong += [
+                (
+                    _without_head(model, other, colours, numbers),
+                    f"You switched off head {other}, not head {head}: heads count from 0 in code, and head j's "
+                    "output is heads[:, j] (its columns j·d_head … (j + 1)·d_head − 1 side by side).",
+                )
+                for other in range(model.attention.num_heads)
+                if other != head
+            ]
+        if isinstance(got, Tensor) and got.shape == (len(colours), 1, model.task.n_classes):
+            got = got[:, 0]
+        verdict = compare_tensor(got, expected, name=f"the logits without head {head} on {shapes}", wrong=wrong)
+        if not verdict.correct:
+            return verdict
+        if isinstance(got, Tensor):
+            worst = max(worst, float((got.detach().double() - expected.double()).abs().max()))
+    return Feedback(
+        True,
+        f"Right on two models the lesson never built (3 heads of 4 and 2 heads of 3), within {worst:.0e}: "
+        "one head's output set to 0 before out_proj, the others untouched.",
+    )
+
+
+def yours_or_reference(without: object) -> tuple[Callable, str]:
+    """``(ablation, sentence)``: your ``without_head`` once 11.6 accepts it, the reference until then."""
+    if without_head(without).correct:
+        return without, "your without_head"  # type: ignore[return-value]
+    return (lambda m, h, c, n: _without_head(m, h, c, n)), "the reference without_head (11.6 is not solved yet)"

@@ -6,19 +6,27 @@ Lesson 13 exercises: the learner builds the block, the model and the training st
 
 - ``attention_learns.1`` predict: in the reverse task with n = 8, which input position does output 2 attend to?
 - ``attention_learns.2`` code: the ``forward`` of a pre-LN transformer block (``MyBlock``), run on new inputs.
-- ``attention_learns.3`` code: the whole model (``MyTransformer``): embedding, positions, blocks, norm, read-out,
-  causal mask — given attnlib's parameters on configurations the lesson never used, it must give its logits.
-- ``attention_learns.4`` code: ``train_step(model, optimiser, inputs, targets)``: forward, loss, backward, step.
-- ``attention_learns.5`` code: ``next_token_loss(logits, ids)``: the loss of next-token prediction (the shift by one).
-- ``attention_learns.6`` transfer: the copy task without its causal mask — where would position 7 simply look?
-- ``attention_learns.7`` change an experiment: the reverse task with a causal mask — hand in the trained model;
+- ``attention_learns.3`` code: ``MyTransformer.embed(ids)``: token vectors plus the first n position vectors.
+- ``attention_learns.4`` code: ``MyTransformer.mask(n)``: the causal mask (True = may attend), None when not causal.
+- ``attention_learns.5`` code: ``MyTransformer.read_out(x)``: the final layer norm, then the read-out.
+- ``attention_learns.6`` code: the whole model (``MyTransformer``): its blocks in turn, with the mask, between
+  ``embed`` and ``read_out`` — given attnlib's parameters on configurations the lesson never used, it must give
+  its logits. (13.3–13.5 check the parts on sizes of their own.)
+- ``attention_learns.7`` code: ``train_step(model, optimiser, inputs, targets)``: forward, loss, backward, step.
+- ``attention_learns.8`` code: ``next_token_loss(logits, ids)``: the loss of next-token prediction (the shift by one).
+- ``attention_learns.9`` transfer: the copy task without its causal mask — where would position 7 simply look?
+- ``attention_learns.10`` change an experiment: the reverse task with a causal mask — hand in the trained model;
   the checker measures it per position on sequences the lesson never showed.
+
+Before this split (issue #35) the whole model was ``attention_learns.3`` and the later exercises were numbered
+4–7; the names ``learning.1``–``learning.6`` of an older lesson still work.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import inspect
 from collections.abc import Callable
 
 import ipywidgets as widgets
@@ -27,12 +35,22 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..modules import causal_mask
+from ..positions import LearnedPositions
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..tasks import ReverseTask, Task
 from ..training import History, train
 from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_number, compare_tensor, exercise, library_feedback, run_learner_code
+from ._check import (
+    ATTNLIB,
+    Feedback,
+    Wrong,
+    compare_number,
+    compare_tensor,
+    exercise,
+    library_feedback,
+    run_learner_code,
+)
 
 __all__ = [
     "BLOCK_PARTS",
@@ -255,7 +273,7 @@ class _ReferenceBlock(nn.Module):
 
 
 def _reference_model(block: Callable[[int, int], nn.Module]) -> type:
-    """What 13.3 asks for, built from ``block``; used by :func:`pick_yours` until the learner's is accepted."""
+    """What 13.3–13.6 ask for, built from ``block``; used by :func:`pick_yours` until the learner's is accepted."""
 
     class ReferenceTransformer(nn.Module):
         def __init__(self, vocab_size, d_model, num_heads, num_layers, max_len, causal=False):
@@ -267,13 +285,22 @@ def _reference_model(block: Callable[[int, int], nn.Module]) -> type:
             self.norm = nn.LayerNorm(d_model)
             self.readout = nn.Linear(d_model, vocab_size)
 
+        def embed(self, ids):
+            return self.embedding(ids) + self.positions(torch.arange(ids.shape[1]))
+
+        def mask(self, n):
+            i = torch.arange(n)
+            return i[:, None] >= i[None, :] if self.causal else None
+
+        def read_out(self, x):
+            return self.readout(self.norm(x))
+
         def forward(self, ids):
-            n = ids.shape[1]
-            x = self.embedding(ids) + self.positions(torch.arange(n))
-            mask = causal_mask(n) if self.causal else None
+            x = self.embed(ids)
+            mask = self.mask(ids.shape[1])
             for each in self.blocks:
                 x = _unwrap(each(x, mask=mask))
-            return self.readout(self.norm(x))
+            return self.read_out(x)
 
     return ReferenceTransformer
 
@@ -288,7 +315,7 @@ def _reference_step(model, optimiser, inputs: Tensor, targets: Tensor) -> Tensor
 
 
 def pick_yours(block: object, model: object, step: object) -> tuple[Callable, Callable, str]:
-    """``(model class, training step, sentence)``: yours where exercises 13.2–13.4 accept them, the
+    """``(model class, training step, sentence)``: yours where exercises 13.2, 13.6 and 13.7 accept them, the
     reference solution otherwise (so the lesson runs before you have written them). The model class is
     called ``(vocab_size, d_model, num_heads, num_layers, max_len, causal=…)``."""
     block_ok, model_ok, step_ok = bool(block_forward(block)), bool(model_forward(model)), bool(train_step(step))
@@ -297,10 +324,10 @@ def pick_yours(block: object, model: object, step: object) -> tuple[Callable, Ca
     if model_ok:
         built = "your MyTransformer"
     elif block_ok:
-        built = "the reference model (13.3 is not solved yet) around your MyBlock"
+        built = "the reference model (13.6 is not solved yet) around your MyBlock"
     else:
-        built = "the reference model and block (13.2 and 13.3 are not solved yet)"
-    stepped = "your train_step" if step_ok else "the reference train_step (13.4 is not solved yet)"
+        built = "the reference model and block (13.2 and 13.6 are not solved yet)"
+    stepped = "your train_step" if step_ok else "the reference train_step (13.7 is not solved yet)"
     return chosen_model, chosen_step, f"Training {built} with {stepped}."
 
 
@@ -335,6 +362,48 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
                 x = each(x)
             return self.readout(self.norm(x))
 
+    class EmbedNoPositions(reference):
+        def embed(self, ids):
+            return self.embedding(ids)
+
+    class EmbedById(reference):
+        def embed(self, ids):
+            return self.embedding(ids) + self.positions(ids)
+
+    class EmbedConcatenated(reference):
+        def embed(self, ids):
+            return torch.cat(
+                [self.embedding(ids), self.positions(torch.arange(ids.shape[1])).expand_as(self.embedding(ids))], -1
+            )
+
+    class MaskInverted(reference):
+        def mask(self, n):
+            return torch.ones(n, n, dtype=torch.bool).triu(1) if self.causal else None
+
+    class MaskUpper(reference):
+        def mask(self, n):
+            return torch.ones(n, n, dtype=torch.bool).triu() if self.causal else None
+
+    class MaskFloat(reference):
+        def mask(self, n):
+            return torch.ones(n, n).tril() if self.causal else None
+
+    class MaskLibrary(reference):
+        def mask(self, n):
+            return causal_mask(n) if self.causal else None
+
+    class ReadOutTied(reference):
+        def read_out(self, x):
+            return self.norm(x) @ self.embedding.weight.T
+
+    class ReadOutBackwards(reference):
+        def read_out(self, x):
+            return self.norm(x) @ self.readout.weight
+
+    class ReadOutNoNorm(reference):
+        def read_out(self, x):
+            return self.readout(x)
+
     def forgets_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
@@ -359,12 +428,28 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (Block, "library-function"),
         ],
         "attention_learns.3": [
+            (EmbedNoPositions, "positions-forgotten"),
+            (EmbedById, "positions-forgotten"),
+            (EmbedConcatenated, None),
+        ],
+        "attention_learns.4": [
+            (MaskInverted, "mask-not-causal"),
+            (MaskUpper, "mask-not-causal"),
+            (MaskFloat, "mask-not-boolean"),
+            (MaskLibrary, "library-function"),
+        ],
+        "attention_learns.5": [
+            (ReadOutTied, "readout-tied"),
+            (ReadOutBackwards, "readout-tied"),
+            (ReadOutNoNorm, None),
+        ],
+        "attention_learns.6": [
             (NoPositions, "positions-forgotten"),
             (NeverMasked, "mask-not-causal"),
             (TinyTransformer, "library-function"),
         ],
-        "attention_learns.4": [(forgets_zero_grad, "zero-grad-forgotten"), (unflattened_targets, None)],
-        "attention_learns.5": [
+        "attention_learns.7": [(forgets_zero_grad, "zero-grad-forgotten"), (unflattened_targets, None)],
+        "attention_learns.8": [
             (lambda logits, ids: F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids.reshape(-1)), None),
             (
                 lambda logits, ids: F.cross_entropy(
@@ -373,8 +458,8 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
                 None,
             ),
         ],
-        "attention_learns.6": [(2, None), (7, None)],
-        "attention_learns.7": [(untrained, None), (0.52, None)],
+        "attention_learns.9": [(2, None), (7, None)],
+        "attention_learns.10": [(untrained, None), (0.52, None)],
     }
 
 
@@ -492,7 +577,7 @@ def block_forward(answer: object) -> Feedback:
         )
 
 
-#: The configurations 13.3 builds your model with (none of them is the lesson's): ``(vocab_size, d_model,
+#: The configurations 13.6 builds your model with (none of them is the lesson's): ``(vocab_size, d_model,
 #: num_heads, num_layers, max_len, causal)``, and the ``(batch, n)`` of the token ids it runs.
 MODEL_CASES = (((11, 16, 2, 2, 9, True), (3, 7)), ((7, 8, 1, 1, 5, False), (2, 5)))
 
@@ -582,7 +667,7 @@ def _load_into_yours(model: nn.Module, twin: TinyTransformer, config: tuple) -> 
     return None
 
 
-@exercise("attention_learns.3")
+@exercise("attention_learns.6")
 def model_forward(answer: object) -> Feedback:
     """``MyTransformer(vocab_size, d_model, num_heads, num_layers, max_len, causal=False)``: token embedding,
     learned positions, your blocks (with the causal mask when ``causal``), final norm, read-out.
@@ -595,7 +680,7 @@ def model_forward(answer: object) -> Feedback:
         return library_feedback("your MyTransformer", f"attnlib's {answer.__name__}")
     if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
         return Feedback(
-            False, "Hand in the class itself, check('attention_learns.3', MyTransformer): an nn.Module subclass."
+            False, "Hand in the class itself, check('attention_learns.6', MyTransformer): an nn.Module subclass."
         )
     if issubclass(answer, TinyTransformer) and not any(
         "forward" in vars(c) for c in answer.__mro__[: answer.__mro__.index(TinyTransformer)]
@@ -683,8 +768,9 @@ def model_forward(answer: object) -> Feedback:
                 ),
                 (
                     _variant(twin, ids, mask="none"),
-                    "With causal=True your model lets every token see the later ones: build causal_mask(n) "
-                    "(lesson 09) and pass it to every block, mask=mask — or next-token prediction reads the answer.",
+                    "With causal=True your model lets every token see the later ones: build the causal mask "
+                    "(your self.mask(n), 13.4) and pass it to every block, mask=mask — or next-token prediction "
+                    "reads the answer.",
                     "mask-not-causal",
                 ),
                 (
@@ -732,6 +818,338 @@ def model_forward(answer: object) -> Feedback:
         "Embedding, positions, your blocks, the final norm, the read-out and the causal mask: given the same "
         f"parameters, your model and attnlib's TinyTransformer agree to {worst:.1e} on two configurations "
         "the lesson never used.",
+    )
+
+
+# ---------------------------------------------------------------- 13.3–13.5: the model's parts, one by one
+#: The configurations the part exercises build your model with (none is the lesson's): ``(vocab_size,
+#: d_model, num_heads, num_layers, max_len, causal)`` and the ``(batch, n)`` they run; vocab_size ≠ d_model
+#: and n < max_len, so that a read-out built the wrong way round or a whole position table shows.
+PART_CASES = (((13, 12, 2, 1, 10, True), (3, 6)), ((6, 8, 1, 2, 7, False), (2, 4)))
+
+
+def _build_yours(answer: object, exercise_name: str, method: str, config: tuple, seed: int) -> nn.Module | Feedback:
+    """The learner's ``MyTransformer(*config)`` (seeded), or the sentence saying why there is none."""
+    if answer is None or answer is Ellipsis:
+        return Feedback(False, "Replace the ... with your class MyTransformer, then run the cell again.", tried=False)
+    if answer is TinyTransformer or answer is Block:
+        return library_feedback("your MyTransformer", f"attnlib's {answer.__name__}")
+    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
+        return Feedback(
+            False, f"Hand in the class itself, check('{exercise_name}', MyTransformer): an nn.Module subclass."
+        )
+    if issubclass(answer, TinyTransformer):
+        return library_feedback("your MyTransformer", "attnlib's TinyTransformer (write the class, do not inherit it)")
+    if not callable(getattr(answer, method, None)):
+        return Feedback(
+            False,
+            f"Your MyTransformer has no method {method}: write it inside the class, as the lesson's cell shows "
+            f"(def {method}(self, …)), then run the class cell and this one again.",
+        )
+    vocab, d_model, heads, layers, max_len, causal = config
+    try:
+        model = _seeded(functools.partial(answer, vocab, d_model, heads, layers, max_len, causal=causal), seed)
+    except Exception as exc:  # the learner's __init__ may fail in any way
+        said = f"MyTransformer{config[:5]} with causal={causal} raised {type(exc).__name__}"
+        return Feedback(False, f"{said}: {str(exc).splitlines()[0][:160]}")
+    if not isinstance(model, nn.Module):
+        return Feedback(False, f"MyTransformer{config[:5]} did not give an nn.Module.")
+    if all(getattr(model, part, None) is None for part in MODEL_PARTS):
+        return Feedback(
+            False,
+            "Replace the ... in MyTransformer's __init__ with its parts (embedding, positions, blocks, norm, "
+            f"readout) and the ... in {method}, then run the cell again.",
+            tried=False,
+        )
+    return model
+
+
+def _load_parts(model: nn.Module, twin: TinyTransformer, config: tuple, parts: tuple[str, ...]) -> Feedback | None:
+    """Copy ``twin``'s ``parts`` into the learner's model (names as in attnlib); a hint if one is missing."""
+    own = {_attnlib_name(name): p for name, p in model.named_parameters()}
+    for name, p in twin.named_parameters():
+        if name.split(".")[0] not in parts:
+            continue
+        if name not in own:
+            return _part_feedback(name, None, config)
+        if own[name].shape != p.shape:
+            return _part_feedback(name, tuple(own[name].shape), config)
+        with torch.no_grad():
+            own[name].copy_(p)
+    return None
+
+
+def _twin(config: tuple, seed: int) -> TinyTransformer:
+    vocab, d_model, heads, layers, max_len, causal = config
+    build = functools.partial(TinyTransformer, vocab, d_model, heads, layers, max_len, causal=causal)
+    twin = _seeded(build, 40 + seed)
+    assert isinstance(twin, TinyTransformer)
+    return _randomised(twin, seed).eval()
+
+
+@exercise("attention_learns.3")
+def model_embed(answer: object) -> Feedback:
+    """``MyTransformer.embed(ids)``: ``(batch, n)`` ids → ``(batch, n, d_model)``, the token vectors plus the
+    first ``n`` learned position vectors. Checked with attnlib's parameters on sizes the lesson never used."""
+    for case, (config, (batch, n)) in enumerate(PART_CASES):
+        model = _build_yours(answer, "attention_learns.3", "embed", config, case)
+        if isinstance(model, Feedback):
+            return model
+        twin = _twin(config, case)
+        refused = _load_parts(model, twin, config, ("embedding", "positions"))
+        if refused is not None:
+            return refused
+        vocab, d_model, _, _, max_len, _ = config
+        ids = torch.randint(vocab, (batch, n), generator=torch.Generator().manual_seed(50 + case))
+        call = f"your MyTransformer{config[:5]}.embed(ids)"
+        tokens, table = twin.embedding.weight[ids], dict(twin.named_parameters())["positions.table"]
+        by_id = table[ids.clamp(max=max_len - 1)]
+
+        def hint(exc: Exception, n=n, max_len=max_len, call=call, batch=batch, vocab=vocab) -> Feedback | None:
+            said = str(exc)
+            if "index out of range" in said or "out of bounds" in said:
+                return Feedback(
+                    False,
+                    f"{call} failed on ids (batch, n) = {(batch, n)} with ids up to {vocab - 1}: the position "
+                    "table is indexed by POSITION 0 … n − 1, self.positions(torch.arange(n)), not by the token ids.",
+                    "positions-forgotten",
+                )
+            if "size of tensor" in said or "must match" in said:
+                return Feedback(
+                    False,
+                    f"On n = {n} tokens (max_len = {max_len}) your embed fails: add only the first n position "
+                    "vectors, self.positions(torch.arange(n)), not the whole table.",
+                    "positions-forgotten",
+                )
+            return None
+
+        with torch.no_grad():
+            got = run_learner_code(
+                model.embed,
+                ids.clone(),
+                name=call,
+                write_it=(TinyTransformer.forward, LearnedPositions.forward),
+                on_error=hint,
+            )
+        if isinstance(got, Feedback):
+            return got
+        wrong: list[Wrong] = [
+            (
+                tokens,
+                "These are the token vectors alone: add the position vectors, self.positions(torch.arange(n)), or "
+                "attention cannot tell order (lesson 12).",
+                "positions-forgotten",
+            ),
+            (
+                table[:n].expand(batch, n, d_model),
+                "These are the position vectors alone: add them to the token vectors, self.embedding(ids).",
+            ),
+            (
+                tokens + by_id,
+                "You looked the positions up by token id, self.positions(ids): the table is indexed by position, "
+                "self.positions(torch.arange(n)).",
+                "positions-forgotten",
+            ),
+            (
+                torch.cat([tokens, table[:n].expand(batch, n, d_model)], dim=-1),
+                f"Add the two, do not concatenate them: the result stays (batch, n, d_model) = {(batch, n, d_model)}.",
+            ),
+        ]
+        verdict = compare_tensor(got, tokens + table[:n], name=f"the vectors of {call}", wrong=wrong, atol=1e-5)
+        if not verdict.correct:
+            return verdict
+    return Feedback(
+        True,
+        "Token vector plus position vector, (batch, n, d_model): the same as attnlib's embedding and positions on "
+        "two sizes the lesson never used.",
+    )
+
+
+def _mask_hint(got: Tensor, n: int) -> Feedback | None:
+    """The hint for a mask that is not the causal one (None: let the comparison speak)."""
+    allowed = torch.ones(n, n, dtype=torch.bool).tril()
+    if torch.equal(got, ~allowed):
+        return Feedback(
+            False,
+            "That is torch's nn.MultiheadAttention convention (True = NOT allowed). attnlib's blocks, like your "
+            "MyBlock, read True = MAY attend: token i may see keys 0 … i, the lower triangle with its diagonal.",
+            "mask-not-causal",
+        )
+    if torch.equal(got, allowed.T):
+        return Feedback(
+            False,
+            "Your mask lets token i see the LATER tokens i … n − 1: the upper triangle. A causal token sees "
+            "itself and the earlier ones, keys j ≤ i: the lower triangle.",
+            "mask-not-causal",
+        )
+    if torch.equal(got, allowed.tril(-1)):
+        return Feedback(
+            False,
+            "Almost: a token must also see itself (the diagonal). Without it token 0 sees nothing at all and its "
+            "row of weights is 0/0 (lesson 09). Use j ≤ i, not j < i.",
+            "mask-not-causal",
+        )
+    if bool(got.all()):
+        return Feedback(
+            False,
+            "Every entry is True: nothing is masked, so with causal=True each token sees the later ones and "
+            "next-token prediction reads the answer.",
+            "mask-not-causal",
+        )
+    return None
+
+
+@exercise("attention_learns.4")
+def model_mask(answer: object) -> Feedback:
+    """``MyTransformer.mask(n)``: the causal mask ``(n, n)``, bool, True = may attend (key ``j ≤`` query ``i``),
+    written from index comparisons or ``torch.tril``; ``None`` when the model is not causal."""
+    for case, (config, _shape) in enumerate(PART_CASES):
+        model = _build_yours(answer, "attention_learns.4", "mask", config, case)
+        if isinstance(model, Feedback):
+            return model
+        causal = config[-1]
+        for n in (5, 9) if causal else (6,):
+            call = f"your MyTransformer(..., causal={causal}).mask({n})"
+
+            def mask_of(k: int, model=model) -> object:
+                made = model.mask(k)
+                return _NO_MASK if made is None else made
+
+            got = run_learner_code(mask_of, n, name=call, write_it=(ATTNLIB,))
+            if isinstance(got, Feedback):
+                return got
+            if not causal:
+                if got is _NO_MASK or (isinstance(got, Tensor) and got.dtype == torch.bool and bool(got.all())):
+                    continue
+                return Feedback(
+                    False,
+                    f"{call} masks a model that is not causal: return None when self.causal is False (the "
+                    "reverse task must see the whole input).",
+                    "mask-not-causal",
+                )
+            if got is _NO_MASK:
+                written = _has_body(answer, "mask")
+                return Feedback(
+                    False,
+                    f"{call} returned None: with causal=True return the ({n}, {n}) boolean mask, True where token i "
+                    "may attend to token j (j ≤ i); None only when self.causal is False.",
+                    "mask-not-causal" if written else None,
+                    tried=written,
+                )
+            if not isinstance(got, Tensor):
+                return Feedback(False, f"{call} should return a ({n}, {n}) tensor, got {type(got).__name__}.")
+            if got.dtype != torch.bool:
+                return Feedback(
+                    False,
+                    f"{call} has dtype {got.dtype}: give a boolean mask (True = may attend), a comparison of "
+                    "indices such as i[:, None] >= i[None, :]. A float mask would be ADDED to the scores.",
+                    "mask-not-boolean",
+                )
+            if got.numel() != n * n or got.dim() < 2 or tuple(got.shape[-2:]) != (n, n):
+                return Feedback(
+                    False, f"{call} should have shape ({n}, {n}), one row per query; yours has {tuple(got.shape)}."
+                )
+            square = got.reshape(n, n)
+            hint = _mask_hint(square, n)
+            if hint is not None:
+                return hint
+            verdict = compare_tensor(square, torch.ones(n, n, dtype=torch.bool).tril(), name=f"the mask of {call}")
+            if not verdict.correct:
+                return verdict
+    return Feedback(
+        True,
+        "The lower triangle with its diagonal for a causal model (token i sees 0 … i), no mask otherwise: checked "
+        "on n = 5, 6 and 9.",
+    )
+
+
+_NO_MASK = object()
+
+
+def _has_body(answer: object, method: str) -> bool:
+    """Whether the learner's ``method`` holds more than ``...`` (an untouched stub gets the neutral prompt)."""
+    function = getattr(answer, method)
+    if getattr(function, "__name__", "") == "<lambda>":
+        return True
+    try:
+        source = inspect.getsource(function)
+    except (OSError, TypeError):
+        return True
+    body = [line.split("#")[0].strip() for line in source.splitlines()[1:]]
+    return any(line and line != "..." for line in body)
+
+
+@exercise("attention_learns.5")
+def model_read_out(answer: object) -> Feedback:
+    """``MyTransformer.read_out(x)``: ``(batch, n, d_model)`` → ``(batch, n, vocab_size)`` logits: the final
+    layer norm, then the read-out. Checked with attnlib's parameters on sizes the lesson never used."""
+    for case, (config, (batch, n)) in enumerate(PART_CASES):
+        model = _build_yours(answer, "attention_learns.5", "read_out", config, case)
+        if isinstance(model, Feedback):
+            return model
+        twin = _twin(config, case)
+        refused = _load_parts(model, twin, config, ("embedding", "norm", "readout"))
+        if refused is not None:
+            return refused
+        vocab, d_model = config[0], config[1]
+        x = torch.randn(batch, n, d_model, generator=torch.Generator().manual_seed(60 + case))
+        call = f"your MyTransformer{config[:5]}.read_out(x)"
+
+        def hint(exc: Exception, d_model=d_model, vocab=vocab, call=call, batch=batch, n=n) -> Feedback | None:
+            said = str(exc)
+            if "shape" in said or "size" in said or "normalized_shape" in said:
+                return Feedback(
+                    False,
+                    f"{call} failed on x (batch, n, d_model) = {(batch, n, d_model)}: the final norm works on "
+                    f"the d_model = {d_model} features, so it comes first, and the read-out maps them to vocab_size "
+                    f"= {vocab} logits: self.readout(self.norm(x)) (an nn.Linear, not a product with its weight "
+                    "the wrong way round).",
+                    "readout-tied",
+                )
+            return None
+
+        with torch.no_grad():
+            got = run_learner_code(
+                model.read_out, x.clone(), name=call, write_it=(TinyTransformer.forward,), on_error=hint
+            )
+            if isinstance(got, Feedback):
+                return got
+            logits = twin.readout(twin.norm(x))
+            wrong: list[Wrong] = [
+                (
+                    twin.readout(x),
+                    "The final layer norm is not applied: logits = self.readout(self.norm(x)).",
+                ),
+                (
+                    twin.norm(x) @ twin.embedding.weight.T,
+                    "Your read-out multiplies by the embedding table (tied, as GPT-2 does): this model has its own "
+                    "read-out, logits = self.readout(self.norm(x)).",
+                    "readout-tied",
+                ),
+                (
+                    twin.norm(x) @ twin.readout.weight.T,
+                    "The read-out's bias is missing: call the layer, self.readout(...), rather than multiplying by "
+                    "its weight.",
+                ),
+                (
+                    logits.softmax(-1),
+                    "Return the logits themselves: the softmax belongs to the loss (F.cross_entropy applies it) "
+                    "and to sampling.",
+                ),
+            ]
+        if isinstance(got, Tensor) and tuple(got.shape) == (batch, vocab, n):
+            return Feedback(
+                False,
+                f"Your logits have shape {tuple(got.shape)}: (batch, vocab_size, n). Return (batch, n, vocab_size).",
+                "transposed",
+            )
+        verdict = compare_tensor(got, logits, name=f"the logits of {call}", wrong=wrong, atol=1e-5)
+        if not verdict.correct:
+            return verdict
+    return Feedback(
+        True,
+        "Final layer norm, then the read-out d_model → vocab_size: one logit per vocabulary entry for every token, "
+        "the same as attnlib's on two sizes the lesson never used.",
     )
 
 
@@ -791,7 +1209,7 @@ def _two_steps(step: object, name: str) -> Tensor | Feedback:
     return torch.cat([torch.tensor(losses, dtype=torch.float64), *optimiser.recorded])
 
 
-@exercise("attention_learns.4", alias="learning.3")
+@exercise("attention_learns.7", alias="learning.3")
 def train_step(answer: object) -> Feedback:
     """``train_step(model, optimiser, inputs, targets)``: forward, cross-entropy, ``zero_grad``,
     ``backward``, ``step``; returns the loss. Checked by two steps on a fresh model: both losses and the
@@ -863,7 +1281,7 @@ def train_step(answer: object) -> Feedback:
     return verdict
 
 
-@exercise("attention_learns.5", alias="learning.4")
+@exercise("attention_learns.8", alias="learning.4")
 def next_token_loss(answer: object) -> Feedback:
     """``next_token_loss(logits (batch, n, V), ids (batch, n))``: position t's logits predict ``ids[:, t + 1]``."""
     if answer is F.cross_entropy:
@@ -910,7 +1328,7 @@ def next_token_loss(answer: object) -> Feedback:
     )
 
 
-@exercise("attention_learns.6", alias="learning.5")
+@exercise("attention_learns.9", alias="learning.5")
 def no_mask(answer: object) -> Feedback:
     """Copy task without a causal mask: input position 7 predicts token 8 — and can simply read it at 8."""
     wrong = [
@@ -941,7 +1359,7 @@ def _per_position(model: nn.Module, task: Task, seed: int) -> Tensor | Feedback:
     return (logits.argmax(-1) == targets).double().mean(0)
 
 
-@exercise("attention_learns.7", alias="learning.6")
+@exercise("attention_learns.10", alias="learning.6")
 def causal_reverse(answer: object) -> Feedback:
     """The reverse model trained with a causal mask, handed in: the checker measures it on sequences the lesson
     never showed. Outputs 4 … 7 see their mirror and are right; outputs 0 … 3 can only guess (1 in 32)."""
@@ -950,7 +1368,7 @@ def causal_reverse(answer: object) -> Feedback:
     if isinstance(answer, type) or not isinstance(answer, nn.Module):
         return Feedback(
             False,
-            f"Hand in the trained model itself (check('attention_learns.7', model7)), not {type(answer).__name__}: "
+            f"Hand in the trained model itself (check('attention_learns.10', model7)), not {type(answer).__name__}: "
             "the checker measures it on sequences the lesson never showed.",
         )
     task = ReverseTask(32, 8, causal=True)

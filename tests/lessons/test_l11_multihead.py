@@ -7,10 +7,20 @@ import pytest
 import torch
 
 from attnlib import MultiHeadAttention, examples
+from attnlib._validate import AttentionInputError
 from attnlib.formatting import annotation
 from attnlib.lessons import check
-from attnlib.lessons.l11_multihead import MultiHeadExplorer, multihead_inputs
-from attnlib.modules import causal_mask, split_heads
+from attnlib.lessons.l11_multihead import (
+    MultiHeadExplorer,
+    TwoColoursModel,
+    best_guess_accuracy,
+    multihead_inputs,
+    train_two_colours,
+    two_colours_report,
+    yours_or_reference,
+)
+from attnlib.modules import causal_mask, combine_heads, split_heads
+from attnlib.tasks import TwoColoursTask
 
 
 def _reference(num_heads: int, scaled: bool, causal: bool) -> torch.Tensor:
@@ -156,3 +166,97 @@ def test_backward_checker_refuses_autograd_itself():
     assert check("multihead.5", with_autograd).mistake == "library-function"
     untouched = check("multihead.5", lambda *a: None)
     assert not untouched.correct and not untouched.tried
+
+
+# ---------------------------------------------------------------- why several heads: the two-colours task
+def _without_head(model, head, colours, numbers):
+    att, h = model.attention, model.attention.num_heads
+    q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+    k = split_heads(att.w_key(model.colour(colours)), h)
+    v = split_heads(att.w_value(model.number(numbers)), h)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1)
+    heads = weights @ v
+    heads[:, head] = 0.0
+    return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+
+
+def test_two_colours_model_shapes_weights_and_bad_input():
+    task = TwoColoursTask()
+    torch.manual_seed(0)
+    model = TwoColoursModel(task, d_model=4, num_heads=2)
+    colours, numbers, _ = task.batch(3, torch.Generator().manual_seed(1))
+    assert model(colours, numbers).shape == (3, task.n_classes)
+    assert model.weights.shape == (3, 2, task.n_items)
+    assert torch.allclose(model.weights.sum(-1), torch.ones(3, 2))
+    # the same parameters whatever the number of heads
+    one = TwoColoursModel(task, d_model=4, num_heads=1)
+    assert sum(p.numel() for p in one.parameters()) == sum(p.numel() for p in model.parameters())
+    with pytest.raises(AttentionInputError, match="task must be a TwoColoursTask"):
+        TwoColoursModel("two colours")
+    with pytest.raises(AttentionInputError, match=r"colours \(3, 6\) and numbers \(3, 5\)"):
+        model(colours, numbers[:, :5])
+
+
+def test_two_colours_report_and_best_guesses():
+    task = TwoColoursTask()
+    assert best_guess_accuracy(task, "blue") == pytest.approx(5 / 25)  # the red sum's likeliest value, 4
+    # one red and one blue bit: a bag {0, 1} leaves the sign to a coin, {0, 0} and {1, 1} answer 0
+    assert best_guess_accuracy(TwoColoursTask(n_values=2, per_colour=1, n_grey=0), "bag") == pytest.approx(0.75)
+    with pytest.raises(AttentionInputError, match="knows must be"):
+        best_guess_accuracy(task, "red")
+    torch.manual_seed(0)
+    model = TwoColoursModel(task, num_heads=2).eval()
+    report = two_colours_report(model, batch_size=64)
+    assert report.on_colour.shape == (2, 3)
+    assert torch.allclose(report.on_colour.sum(-1), torch.ones(2))
+    assert torch.allclose(report.uniform, torch.tensor([2, 2, 2]) / 6)
+    zero = two_colours_report(model, batch_size=64, without=lambda c, n: torch.zeros(len(c), task.n_classes))
+    assert 0.0 <= zero.accuracy <= 1.0
+
+
+def test_two_colours_training_lowers_the_loss():
+    task = TwoColoursTask()
+    torch.manual_seed(1)
+    model = TwoColoursModel(task, num_heads=2)
+    losses = train_two_colours(model, steps=60, seed=1)
+    assert len(losses) == 60 and sum(losses[-10:]) < sum(losses[:10])
+
+
+def test_without_head_right_wrong_and_refused():
+    assert check("multihead.6", _without_head).correct
+
+    def unscaled(model, head, colours, numbers):
+        att, h = model.attention, model.attention.num_heads
+        q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+        k = split_heads(att.w_key(model.colour(colours)), h)
+        v = split_heads(att.w_value(model.number(numbers)), h)
+        heads = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+        heads[:, head] = 0.0
+        return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+
+    assert check("multihead.6", unscaled).mistake == "scale-forgotten"
+    assert (
+        "You switched off head 0, not head 1"
+        in check("multihead.6", lambda m, h, c, n: _without_head(m, 1 - h, c, n)).message
+    )
+    assert "no head is switched off" in check("multihead.6", lambda m, h, c, n: _full(m, c, n)).message
+    assert check("multihead.6", lambda m, h, c, n: m(c, n)).mistake == "library-function"
+    wrong_shape = check("multihead.6", lambda m, h, c, n: torch.zeros(3))
+    assert not wrong_shape.correct and "should have shape (5, 37)" in wrong_shape.message
+
+    def stub(model, head, colours, numbers): ...
+
+    assert not check("multihead.6", stub).tried
+    assert check("multihead.6", ...).message.startswith("Replace the ...")
+    assert yours_or_reference(stub)[1].startswith("the reference")
+    assert yours_or_reference(_without_head)[1] == "your without_head"
+
+
+def _full(model, colours, numbers):
+    """The whole model's logits, written out (no head switched off)."""
+    att, h = model.attention, model.attention.num_heads
+    q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+    k = split_heads(att.w_key(model.colour(colours)), h)
+    v = split_heads(att.w_value(model.number(numbers)), h)
+    heads = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1) @ v
+    return model.readout(att.out_proj(combine_heads(heads))[:, 0])

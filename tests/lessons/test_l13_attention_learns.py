@@ -78,6 +78,16 @@ class MyTransformer(nn.Module):
         self.norm = nn.LayerNorm(d_model)
         self.readout = nn.Linear(d_model, vocab_size)
 
+    def embed(self, ids):
+        return self.embedding(ids) + self.positions(torch.arange(ids.shape[1]))
+
+    def mask(self, n):
+        i = torch.arange(n)
+        return i[:, None] >= i[None, :] if self.causal else None
+
+    def read_out(self, x):
+        return self.readout(self.norm(x))
+
     def forward(self, ids):
         n = ids.shape[1]
         x = self.embedding(ids) + self.positions(torch.arange(n))
@@ -85,6 +95,101 @@ class MyTransformer(nn.Module):
         for block in self.blocks:
             x = block(x, mask=mask)
         return self.readout(self.norm(x))
+
+
+def _with(**methods):
+    """MyTransformer with some of its methods replaced."""
+    return type("Learner", (MyTransformer,), methods)
+
+
+def test_each_part_of_the_model_is_checked_on_its_own():
+    for name in ("attention_learns.3", "attention_learns.4", "attention_learns.5", "attention_learns.6"):
+        assert check(name, MyTransformer).correct, name
+    # a part that is wrong fails its own check and no other
+    no_positions = _with(embed=lambda self, ids: self.embedding(ids))
+    assert check("attention_learns.3", no_positions).mistake == "positions-forgotten"
+    assert check("attention_learns.5", no_positions).correct
+    tied = _with(read_out=lambda self, x: self.norm(x) @ self.embedding.weight.T)
+    assert check("attention_learns.5", tied).mistake == "readout-tied"
+    assert check("attention_learns.3", tied).correct
+
+
+def test_embed_hints():
+    by_id = _with(embed=lambda self, ids: self.embedding(ids) + self.positions(ids))
+    assert "indexed by POSITION" in check("attention_learns.3", by_id).message
+    whole = _with(embed=lambda self, ids: self.embedding(ids) + self.positions.weight)
+    feedback = check("attention_learns.3", whole)
+    assert feedback.mistake == "positions-forgotten" and "first n" in feedback.message
+    only_positions = _with(embed=lambda self, ids: self.positions(torch.arange(ids.shape[1])).expand(*ids.shape, -1))
+    assert "position vectors alone" in check("attention_learns.3", only_positions).message
+    concatenated = _with(
+        embed=lambda self, ids: torch.cat(
+            [self.embedding(ids), self.positions(torch.arange(ids.shape[1])).expand(*ids.shape, -1)], -1
+        )
+    )
+    assert "do not concatenate" in check("attention_learns.3", concatenated).message
+
+
+def test_mask_hints():
+    def made(mask):
+        return _with(mask=lambda self, n: mask(n) if self.causal else None)
+
+    torch_convention = made(lambda n: torch.ones(n, n, dtype=torch.bool).triu(1))
+    assert "True = NOT allowed" in check("attention_learns.4", torch_convention).message
+    assert check("attention_learns.4", made(lambda n: torch.ones(n, n, dtype=torch.bool).triu())).mistake == (
+        "mask-not-causal"
+    )
+    assert (
+        "diagonal" in check("attention_learns.4", made(lambda n: torch.ones(n, n, dtype=torch.bool).tril(-1))).message
+    )
+    assert (
+        "nothing is masked" in check("attention_learns.4", made(lambda n: torch.ones(n, n, dtype=torch.bool))).message
+    )
+    assert check("attention_learns.4", made(lambda n: torch.ones(n, n).tril())).mistake == "mask-not-boolean"
+    assert check("attention_learns.4", made(causal_mask)).mistake == "library-function"
+    assert check("attention_learns.4", made(lambda n: torch.ones(n, n, dtype=torch.bool).tril())).correct
+    always = _with(mask=lambda self, n: torch.ones(n, n, dtype=torch.bool).tril())
+    assert "not causal" in check("attention_learns.4", always).message
+    never = _with(mask=lambda self, n: None)
+    assert check("attention_learns.4", never).mistake == "mask-not-causal"
+
+
+def test_read_out_hints():
+    backwards = _with(read_out=lambda self, x: self.norm(x) @ self.readout.weight)
+    assert check("attention_learns.5", backwards).mistake == "readout-tied"
+    assert "final layer norm" in check("attention_learns.5", _with(read_out=lambda self, x: self.readout(x))).message
+    probabilities = _with(read_out=lambda self, x: self.readout(self.norm(x)).softmax(-1))
+    assert "logits themselves" in check("attention_learns.5", probabilities).message
+    assert check(
+        "attention_learns.5", _with(read_out=lambda self, x: self.readout(self.norm(x)).transpose(1, 2))
+    ).mistake == ("transposed")
+
+
+def test_part_checks_of_an_untouched_class_show_the_prompt():
+    class Stub(nn.Module):
+        def __init__(self, vocab_size, d_model, num_heads, num_layers, max_len, causal=False):
+            super().__init__()
+            self.causal = causal
+
+        def embed(self, ids): ...
+
+        def mask(self, n): ...
+
+        def read_out(self, x): ...
+
+        def forward(self, ids): ...
+
+    for name in ("attention_learns.3", "attention_learns.4", "attention_learns.5", "attention_learns.6"):
+        feedback = check(name, Stub)
+        assert not feedback.correct and not feedback.tried and feedback.message.startswith("Replace the ..."), name
+    for junk in (TinyTransformer, 0.5, MyTransformer(5, 8, 1, 1, 4)):
+        for name in ("attention_learns.3", "attention_learns.4", "attention_learns.5"):
+            assert not check(name, junk).correct
+    assert "no method embed" in check("attention_learns.3", type("Old", (nn.Module,), {})).message
+
+
+def test_former_names_still_check_the_same_exercises():
+    assert check("learning.3", step).correct  # the training step, now attention_learns.7
 
 
 def _model(forward=None, **parts):
@@ -108,7 +213,7 @@ def _through(self, x, mask):
 
 
 def test_model_right_and_the_same_as_attnlibs():
-    assert check("attention_learns.3", MyTransformer).correct
+    assert check("attention_learns.6", MyTransformer).correct
     torch.manual_seed(0)
     mine = MyTransformer(13, 16, 2, 2, 10, causal=True).eval()
     twin = attnlib_twin(mine, vocab_size=13, d_model=16, num_heads=2, num_layers=2, max_len=10, causal=True).eval()
@@ -120,40 +225,40 @@ def test_model_typical_mistakes_get_their_hint():
     def no_positions(self, ids):
         return _through(self, self.embedding(ids), causal_mask(ids.shape[1]) if self.causal else None)
 
-    assert check("attention_learns.3", _model(no_positions)).mistake == "positions-forgotten"
-    assert check("attention_learns.3", _model(positions=None)).mistake == "positions-forgotten"
+    assert check("attention_learns.6", _model(no_positions)).mistake == "positions-forgotten"
+    assert check("attention_learns.6", _model(positions=None)).mistake == "positions-forgotten"
 
     def whole_table(self, ids):
         x = self.embedding(ids) + self.positions.weight
         return _through(self, x, causal_mask(ids.shape[1]) if self.causal else None)
 
-    assert "first n position vectors" in check("attention_learns.3", _model(whole_table)).message
+    assert "first n position vectors" in check("attention_learns.6", _model(whole_table)).message
 
     def never_masked(self, ids):
         return _through(self, self.embedding(ids) + self.positions(torch.arange(ids.shape[1])), None)
 
-    assert check("attention_learns.3", _model(never_masked)).mistake == "mask-not-causal"
+    assert check("attention_learns.6", _model(never_masked)).mistake == "mask-not-causal"
 
     def always_masked(self, ids):
         n = ids.shape[1]
         return _through(self, self.embedding(ids) + self.positions(torch.arange(n)), causal_mask(n))
 
-    assert "only when self.causal" in check("attention_learns.3", _model(always_masked)).message
+    assert "only when self.causal" in check("attention_learns.6", _model(always_masked)).message
 
     def inverted(self, ids):
         n = ids.shape[1]
         mask = torch.ones(n, n, dtype=torch.bool).triu() if self.causal else None
         return _through(self, self.embedding(ids) + self.positions(torch.arange(n)), mask)
 
-    assert "future leaks in" in check("attention_learns.3", _model(inverted)).message
+    assert "future leaks in" in check("attention_learns.6", _model(inverted)).message
     backwards = _model(readout=lambda vocab, d_model, *rest: nn.Linear(vocab, d_model))
-    assert check("attention_learns.3", backwards).mistake == "readout-tied"
-    assert "read-out is missing" in check("attention_learns.3", _model(readout=None)).message
+    assert check("attention_learns.6", backwards).mistake == "readout-tied"
+    assert "read-out is missing" in check("attention_learns.6", _model(readout=None)).message
 
     def transposed(self, ids):
         return MyTransformer.forward(self, ids).transpose(1, 2)
 
-    assert check("attention_learns.3", _model(transposed)).mistake == "transposed"
+    assert check("attention_learns.6", _model(transposed)).mistake == "transposed"
 
     def no_final_norm(self, ids):
         n = ids.shape[1]
@@ -162,23 +267,23 @@ def test_model_typical_mistakes_get_their_hint():
             x = block(x, mask=causal_mask(n) if self.causal else None)
         return self.readout(x)
 
-    assert "final layer norm" in check("attention_learns.3", _model(no_final_norm)).message
+    assert "final layer norm" in check("attention_learns.6", _model(no_final_norm)).message
 
 
 def test_model_library_and_junk_are_refused_kindly():
-    assert check("attention_learns.3", TinyTransformer).mistake == "library-function"
+    assert check("attention_learns.6", TinyTransformer).mistake == "library-function"
 
     class Borrowed(TinyTransformer):
         pass
 
-    assert check("attention_learns.3", Borrowed).mistake == "library-function"
+    assert check("attention_learns.6", Borrowed).mistake == "library-function"
     with_library_blocks = _model(
         blocks=lambda v, d, h, layers, *rest: nn.ModuleList(Block(d, h) for _ in range(layers))
     )
-    assert check("attention_learns.3", with_library_blocks).mistake == "library-function"
-    assert "class itself" in check("attention_learns.3", MyTransformer(5, 8, 1, 1, 4)).message
+    assert check("attention_learns.6", with_library_blocks).mistake == "library-function"
+    assert "class itself" in check("attention_learns.6", MyTransformer(5, 8, 1, 1, 4)).message
     for junk in (0.5, "MyTransformer", TinyTransformer.forward, torch.nn.Transformer):
-        assert not check("attention_learns.3", junk).correct
+        assert not check("attention_learns.6", junk).correct
 
 
 def _block(forward):
@@ -197,8 +302,8 @@ def step(model, optimiser, inputs, targets):
 def test_predict_and_transfer():
     assert check("attention_learns.1", 5).correct
     assert "from 0" in check("attention_learns.1", 6).message
-    assert check("attention_learns.6", 8).correct
-    assert "5 positions back" in check("attention_learns.6", 2).message
+    assert check("attention_learns.9", 8).correct
+    assert "5 positions back" in check("attention_learns.9", 2).message
 
 
 def test_block_right_and_its_typical_mistakes():
@@ -238,7 +343,7 @@ def test_block_library_and_junk_are_refused_kindly():
 
 
 def test_train_step_right_and_its_typical_mistakes():
-    assert check("attention_learns.4", step).correct
+    assert check("attention_learns.7", step).correct
 
     def no_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -247,7 +352,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "zero_grad" in check("attention_learns.4", no_zero_grad).message
+    assert "zero_grad" in check("attention_learns.7", no_zero_grad).message
 
     def late_zero_grad(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -257,7 +362,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "no gradients to apply" in check("attention_learns.4", late_zero_grad).message
+    assert "no gradients to apply" in check("attention_learns.7", late_zero_grad).message
 
     def softmaxed(model, optimiser, inputs, targets):
         probs = model(inputs).softmax(-1)
@@ -267,7 +372,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert "raw logits" in check("attention_learns.4", softmaxed).message
+    assert "raw logits" in check("attention_learns.7", softmaxed).message
 
     def transposed_logits(model, optimiser, inputs, targets):  # (batch, vocab, n): the same loss
         loss = F.cross_entropy(model(inputs).transpose(1, 2), targets)
@@ -276,7 +381,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    assert check("attention_learns.4", transposed_logits).correct
+    assert check("attention_learns.7", transposed_logits).correct
 
     def zero_grad_at_the_end(model, optimiser, inputs, targets):
         logits = model(inputs)
@@ -286,7 +391,7 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.zero_grad()
         return loss
 
-    assert check("attention_learns.4", zero_grad_at_the_end).correct
+    assert check("attention_learns.7", zero_grad_at_the_end).correct
 
     def unflattened(model, optimiser, inputs, targets):
         loss = F.cross_entropy(model(inputs), targets)
@@ -295,33 +400,33 @@ def test_train_step_right_and_its_typical_mistakes():
         optimiser.step()
         return loss
 
-    hint = check("attention_learns.4", unflattened).message
+    hint = check("attention_learns.7", unflattened).message
     assert "Flatten both" in hint and "(8, 6, 10)" in hint and "RuntimeError" not in hint
 
     def own_optimiser(model, optimiser, inputs, targets):
         optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
         return step(model, optimiser, inputs, targets)
 
-    assert "optimiser you are given took 0 steps" in check("attention_learns.4", own_optimiser).message
-    assert "returned None" in check("attention_learns.4", lambda *a: None).message
-    assert "write" in check("attention_learns.4", train).message
+    assert "optimiser you are given took 0 steps" in check("attention_learns.7", own_optimiser).message
+    assert "returned None" in check("attention_learns.7", lambda *a: None).message
+    assert "write" in check("attention_learns.7", train).message
 
 
 def test_next_token_loss_and_the_shift():
     def right(logits, ids):
         return F.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
-    assert check("attention_learns.5", right).correct
+    assert check("attention_learns.8", right).correct
     unshifted = check(
-        "attention_learns.5", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1))
+        "attention_learns.8", lambda lo, ids: F.cross_entropy(lo.reshape(-1, lo.shape[-1]), ids.reshape(-1))
     )
     assert "No shift" in unshifted.message
     backwards = check(
-        "attention_learns.5",
+        "attention_learns.8",
         lambda lo, ids: F.cross_entropy(lo[:, 1:].reshape(-1, lo.shape[-1]), ids[:, :-1].reshape(-1)),
     )
     assert "wrong way" in backwards.message
-    assert "does not shift" in check("attention_learns.5", F.cross_entropy).message
+    assert "does not shift" in check("attention_learns.8", F.cross_entropy).message
 
 
 def test_a_training_step_that_calls_attnlibs_train_is_refused():
@@ -329,10 +434,10 @@ def test_a_training_step_that_calls_attnlibs_train_is_refused():
         train(model, ReverseTask(10, 6), steps=1, progress=False)
         return step(model, optimiser, inputs, targets)
 
-    assert check("attention_learns.4", wraps).mistake == "library-function"
-    assert check("attention_learns.4", train).mistake == "library-function"
+    assert check("attention_learns.7", wraps).mistake == "library-function"
+    assert check("attention_learns.7", train).mistake == "library-function"
     # a method of the same name (nn.Module.train) is not attnlib's train
-    assert check("attention_learns.4", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
+    assert check("attention_learns.7", lambda m, o, i, t: (m.train(), step(m, o, i, t))[1]).correct
 
 
 def test_the_lesson_runs_before_and_after_the_exercises():
@@ -350,16 +455,16 @@ def test_causal_reverse_takes_the_trained_model_and_measures_it():
     task = ReverseTask(32, 8, causal=True)
     torch.manual_seed(0)
     model = TinyTransformer(32, 32, 1, 1, max_len=8, causal=True)
-    untrained = check("attention_learns.7", model)
+    untrained = check("attention_learns.10", model)
     assert not untrained.correct and "full 150 steps" in untrained.message
     train(model, task, steps=150, lr=1e-2, progress=False)
-    verdict = check("attention_learns.7", model)
+    verdict = check("attention_learns.10", model)
     assert verdict.correct and "1024 sequences" in verdict.message
-    seeing = check("attention_learns.7", pretrained.load("reverse"))
+    seeing = check("attention_learns.10", pretrained.load("reverse"))
     assert not seeing.correct and "sees the future" in seeing.message
     for number in (0.52, 0.5, torch.tensor(0.516)):
-        assert "Hand in the trained model" in check("attention_learns.7", number).message
-    assert not check("attention_learns.7", TinyTransformer).correct
+        assert "Hand in the trained model" in check("attention_learns.10", number).message
+    assert not check("attention_learns.10", TinyTransformer).correct
 
 
 def test_loss_curve_keeps_every_loss_and_draws_without_a_notebook():
