@@ -54,7 +54,6 @@ def test_the_check_sees_a_bare_boolean_and_passes_a_figure() -> None:
 
 #: lessons still showing bare booleans, each with who prints their figures; strict: it fails once they are fixed
 PENDING = {
-    "11_multihead": "cells 20 and 28 show (True, True), cell 66 True: helper heads (#35) owns lesson 11 this session",
 }
 
 
