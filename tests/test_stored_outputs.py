@@ -17,8 +17,12 @@ _SEPARATORS = r"[\s\[\](),]*"
 _BOOLEANS = rf"{_SEPARATORS}(?:(?:tensor\()?(?:True|False){_SEPARATORS})+"
 #: a LINE that shows nothing but booleans, after a label or not: ``True True``, ``tensor(True)``,
 #: ``symmetric: False``, ``is it symmetric? True``, ``equal rows: [True, True]``, ``(torch.Size([2, 3]), True)``;
-#: not a keyword in a repr (``Linear(..., bias=False)``) nor a word that starts with one (``Trueness 0.9``)
-BOOLEAN_LINE = re.compile(rf"(?:.*[:?]\s+)?{_BOOLEANS}|\(.*,\s*(?:True|False)\)")
+#: or a labelled boolean before another clause (``the same 4 decimals: True, 2 of 4 differ``);
+#: not a keyword in a repr (``Linear(..., bias=False)``), a key of a dict (``{'mlp': False, 'd_model': 32}``)
+#: nor a word that starts with one (``Trueness 0.9``)
+BOOLEAN_LINE = re.compile(
+    rf"(?:.*[:?]\s+)?{_BOOLEANS}|\(.*,\s*(?:True|False)\)|.*(?<![\x27\x22])[:?]\s+(?:True|False)[,;].*"
+)
 #: outputs whose booleans ARE the content, not a claim: (lesson, a line of the cell's source) -> why
 CONTENT = {
     ("09_module", "mask = causal_mask(3)  # (3, 3), True on and below the diagonal"): "the causal mask itself",
@@ -89,8 +93,10 @@ def test_the_check_sees_a_line_of_booleans_among_figures() -> None:
         "tensor([1.0000, 1.0000])\nTrue True\n",  # a bare line after a figure
         "is it symmetric? True\nequal rows: [True, True]\n",
         "S = lengths × cosines: tensor(True)\n(torch.Size([1, 8, 16]), True)\n",
+        "W_q: the same 4 decimals: True, 2 of 4 differ\n",
         "largest difference 0.00000\nTrueness 0.9\nthe answer is True because 2 > 1\n",  # figures and sentences
         "Linear(in_features=2, out_features=2, bias=False)\nExplorer(scaled=True, causal=False)\n",  # reprs
+        "{'causal': False, 'd_model': 32, 'mlp': False}\n",  # a configuration
     )
     assert boolean_lines(nb) == [
         (0, "symmetric: False"),
@@ -99,6 +105,7 @@ def test_the_check_sees_a_line_of_booleans_among_figures() -> None:
         (2, "equal rows: [True, True]"),
         (3, "S = lengths × cosines: tensor(True)"),
         (3, "(torch.Size([1, 8, 16]), True)"),
+        (4, "W_q: the same 4 decimals: True, 2 of 4 differ"),
     ]
 
 
