@@ -31,6 +31,7 @@ def test_every_row_of_the_table_is_compute_of_its_values(name: str) -> None:
     assert len(table.keys) == len(set(table.keys)) == len(table.rows) >= 2 or name.startswith("10")
     for k, values in enumerate(table.values):
         assert comparable(explorer.state(explorer.compute(values))) == table.state(k), (name, table.keys[k])
+        assert table.find(table.page_values(k)) == k  # the page's rule (table.js: tests/show/table.test.mjs)
     assert table.state(table.index(table.keys[0])) == table.state(0)
     if name not in OVER_BUDGET:
         assert table.gzip_size() <= INLINE_BUDGET, f"{name}: {table.gzip_size()} bytes gzip"

@@ -7,7 +7,7 @@
 // only while it is still current (isCurrent). With no kernel (`kernel` false), the controls the table does not
 // cover are disabled, with a note. After drawing any state the root dispatches "attnlib:shown".
 import { createHeatmap } from "./heatmap.js";
-import { decodeTable, lookup, transition } from "./table_interim.js";
+import { decodeTable, lookup, transition } from "./table.js";
 
 /** @typedef {Record<string, unknown>} Values */
 /** @typedef {{kind: string, name?: string, label?: string, value?: unknown, options?: unknown[], min?: number,
@@ -15,9 +15,10 @@ import { decodeTable, lookup, transition } from "./table_interim.js";
  *   placeholder?: string, tooltip?: string, look?: Record<string, unknown>, children?: Node[],
  *   css?: Record<string, string>, visible_if?: Record<string, unknown[]>, hidden_if?: Record<string, unknown[]>}} Node */
 /** @typedef {{values?: Values, asked?: Values, origin?: string, views?: Record<string, Record<string, unknown>>,
- *   texts?: Record<string, string>, controls?: Record<string, Record<string, unknown>>, message?: string,
- *   tabled?: boolean}} Shown */
-/** @typedef {{tree: Node, values: Values, shown: Shown, table: Record<string, unknown>, kernel: boolean,
+ *   texts?: Record<string, unknown>, controls?: Record<string, unknown>, message?: string,
+ *   free?: Values}} Shown */
+/** @typedef {import("./table.js").Payload} Payload */
+/** @typedef {{tree: Node, values: Values, shown: Shown, table: Payload | Record<string, never>, kernel: boolean,
  *   explorer: string}} Model */
 /** @typedef {import("@anywidget/types").AnyModel<Model>} AnyModel */
 /** @typedef {{node: Node, el: HTMLElement, input: HTMLElement, set: (traits: Record<string, unknown>) => void,
@@ -265,7 +266,8 @@ function makeControl(node, changed) {
 /** @type {import("@anywidget/types").Render<Model>} */
 function render({ model, el }) {
   const tree = model.get("tree");
-  const table = decodeTable(model.get("table"));
+  const payload = model.get("table");
+  const table = payload && "format" in payload ? decodeTable(/** @type {Payload} */ (payload)) : null;
   const kernel = Boolean(model.get("kernel"));
   const root = element("div", {
     class: "attnlib-explorer",
@@ -275,7 +277,12 @@ function render({ model, el }) {
   });
   /** @type {Values} */
   let current = { ...(model.get("values") || {}) };
-  let tabled = model.get("shown")?.tabled !== false;
+  // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
+  /** @type {Values} */
+  let free = { ...(model.get("shown")?.free || {}) };
+  const names = new Set(Object.keys(current));
+  /** The enumerable and typed controls' values of `values` (what the page sends). @param {Values} values */
+  const controlsOf = (values) => Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name)));
   /** @type {Map<string, Control>} */
   const controls = new Map();
   /** @type {Map<string, {draw: (state: Record<string, unknown>) => void, look: Record<string, unknown>}>} */
@@ -345,7 +352,8 @@ function render({ model, el }) {
   /** Every output set to `state`, the controls to `values`; then the event. @param {Shown} state
    * @param {Values} values @param {"table" | "kernel" | "initial"} source */
   const apply = (state, values, source) => {
-    for (const [name, traits] of Object.entries(state.controls || {})) controls.get(name)?.set(traits);
+    for (const [name, traits] of Object.entries(state.controls || {}))
+      controls.get(name)?.set(/** @type {Record<string, unknown>} */ (traits));
     for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
@@ -353,7 +361,7 @@ function render({ model, el }) {
     }
     for (const [name, text] of Object.entries(state.texts || {})) {
       const node = texts.get(name);
-      if (node && node.innerHTML !== text) node.innerHTML = text;
+      if (node && node.innerHTML !== String(text)) node.innerHTML = String(text);
     }
     const said = state.message ?? "";
     if (message && message.innerHTML !== said) message.innerHTML = said;
@@ -365,8 +373,8 @@ function render({ model, el }) {
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
     let next = { ...current, [name]: value };
-    if (table) next = transition(table, next, name);
-    const state = table && tabled ? lookup(table, next) : null;
+    if (table) next = controlsOf(transition(table, { ...next, ...free }, name));
+    const state = table ? lookup(table, { ...next, ...free }) : null;
     current = next;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
@@ -379,8 +387,8 @@ function render({ model, el }) {
   const fromKernel = () => {
     const shown = model.get("shown");
     if (!shown) return;
-    tabled = shown.tabled !== false;
     if (!isCurrent(shown, current)) return;
+    free = { ...(shown.free || {}) };
     current = { ...shown.values };
     apply(shown, current, "kernel");
   };
@@ -399,7 +407,7 @@ function render({ model, el }) {
     for (const name of off) controls.get(name)?.disable(true);
     if (off.length) {
       const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
-      const states = table ? `${table.index.size} states were computed in advance; ` : "";
+      const states = table ? `${table.nRows} states were computed in advance; ` : "";
       note.append(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `);
       const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
       link.textContent = "launch the lessons on Binder";
@@ -408,7 +416,7 @@ function render({ model, el }) {
     }
   }
   el.append(root);
-  const initial = (table && tabled && lookup(table, current)) || model.get("shown");
+  const initial = (table && lookup(table, { ...current, ...free })) || model.get("shown");
   apply(/** @type {Shown} */ (initial), current, "initial");
   model.on("change:shown", fromKernel);
   model.on("msg:custom", onMessage);
