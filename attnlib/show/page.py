@@ -115,6 +115,11 @@ class ExplorerWidget(anywidget.AnyWidget):
         self._pushing = False
         self.on_msg(self._on_message)
 
+    @property
+    def owner(self) -> Explorer:
+        """The explorer this model draws (e.g. to find an explorer's views from the kernel)."""
+        return self._explorer
+
     # ------------------------------------------------------------------ kernel → page
     def _tagged(self, shown: Mapping[str, object], asked: Mapping[str, object] | None = None) -> dict[str, object]:
         out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page"}
