@@ -401,6 +401,10 @@ function render({ model, el }) {
     waiting.delete(Number(msg.id));
   };
 
+  // keys typed into the controls are theirs: JupyterLab's notebook must not take an arrow key for a cell move
+  root.addEventListener("keydown", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest("input, select, textarea, button")) ev.stopPropagation();
+  });
   root.append(build(tree));
   if (!kernel) {
     const off = uncovered(tree, table);
