@@ -5,7 +5,14 @@
 // it in the same task and then sends `values` (the kernel adopts them and sends nothing back); when it does not
 // (typed text, a typed cell), the page sends `values` and the kernel answers with `shown`, which the page applies
 // only while it is still current (isCurrent). With no kernel (`kernel` false), the controls the table does not
-// cover are disabled, with a note. After drawing any state the root dispatches "attnlib:shown".
+// cover are disabled, with a note.
+// The DOM the tests and benchmarks rely on: the root `.attnlib-explorer[data-explorer=<class name>]`, each
+// control's input `[data-control=<name>]` (a <select> for a menu, an <input type=range> for a slider whose
+// value is an index into Python's steps for float, log and selection sliders, a radiogroup of buttons for
+// toggle buttons, an <input type=checkbox> for a check box or a toggle, <input>/<textarea> for typed text,
+// committed on change or Enter), each view's root `[data-view=<name>]`, each text `[data-text=<name>]`, the
+// message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
+// increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 import { createHeatmap } from "./heatmap.js";
 import { decodeTable, lookup, transition } from "./table.js";
 
