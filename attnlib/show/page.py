@@ -11,9 +11,11 @@ Synced traits:
   moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``: the
   typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
   (:func:`attnlib.show.table.page_value`).
-- ``table``: the table of states (:meth:`attnlib.show.table.Table.to_page`) the page looks changes up in; empty
-  when the explorer has none (its controls' grid has more than :data:`TABLE_STATES` combinations): then every
-  change goes through the kernel.
+- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
+  first) the page looks changes up in; empty when the explorer has none (no ``table_parts`` and more than
+  :data:`TABLE_STATES` combinations of its controls' grids): then every change goes through the kernel. A page
+  that needs a chunk asks for it (``{kind: "chunk", part, index}``), answered by
+  :func:`attnlib.show.table.chunk_message`.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -39,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .table import Table, TableTooLarge, build_table, page_value
+from .table import Tables, TableTooLarge, build_tables, chunk_message, page_value
 
 if TYPE_CHECKING:
     from .explorer import Explorer
@@ -92,23 +94,24 @@ class ExplorerWidget(anywidget.AnyWidget):
         self._explorer = explorer
         self._pushing = True
         self.table_seconds = 0.0
-        self.table_of: Table | None = None
+        self.tables: Tables | None = None
         from .explorer import Explorer
 
         computes = type(explorer).compute is not Explorer.compute  # the base's raises: no table
-        if table and computes and grid_size(explorer) <= TABLE_STATES:
+        parted = hasattr(explorer, "table_parts")
+        if table and computes and (parted or grid_size(explorer) <= TABLE_STATES):
             start = time.perf_counter()
             try:
-                self.table_of = build_table(explorer, limit=TABLE_STATES)
+                self.tables = build_tables(explorer, limit=TABLE_STATES)
             except TableTooLarge:
-                self.table_of = None
+                self.tables = None
             self.table_seconds = time.perf_counter() - start
         values = explorer.control_values()
         super().__init__(
             tree=explorer.tree(),
             values=values,
             shown=self._tagged(explorer.shown_now()),
-            table=self.table_of.to_page() if self.table_of is not None else {},
+            table=self.tables.to_page("current") if self.tables is not None else {},
             kernel=True,
             explorer=type(explorer).__name__,
         )
@@ -139,14 +142,14 @@ class ExplorerWidget(anywidget.AnyWidget):
 
     def free(self) -> dict[str, object]:
         """The typed state the table's rows hold that is not a control (as the page compares it)."""
-        if self.table_of is None:
+        if self.tables is None:
             return {}
         now = self._explorer.values_now()
-        return {n: page_value(now[n]) for n in self.table_of.free_names if n not in self._explorer.controls}
+        return {n: page_value(now[n]) for n in self.tables.free_names if n not in self._explorer.controls}
 
     def covers(self, values: Mapping[str, object]) -> bool:
-        """Whether the table has the state of ``values`` (every value of the explorer, typed ones included)."""
-        return self.table_of is not None and self.table_of.find(values) is not None
+        """Whether the tables have the state of ``values`` (every value of the explorer, typed ones included)."""
+        return self.tables is not None and self.tables.covers(values)
 
     # ------------------------------------------------------------------ page → kernel
     @traitlets.observe("values")
@@ -178,6 +181,14 @@ class ExplorerWidget(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         kind = content.get("kind")
+        if kind == "chunk" and self.tables is not None:
+            try:
+                part, index = int(content["part"]), int(content["index"])
+                message, buffers = chunk_message(self.tables, part, index)
+            except (KeyError, TypeError, ValueError, IndexError):
+                return
+            self.send(message, buffers)
+            return
         view = self._explorer.views.get(str(content.get("view")))
         try:
             row, col = int(content["row"]), int(content["col"])

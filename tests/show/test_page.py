@@ -16,7 +16,7 @@ from attnlib.lessons.l05_softmax import SoftmaxExplorer
 from attnlib.show import ExplorerWidget
 from attnlib.show.explorer import choices
 from attnlib.show.page import STATIC, bundle
-from attnlib.show.table import page_value
+from attnlib.show.table import FORMAT, page_value
 
 
 def from_page(widget: ExplorerWidget, data: dict) -> None:
@@ -147,7 +147,7 @@ def test_the_layout_names_every_control_view_and_text(name: str) -> None:
 
 def test_the_kernel_applies_the_tables_rule_of_coverage(softmax) -> None:
     explorer, widget = softmax
-    assert widget.table["format"] == 1 and widget.table["explorer"] == "SoftmaxExplorer"
+    assert widget.table["format"] == FORMAT and widget.table["explorer"] == "SoftmaxExplorer"
     assert widget.covers(explorer.values_now()) and not widget.covers({**explorer.values_now(), "scores": "1"})
     assert widget.shown["free"] == {}  # every typed state of lesson 05 is a control
 
@@ -253,3 +253,25 @@ def test_the_page_looks_up_what_python_computes(tmp_path, softmax) -> None:
             assert {k: got["state"]["views"][name][k] for k in rest} == json.loads(json.dumps(rest))
         assert got["state"]["texts"] == expected["texts"]
     assert out[2]["values"]["scores"] == explorer.transition({**start, "example": "000"}, "example")["scores"]
+
+
+def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_nothing_back(sent) -> None:
+    """Lesson 08's table is chunked by seed: the page holds the first seed's chunk, asks for another's."""
+    from attnlib.lessons.l08_scaling import ScalingExplorer
+
+    explorer = ScalingExplorer()
+    widget = explorer.page
+    tables = widget.tables
+    assert tables is not None and widget.table["parts"][0]["chunk"]["control"] == "seed"
+    held = widget.table["parts"][0]["chunks"]
+    seeds = tables.chunk_values(0)
+    other = next(i for i in range(len(seeds)) if str(i) not in held)
+    sent.clear()
+    custom(widget, kind="chunk", part=0, index=other)
+    (message,) = updates(sent, widget)
+    assert message["method"] == "custom" and message["content"]["type"] == "table-chunk"
+    assert message["content"]["index"] == other and "$buffer" in json.dumps(message["content"]["payload"])
+    sent.clear()
+    change_in_page(widget, seed=seeds[other])
+    assert updates(sent, widget) == []  # the kernel's tables cover it: the page draws it from the chunk
+    assert explorer.controls["seed"].value == seeds[other]

@@ -14,7 +14,7 @@
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 import { createHeatmap } from "./heatmap.js";
-import { decodeTable, lookup, transition } from "./table.js";
+import { addChunkMessage, decodeTable, lookup, missing, transition } from "./table.js";
 
 /** @typedef {Record<string, unknown>} Values */
 /** @typedef {{kind: string, name?: string, label?: string, value?: unknown, options?: unknown[], min?: number,
@@ -377,17 +377,48 @@ function render({ model, el }) {
     root.dispatchEvent(new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values } }));
   };
 
+  /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
+  let waitingFor = null;
+
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
     let next = { ...current, [name]: value };
     if (table) next = controlsOf(transition(table, { ...next, ...free }, name));
     const state = table ? lookup(table, { ...next, ...free }) : null;
     current = next;
+    waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
     if (!kernel) return;
+    if (!state && table) {
+      // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
+      const need = missing(table, { ...next, ...free });
+      if (need.length) waitingFor = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
+      for (const { part, index } of need) model.send({ kind: "chunk", part, index });
+    }
     model.set("values", next);
     model.save_changes();
+  };
+
+  /** A chunk arrived: the change that waited for it is drawn from the table, if it is still the page's.
+   * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
+  const chunkArrived = (content, buffers) => {
+    if (!table) return;
+    addChunkMessage(table, content, buffers);
+    if (!waitingFor) return;
+    waitingFor.asked.delete(`${content.part}/${content.index}`);
+    if (waitingFor.asked.size) return;
+    const next = controlsOf(transition(table, { ...current, ...free }, waitingFor.name));
+    waitingFor = null;
+    const state = lookup(table, { ...next, ...free });
+    if (!state) return;
+    const moved = valuesKey(next) !== valuesKey(current);
+    current = next;
+    apply(state, next, "table");
+    if (moved) {
+      model.set("values", next);
+      model.save_changes();
+    }
   };
 
   /** `shown` from the kernel: applied while current, else dropped. */
@@ -400,9 +431,11 @@ function render({ model, el }) {
     apply(shown, current, "kernel");
   };
 
-  /** @param {unknown} content */
-  const onMessage = (content) => {
+  /** @param {unknown} content @param {DataView[]} buffers */
+  const onMessage = (content, buffers) => {
     const msg = /** @type {Record<string, unknown>} */ (content);
+    if (msg?.type === "table-chunk")
+      return chunkArrived(/** @type {{type: string, part: number, index: number, payload: unknown}} */ (msg), buffers);
     if (msg?.kind !== "explained") return;
     waiting.get(Number(msg.id))?.(String(msg.text ?? ""));
     waiting.delete(Number(msg.id));
