@@ -1,0 +1,206 @@
+"""ExplorerWidget: an explorer's one widget model, whose front end (``static/explorer.js``) draws all of it.
+
+Synced traits:
+
+- ``tree``: the layout (boxes; each control's kind, label, options and limits; each view's fixed look; the
+  texts; the message), from :meth:`Explorer.tree`. (Not ``layout``: that name is ipywidgets' own trait of
+  every DOM widget, a model of CSS the page would try to draw.)
+- ``values``: control name → value, both ways.
+- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin"}``, kernel → page: what is
+  shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a clamp
+  moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``: the
+  typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
+  (:func:`attnlib.show.table.page_value`).
+- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
+  first) the page looks changes up in; empty when the explorer has none (no ``table_parts`` and more than
+  :data:`TABLE_STATES` combinations of its controls' grids): then every change goes through the kernel. A page
+  that needs a chunk asks for it (``{kind: "chunk", part, index}``), answered by
+  :func:`attnlib.show.table.chunk_message`.
+- ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
+
+A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
+quietly (the views and texts in Python follow; nothing is sent back, not even ipywidgets' echo). One it does not
+cover is computed here and answered with ``shown``. A change made in Python sends ``values`` and ``shown`` in one
+message (``hold_sync``). Hover explanations and typed cells travel as custom messages (``send`` / ``on_msg``):
+``{kind: "explain", view, row, col, id}`` → ``{kind: "explained", id, text}``; ``{kind: "edit", view, row, col,
+text}``; ``{kind: "select", view, row, col}``.
+
+The front end is one ES module: :func:`bundle` joins ``static/*.js`` (their local ``import`` lines dropped and
+their ``export`` keywords removed) into one string at import time, so there is no build step.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anywidget
+import traitlets
+
+from .table import Tables, TableTooLarge, build_tables, chunk_message, page_value
+
+if TYPE_CHECKING:
+    from .explorer import Explorer
+
+__all__ = ["MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
+
+STATIC = Path(__file__).parent / "static"
+#: the front end's modules, in the order the bundle needs them (a module after those it uses)
+MODULES = ("table.js", "heatmap.js", "explorer.js")
+#: at most this many states in a table built at display time (the product of the controls' grids; more: no table)
+TABLE_STATES = 600
+
+
+def bundle(modules: tuple[str, ...] = MODULES) -> str:
+    """``static/<modules>`` as one ES module: local imports dropped, ``export`` keywords removed, the last
+    module's ``export default`` kept."""
+    parts = []
+    for k, name in enumerate(modules):
+        path = STATIC / name
+        if not path.exists():
+            continue
+        text = path.read_text(encoding="utf-8")
+        text = re.sub(r"^import\s[^;]*?from\s+\"\./[^\"]+\";\s*$", "", text, flags=re.M | re.S)
+        if k < len(modules) - 1:
+            text = re.sub(r"^export default .*$", "", text, flags=re.M)
+        text = re.sub(r"^export (?=(async )?function|const|let|class)", "", text, flags=re.M)
+        parts.append(f"// ---- {name}\n{text}")
+    return "\n".join(parts)
+
+
+def grid_size(explorer: Explorer) -> int:
+    """The number of combinations of the explorer's enumerable controls (an upper bound of its table's rows)."""
+    return math.prod(len(values) for values in explorer.control_grid().values())
+
+
+class ExplorerWidget(anywidget.AnyWidget):
+    """The one widget model of an explorer (see the module's docstring)."""
+
+    _esm = bundle()
+    _css = (STATIC / "heatmap.css").read_text(encoding="utf-8")
+
+    tree = traitlets.Dict().tag(sync=True)
+    values = traitlets.Dict().tag(sync=True, echo_update=False)
+    shown = traitlets.Dict().tag(sync=True, echo_update=False)
+    table = traitlets.Dict().tag(sync=True)
+    kernel = traitlets.Bool(True).tag(sync=True)
+    explorer = traitlets.Unicode("").tag(sync=True)  # the explorer's class name (the page's data-explorer)
+
+    def __init__(self, explorer: Explorer, *, table: bool = True) -> None:
+        self._explorer = explorer
+        self._pushing = True
+        self.table_seconds = 0.0
+        self.tables: Tables | None = None
+        from .explorer import Explorer
+
+        computes = type(explorer).compute is not Explorer.compute  # the base's raises: no table
+        parted = hasattr(explorer, "table_parts")
+        if table and computes and (parted or grid_size(explorer) <= TABLE_STATES):
+            start = time.perf_counter()
+            try:
+                self.tables = build_tables(explorer, limit=TABLE_STATES)
+            except TableTooLarge:
+                self.tables = None
+            self.table_seconds = time.perf_counter() - start
+        values = explorer.control_values()
+        super().__init__(
+            tree=explorer.tree(),
+            values=values,
+            shown=self._tagged(explorer.shown_now()),
+            table=self.tables.to_page("current") if self.tables is not None else {},
+            kernel=True,
+            explorer=type(explorer).__name__,
+        )
+        self._pushing = False
+        self.on_msg(self._on_message)
+
+    @property
+    def owner(self) -> Explorer:
+        """The explorer this model draws (e.g. to find an explorer's views from the kernel)."""
+        return self._explorer
+
+    # ------------------------------------------------------------------ kernel → page
+    def _tagged(self, shown: Mapping[str, object], asked: Mapping[str, object] | None = None) -> dict[str, object]:
+        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page"}
+        if asked is not None and dict(asked) != shown["values"]:
+            out["asked"] = dict(asked)
+        return out
+
+    def push(self, values: Mapping[str, object], shown: Mapping[str, object]) -> None:
+        """A change made in Python: ``values`` and ``shown`` in one message (none when neither changed)."""
+        with self.hold_sync():
+            self._pushing = True
+            try:
+                self.values = dict(values)
+                self.shown = self._tagged(shown)
+            finally:
+                self._pushing = False
+
+    def free(self) -> dict[str, object]:
+        """The typed state the table's rows hold that is not a control (as the page compares it)."""
+        if self.tables is None:
+            return {}
+        now = self._explorer.values_now()
+        return {n: page_value(now[n]) for n in self.tables.free_names if n not in self._explorer.controls}
+
+    def covers(self, values: Mapping[str, object]) -> bool:
+        """Whether the tables have the state of ``values`` (every value of the explorer, typed ones included)."""
+        return self.tables is not None and self.tables.covers(values)
+
+    # ------------------------------------------------------------------ page → kernel
+    @traitlets.observe("values")
+    def _page_changed(self, change: Any) -> None:
+        if self._pushing:
+            return
+        self._explorer_changed_in_page(dict(change["new"]))
+
+    def _explorer_changed_in_page(self, asked: dict[str, object]) -> None:
+        explorer = self._explorer
+        before = explorer.control_values()
+        changed = [n for n in explorer.controls if n in asked and asked[n] != before[n]]
+        after: Mapping[str, object] = {**explorer.values_now(), **{n: asked[n] for n in changed}}
+        for name in changed:  # the page applied the resets its table knows; here all of them (idempotent)
+            after = explorer.transition(after, name)
+        explorer.adopt(after)
+        explorer._update_or_explain()
+        if explorer.control_values() == asked and self.covers(explorer.values_now()):
+            return  # the page drew it from the table: nothing goes back
+        with self.hold_sync():
+            self._pushing = True
+            try:
+                self.values = explorer.control_values()  # sent only when a reset or a clamp moved them
+                self.shown = self._tagged(explorer.shown_now(), asked)
+            finally:
+                self._pushing = False
+
+    def _on_message(self, _widget: object, content: Any, _buffers: object) -> None:
+        if not isinstance(content, dict):
+            return
+        kind = content.get("kind")
+        if kind == "chunk" and self.tables is not None:
+            try:
+                part, index = int(content["part"]), int(content["index"])
+                message, buffers = chunk_message(self.tables, part, index)
+            except (KeyError, TypeError, ValueError, IndexError):
+                return
+            self.send(message, buffers)
+            return
+        view = self._explorer.views.get(str(content.get("view")))
+        try:
+            row, col = int(content["row"]), int(content["col"])
+        except (KeyError, TypeError, ValueError):
+            return
+        if view is None:
+            return
+        if kind == "explain":
+            self.send({"kind": "explained", "id": content.get("id"), "text": view.explain(row, col)})
+        elif kind == "edit":
+            view.edit(row, col, str(content.get("text", "")))
+            self._explorer.publish()
+        elif kind == "select":
+            view.select(row, col)
+            self._explorer.publish()
