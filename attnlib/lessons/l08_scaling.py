@@ -41,7 +41,7 @@ __all__ = [
 class ScalingExplorer(Explorer):
     """Random queries and keys of size ``d_k``: the softmax of ``Q Kᵀ`` unscaled and scaled side by side.
 
-    Controls: ``d_k`` (slider) and ``seed``. Views: ``unscaled`` (``softmax(Q Kᵀ)``) and
+    Controls: ``d_k`` (a slider over the powers of two :data:`D_K`) and ``seed``. Views: ``unscaled`` (``softmax(Q Kᵀ)``) and
     ``scaled`` (``softmax(Q Kᵀ / sqrt(d_k))``), both ``(n_tokens, n_tokens)`` with colours fixed to
     [0, 1]. ``stats`` gives the measured standard deviation of the scores and the mean largest
     weight per row for both.
@@ -50,7 +50,9 @@ class ScalingExplorer(Explorer):
     def __init__(self, d_k: int = 64, seed: int = 0, n_tokens: int = 6):
         super().__init__()
         self.n_tokens = n_tokens
-        self.controls["d_k"] = ui.IntSlider(value=d_k, min=1, max=512, description="d_k")
+        if d_k not in self.D_K:
+            raise ValueError(f"d_k must be a power of two from 1 to 512, one of {self.D_K}; got {d_k!r}")
+        self.controls["d_k"] = ui.SelectionSlider(options=self.D_K, value=d_k, description="d_k")
         self.controls["seed"] = ui.IntSlider(value=seed, min=0, max=20, description="seed")
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
@@ -70,13 +72,9 @@ class ScalingExplorer(Explorer):
             ]
         )
 
-    #: the d_k a table of states holds (the page answers these without a kernel): powers of two, as the lesson
-    #: compares d_k = 1, 2, 4 … 512; the slider's other steps go to the kernel
-    TABLE_D_K = tuple(2**k for k in range(10))
-
-    def control_grid(self) -> dict[str, list[object]]:
-        """``d_k`` on :data:`TABLE_D_K`, every seed."""
-        return {**super().control_grid(), "d_k": list(self.TABLE_D_K)}
+    #: the d_k the slider offers, each in the table of states (the page answers them without a kernel): powers
+    #: of two, as the lesson compares d_k = 1, 2, 4 … 512
+    D_K = tuple(2**k for k in range(10))
 
     def table_parts(self) -> list[Part]:
         """One table of every output, in a chunk per seed (the page loads a seed's chunk when it is chosen)."""

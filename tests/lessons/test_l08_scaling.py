@@ -103,3 +103,8 @@ def test_the_library_step_is_not_an_answer():
 
     assert check("scaling.2", attention_weights).mistake == "library-function"
     assert check("scaling.2", lambda q, k: attention_weights(q, k)).mistake == "library-function"
+
+
+def test_explorer_refuses_a_d_k_its_slider_does_not_offer() -> None:
+    with pytest.raises(ValueError, match=r"d_k must be a power of two .* got 48"):
+        ScalingExplorer(d_k=48)

@@ -146,7 +146,7 @@ def test_lesson_08_is_chunked_by_seed_on_its_d_k_grid_and_lesson_12_is_factored(
     tables = build_tables(ScalingExplorer())
     (part,) = tables.parts
     assert part.chunk == "seed" and len(tables.chunk_values(0)) == 21
-    assert sorted({key[part.controls.index("d_k")] for key in part.keys}) == list(ScalingExplorer.TABLE_D_K)
+    assert sorted({key[part.controls.index("d_k")] for key in part.keys}) == list(ScalingExplorer.D_K)
     assert len(part.keys) == 10 * 21
     assert tables.states == 210 and tables.to_page()["states"] == 210
     _, positions = tables_of("12 PositionsExplorer")  # every state would be 1.1 M rows: six parts instead
