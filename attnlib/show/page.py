@@ -12,10 +12,10 @@ Synced traits:
   typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
   (:func:`attnlib.show.table.page_value`).
 - ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
-  first) the page looks changes up in; empty when the explorer has none (no ``table_parts`` and more than
-  :data:`TABLE_STATES` combinations of its controls' grids): then every change goes through the kernel. A page
-  that needs a chunk asks for it (``{kind: "chunk", part, index}``), answered by
-  :func:`attnlib.show.table.chunk_message`.
+  first) the page looks changes up in; empty when the explorer has none (no ``table_parts``, and more than
+  :data:`GRID_COMBINATIONS` combinations of its controls' grids or more than :data:`TABLE_STATES` states): then
+  every change goes through the kernel. A page that needs a chunk asks for it (``{kind: "chunk", part,
+  index}``), answered by :func:`attnlib.show.table.chunk_message`.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -46,13 +46,16 @@ from .table import Tables, TableTooLarge, build_tables, chunk_message, page_valu
 if TYPE_CHECKING:
     from .explorer import Explorer
 
-__all__ = ["MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
+__all__ = ["GRID_COMBINATIONS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
 STATIC = Path(__file__).parent / "static"
 #: the front end's modules, in the order the bundle needs them (a module after those it uses)
 MODULES = ("table.js", "heatmap.js", "explorer.js")
-#: at most this many states in a table built at display time (the product of the controls' grids; more: no table)
+#: at most this many states in a table built at display time (more: no table, every change goes to the kernel)
 TABLE_STATES = 600
+#: the controls' grids are walked only when they have at most this many combinations (the states reachable from
+#: the explorer's state are fewer: lesson 02's 1 536 combinations hold 514 states)
+GRID_COMBINATIONS = 2048
 
 
 def bundle(modules: tuple[str, ...] = MODULES) -> str:
@@ -99,7 +102,7 @@ class ExplorerWidget(anywidget.AnyWidget):
 
         computes = type(explorer).compute is not Explorer.compute  # the base's raises: no table
         parted = hasattr(explorer, "table_parts")
-        if table and computes and (parted or grid_size(explorer) <= TABLE_STATES):
+        if table and computes and (parted or grid_size(explorer) <= GRID_COMBINATIONS):
             start = time.perf_counter()
             try:
                 self.tables = build_tables(explorer, limit=TABLE_STATES)
