@@ -145,10 +145,14 @@ class WriterExplorer(Explorer):
         prompt, temperature, top_k: the initial state of the controls.
         shown: how many of the most likely characters the view shows.
 
-    Controls: ``prompt`` (Enter to apply), ``temperature``, ``top_k``. View: ``next`` ``(1, shown)``: the
+    Controls: ``prompt`` (Enter to apply), ``temperature``, ``top_k`` (over :data:`TOP_K`, the initial k and
+    the whole vocabulary). View: ``next`` ``(1, shown)``: the
     probabilities (:func:`attnlib.language.sampling_probabilities`) of the characters the model ranks highest.
     The caption draws one seeded continuation of 60 characters.
     """
+
+    #: the k the top-k slider offers (besides the initial one and the whole vocabulary)
+    TOP_K = (1, 2, 3, 5, 10, 20, 40)
 
     def __init__(
         self,
@@ -167,7 +171,12 @@ class WriterExplorer(Explorer):
         c = self.controls
         c["prompt"] = ui.Text(value=prompt, description="prompt", continuous_update=False)
         c["temperature"] = ui.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
-        c["top_k"] = ui.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
+        n_chars = len(self.characters)
+        if not 1 <= top_k <= n_chars:
+            raise ValueError(f"top_k must be from 1 to the {n_chars} characters of the vocabulary, got {top_k}")
+        # a slider over a few k (the page answers each of them without a kernel): 1 is greedy, all is plain sampling
+        ks = sorted({k for k in self.TOP_K if k <= n_chars} | {top_k, n_chars})
+        c["top_k"] = ui.SelectionSlider(options=ks, value=top_k, description="top-k")
         self.views["next"] = HeatmapView([[0.0]], xlabel="next character", ylabel="", decimals=2)
         self.texts["caption"] = ui.HTML()
         self.update()

@@ -147,3 +147,14 @@ def test_writer_explorer_shows_the_next_character_probabilities_and_refuses_unkn
     before = list(e.views["next"].data[0])
     e.controls["prompt"].value = "THE"
     assert "prompt must be" in e.message.value and list(e.views["next"].data[0]) == before
+
+
+def test_writer_explorer_offers_a_few_k_and_refuses_one_outside_the_vocabulary() -> None:
+    from attnlib.transformer import TinyTransformer
+
+    module = lesson_module(LESSON)
+    model = TinyTransformer(5, 8, 2, 1, 8, causal=True)
+    e = module.WriterExplorer(model, list("ab c\n"), prompt="ab ", temperature=1.0, top_k=4)
+    assert e.controls["top_k"].options == (1, 2, 3, 4, 5)  # the slider's k, the initial 4 and all 5 included
+    with pytest.raises(ValueError, match="top_k must be from 1 to the 5 characters"):
+        module.WriterExplorer(model, list("ab c\n"), prompt="ab ", top_k=6)
