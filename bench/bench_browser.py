@@ -5,10 +5,13 @@ and run top to bottom; then every widget output with a live view gets ``--change
 controls through real input (Playwright's keyboard and mouse: a key press on a slider or a menu, a
 click on a toggle). The clock starts at the ``timeStamp`` of the input event that changes the control
 (a capturing listener on the window): the key press, the click (not the pointer's press before it,
-which lasts as long as the finger stays down) or the menu's ``input``. It stops at the animation frame
-after the one that painted the views' last change (``first``: the first view changed; ``all``: no view
-changed for 150 ms after); a change made inside an animation frame's callbacks is painted by that
-frame. A ``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented.
+which lasts as long as the finger stays down) or the menu's ``input``. It stops when the frame after the one
+that painted the change begins (a change made inside an animation frame's callbacks is painted by that frame):
+the change is what the page says it drew (an explorer's ``attnlib:shown`` event, whose ``source`` says
+whether the page's table or the kernel's answer drew it: the ``inpage`` and ``kernel`` figures), or, where
+there is no such event (the checkout before that design, the reference rows), a redraw of the views seen by
+a ``MutationObserver`` (``first``: the first; ``all``: the last before the kernel had answered everything,
+two comm-info requests answered in turn). Nothing in attnlib is instrumented, and no step waits on the clock.
 ``floor``, the same clock on a change that stays in the page (an arrow key moving the first view's
 focused cell), is what the browser alone takes to show a redraw. ``sent``, ``reply`` and ``answer``
 split a change: the same clock stopped when the page sends its first message on the kernel websocket
@@ -40,7 +43,6 @@ from bench import results
 from harness.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab_on_lessons
 
 LESSONS = results.REPO / "notebooks"
-QUIET_MS = 150
 
 # the reference rows: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least
 # any explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that
@@ -71,6 +73,8 @@ NAMES_JS = """
     const source = o.closest('.jp-Cell')?.querySelector('.jp-InputArea-editor')?.textContent || '';
     const given = source.match(/# bench: "([^"]+)"/);
     if (given) return given[1];
+    const explorer = o.querySelector('.attnlib-explorer');
+    if (explorer) return explorer.dataset.explorer;
     if (!o.querySelector('.attn-heatmap')) return null;
     const named = [...source.matchAll(/([A-Z][A-Za-z]*Explorer)\\(/g)].map(m => m[1]);
     return named.length ? named[named.length - 1] : 'live view';
@@ -108,121 +112,183 @@ PAGE_CLOCKS_JS = """
 })();
 """
 
-# arm the clock on output k: the next keydown / click / input's timeStamp starts it; the views' changes
-# stop it (window.__benchDone resolves to {first, all, sent, reply, answer} in ms, or {first: null} after 5 s)
-ARM_JS = """
-([id, k, quiet]) => {
+# the widget outputs of a notebook panel (what NAMES_JS, ARM_JS and CONTROLS_JS number k)
+OUTPUTS_JS = """(id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
+  .filter(o => o.querySelector('.jupyter-widgets'))"""
+
+# arm the clock on output k: the next keydown / click / input's timeStamp starts it. What stops it: an explorer
+# of the one-model design (``.attnlib-explorer``) dispatches ``attnlib:shown`` once it has drawn a state (its
+# ``detail.source``: "table", drawn in the page, or "kernel", the kernel's answer); any other output (the
+# checkout before it, the reference rows) is watched by a MutationObserver on its views; with
+# ``watch = "mutations"`` an explorer too (``floor``: its views' outline, not a new state).
+# window.__benchFirst resolves (true) once the frame after the first change has begun, false when nothing
+# changed within 5 s; window.__benchFinish() resolves to {first, all, source, sent, reply, answer} (ms) once the
+# last change seen so far is on screen: call it when the kernel has answered everything (SETTLED_JS)
+ARM_JS = f"""
+([id, k, watch]) => {{
   const INPUTS = ['keydown', 'click', 'input', 'change'];
-  const out = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => o.querySelector('.jupyter-widgets'))[k];
-  let views = [...out.querySelectorAll('.attn-heatmap')];
+  const out = ({OUTPUTS_JS})(id)[k];
+  const explorer = out.querySelector('.attnlib-explorer');
+  const events = explorer && watch !== 'mutations';
+  let views = [...out.querySelectorAll(explorer ? '[data-view]' : '.attn-heatmap')];
   if (!views.length) views = [...out.querySelectorAll('.widget-html-content')];  // a reference row
   let t0 = null;
-  const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
-  for (const type of INPUTS) window.addEventListener(type, start, {capture: true});
+  const start = (ev) => {{ if (t0 === null) t0 = ev.timeStamp; }};
+  for (const type of INPUTS) window.addEventListener(type, start, {{capture: true}});
   window.__benchMessages = [];
   window.__benchSent = [];
-  window.__benchDone = new Promise((resolve) => {
-    let first = null, last = null, changed = null, timer = null;
-    const done = (result) => {
-      obs.disconnect();
-      for (const type of INPUTS) window.removeEventListener(type, start, {capture: true});
-      resolve(result);
-    };
-    const finish = () => {
-      const got = window.__benchMessages.filter(t => t >= t0);
-      const before = got.filter(t => t <= changed);
-      const sent = window.__benchSent.filter(t => t >= t0);
-      done({first: first - t0, all: last - t0, sent: sent.length ? sent[0] - t0 : null,
-            reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null});
-    };
-    const giveUp = setTimeout(() => done({first: null}), 5000);
-    const obs = new MutationObserver(() => {
-      clearTimeout(giveUp);
-      changed = performance.now();
-      const stop = () => {
+  let first = null, last = null, changed = null, source = null, pending = Promise.resolve(), seenFirst;
+  window.__benchFirst = new Promise((resolve) => {{ seenFirst = resolve; }});
+  const giveUp = setTimeout(() => seenFirst(false), 5000);
+  const seen = (from) => {{
+    clearTimeout(giveUp);
+    changed = performance.now();
+    if (source === null) source = from;
+    // the frame that paints this change (this one, when made in its animation callbacks), then the next one
+    // begins: the change is on screen
+    pending = new Promise((resolve) => {{
+      const stop = () => {{
         const shown = performance.now();
         if (first === null) first = shown;
         last = shown;
-        clearTimeout(timer);
-        timer = setTimeout(finish, quiet);
-      };
-      // the frame that paints this change (this one, when made in its animation callbacks), then the next
-      // one begins: the change is on screen
+        seenFirst(true);
+        resolve();
+      }};
       if (window.__benchInFrame) requestAnimationFrame(stop);
       else requestAnimationFrame(() => requestAnimationFrame(stop));
-    });
-    for (const v of views) obs.observe(v, {subtree: true, childList: true, attributes: true, characterData: true});
-  });
-}
+    }});
+  }};
+  const shown = (ev) => seen(ev.detail.source);
+  const obs = new MutationObserver(() => seen('mutation'));
+  if (events) explorer.addEventListener('attnlib:shown', shown);
+  else for (const v of views) obs.observe(v, {{subtree: true, childList: true, attributes: true, characterData: true}});
+  window.__benchFinish = async () => {{
+    await pending;
+    obs.disconnect();
+    if (events) explorer.removeEventListener('attnlib:shown', shown);
+    for (const type of INPUTS) window.removeEventListener(type, start, {{capture: true}});
+    if (first === null) return {{first: null}};
+    const got = window.__benchMessages.filter(t => t >= t0);
+    const before = got.filter(t => t <= changed);
+    const sent = window.__benchSent.filter(t => t >= t0);
+    return {{first: first - t0, all: last - t0, source, sent: sent.length ? sent[0] - t0 : null,
+            reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null}};
+  }};
+}}
 """
 
-# the controls of output k a learner changes: [kind, index] (a ToggleButtons' chosen button is left out)
-CONTROLS_JS = """
-([id, k]) => {
-  const out = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => o.querySelector('.jupyter-widgets'))[k];
+# the kernel has answered every message the page sent before: two comm-info requests answered in turn (the
+# kernel answers its shell messages in order; ipywidgets holds a model's next message until the kernel is idle
+# after the one before, so the second request follows it), then the next frame has begun
+SETTLED_JS = """async (id) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const kernel = panel.sessionContext.session.kernel;
+  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+}"""
+
+# the controls of output k a learner changes: [kind, index] (a ToggleButtons' chosen button is left out); an
+# explorer of the one-model design: its [data-control] inputs, by name ([kind, name])
+CONTROLS_JS = f"""
+([id, k]) => {{
+  const out = ({OUTPUTS_JS})(id)[k];
   const found = [];
-  out.querySelectorAll('select').forEach((s, i) => {
+  const explorer = out.querySelector('.attnlib-explorer');
+  if (explorer) {{
+    for (const c of explorer.querySelectorAll('[data-control]')) {{
+      if (c.disabled || c.closest('[disabled]')) continue;
+      const name = c.dataset.control;
+      if (c.tagName === 'SELECT' && c.options.length > 1) found.push(['menu', name]);
+      else if (c.type === 'range') found.push(['range', name]);
+      else if (c.type === 'checkbox') found.push(['check', name]);
+      else if (c.tagName === 'TEXTAREA' || c.type === 'text' || c.type === 'number') found.push(['typed', name]);
+    }}
+    return found;
+  }}
+  out.querySelectorAll('select').forEach((s, i) => {{
     if (s.options.length > 1 && !s.disabled) found.push(['select', i]);
-  });
-  out.querySelectorAll('.noUi-handle').forEach((h, i) => {
+  }});
+  out.querySelectorAll('.noUi-handle').forEach((h, i) => {{
     if (!h.closest('[disabled]')) found.push(['slider', i]);
-  });
-  out.querySelectorAll('.widget-toggle-button, .widget-checkbox input').forEach((b, i) => {
+  }});
+  out.querySelectorAll('.widget-toggle-button, .widget-checkbox input').forEach((b, i) => {{
     const chosen = b.closest('.widget-toggle-buttons') && b.classList.contains('mod-active');
     if (!b.disabled && !chosen) found.push(['toggle', i]);
-  });
+  }});
   return found;
-}
+}}
 """
 
 
-def change(page, output, kind: str, index: int, step: int) -> None:
+def change(page, output, kind: str, index: int | str, step: int) -> None:
     """One learner's change of control ``(kind, index)`` of ``output`` through real input events."""
-    if kind == "select":
-        select = output.locator("select").nth(index)
+    if kind in ("select", "menu"):
+        select = output.locator("select").nth(index) if kind == "select" else _control(output, index)
         now, n = select.evaluate("s => [s.selectedIndex, s.options.length]")
         select.select_option(index=(now + 1) % n)
-    elif kind == "slider":
-        handle = output.locator(".noUi-handle").nth(index)
-        now, lo, hi = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+    elif kind in ("slider", "range"):
+        handle = output.locator(".noUi-handle").nth(index) if kind == "slider" else _control(output, index)
+        if kind == "slider":
+            now, lo, hi = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
+        else:
+            now, lo, hi = (float(x) for x in handle.evaluate("r => [r.value, r.min, r.max]"))
         key = "ArrowRight" if step % 8 < 4 else "ArrowLeft"
         key = "ArrowLeft" if now >= hi else "ArrowRight" if now <= lo else key
         handle.focus()
         page.keyboard.press(key)
+    elif kind == "typed":  # a free control: type one more character at its end, then take it away
+        field = _control(output, index)
+        field.focus()
+        page.keyboard.press("End")
+        page.keyboard.press("Backspace" if step % 2 else "0")
+        if field.evaluate("f => f.tagName !== 'TEXTAREA'"):
+            page.keyboard.press("Enter")
+    elif kind == "check":
+        _control(output, index).click()
     else:
         output.locator(".widget-toggle-button, .widget-checkbox input").nth(index).click()
 
 
+def _control(output, name: str):
+    return output.locator(f'[data-control="{name}"]').first
+
+
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
     """``{"first": ms, "all": ms, "reply": ms, "answer": ms}`` per change of widget output ``k`` (after two
-    that warm up), and ``"floor"``: the same clock on a change that never leaves the page (an arrow key
-    moving the focused cell of the first view redraws its outline), what the browser alone takes."""
+    that warm up); an explorer of the one-model design also splits them by where the state was drawn from
+    (``"inpage"``: the page's table, ``"kernel"``: the kernel's answer); and ``"floor"``: the same clock on a
+    change that never leaves the page (an arrow key moving the focused cell of the first view redraws its
+    outline), what the browser alone takes."""
     output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
-    times: dict[str, list[float]] = {"first": [], "all": [], "sent": [], "reply": [], "answer": [], "floor": []}
+    times: dict[str, list[float]] = {
+        "first": [], "all": [], "inpage": [], "kernel": [], "sent": [], "reply": [], "answer": [], "floor": []
+    }  # fmt: skip
     for step in range(changes + 2 if controls else 0):
         kind, index = controls[step % len(controls)]
-        page.evaluate(ARM_JS, [panel, k, QUIET_MS])
+        page.evaluate(ARM_JS, [panel, k, "auto"])
         change(page, output, kind, index, step)
-        got = page.evaluate("() => window.__benchDone")
-        page.wait_for_timeout(60)
+        page.evaluate("() => window.__benchFirst")
+        page.evaluate(SETTLED_JS, panel)
+        got = page.evaluate("() => window.__benchFinish()")
         if step >= 2 and got["first"] is not None:
             times["first"].append(got["first"])
             times["all"].append(got["all"])
+            where = {"table": "inpage", "kernel": "kernel"}.get(got["source"])
+            if where:
+                times[where].append(got["all"])
             for phase in ("sent", "reply", "answer"):
                 if got[phase] is not None:
                     times[phase].append(got[phase])
     grid = output.locator(".attn-heatmap-grid").first
     for step in range(changes + 2 if controls and grid.count() else 0):
         grid.focus()
-        page.evaluate(ARM_JS, [panel, k, QUIET_MS])
+        page.evaluate(ARM_JS, [panel, k, "mutations"])
         page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
-        got = page.evaluate("() => window.__benchDone")
+        page.evaluate("() => window.__benchFirst")
+        got = page.evaluate("() => window.__benchFinish()")
         page.keyboard.press("Escape")  # the tooltip away
-        page.wait_for_timeout(60)
         if step >= 2 and got["first"] is not None:
             times["floor"].append(got["first"])
     return times

@@ -26,6 +26,8 @@ from pathlib import Path
 import pytest
 
 from harness.labdriver import (
+    ATTACHED_JS,
+    DONE_JS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
     STATE_JS,
@@ -127,15 +129,38 @@ def lab(browser, server):
 
 
 def _wait_done(page, panel_id: str, timeout: float) -> dict:
-    deadline = time.monotonic() + timeout
-    state: dict = {}
-    while time.monotonic() < deadline:
-        state = page.evaluate(STATE_JS, panel_id)
-        done = state["found"] and state["status"] == "idle" and state["prompts"]
-        if done and state["numbered"] == len(state["prompts"]):
-            return state
-        page.wait_for_timeout(250)
-    raise AssertionError(f"lesson did not finish within {timeout:.0f} s: {state}")
+    """Wait until the kernel is idle and every code cell shows its execution count; the notebook's state."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(DONE_JS, arg=panel_id, timeout=timeout * 1000, polling=100)
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"lesson did not finish within {timeout:.0f} s: {page.evaluate(STATE_JS, panel_id)}"
+        ) from None
+    return page.evaluate(STATE_JS, panel_id)
+
+
+# a MutationObserver on ``root`` (or on its elements matching ``selector``): window.attnChanged turns true at
+# their first change; arm it before the change, then wait for it
+WATCH_JS = """([root, selector]) => {
+  window.attnChanged = false;
+  if (window.attnWatch) window.attnWatch.disconnect();
+  const watch = window.attnWatch = new MutationObserver(() => { window.attnChanged = true; watch.disconnect(); });
+  for (const target of selector ? root.querySelectorAll(selector) : [root]) {
+    watch.observe(target, {subtree: true, childList: true, attributes: true, characterData: true});
+  }
+}"""
+# the kernel has handled every widget message the page sent before: two comm-info requests answered in turn
+# (the kernel answers its shell messages in order, and ipywidgets holds a control's next message until the
+# kernel is idle after the one before, so the second request follows it), then a frame for the redraw.
+# comm_info_request leaves JupyterLab's kernel status idle, as widget messages do
+SETTLED_JS = """async (id) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const kernel = panel.sessionContext.session.kernel;
+  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+}"""
 
 
 def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[str]]:
@@ -186,20 +211,10 @@ def _move_controls(page, panel_id: str, before: list[dict]) -> tuple[int, list[s
                     page.keyboard.press("ArrowLeft")
             else:
                 control.click()
-            # wait for a new image; give up once the kernel has been idle for a second (nothing comes)
-            start, idle_since, new = time.monotonic(), None, old
-            while time.monotonic() - start < 15:
-                page.wait_for_timeout(150)
-                now = page.evaluate(WIDGETS_JS, panel_id)
-                new = [view["digest"] for view in now[k]["views"]]
-                if new != old:
-                    break
-                if page.evaluate(STATE_JS, panel_id)["status"] == "idle":
-                    idle_since = idle_since or time.monotonic()
-                    if time.monotonic() - idle_since > 1.0:
-                        break
-                else:
-                    idle_since = None
+            # the views changed, or the kernel has answered the change and nothing came
+            page.evaluate(SETTLED_JS, panel_id)
+            now = page.evaluate(WIDGETS_JS, panel_id)
+            new = [view["digest"] for view in now[k]["views"]]
             log.append(f"output {k}: {kind} -> {'redrawn' if new != old else 'no change'}")
             if new != old:
                 changed += 1
@@ -296,9 +311,9 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     focused = page.evaluate("() => document.activeElement && document.activeElement.dataset.row")
     assert focused == "2", "focus left the cell after Enter"
     live = root.locator(".attn-heatmap-description[aria-live]")
-    deadline = time.monotonic() + 5  # the value at once, the explanation when the kernel sent it
-    while time.monotonic() < deadline and "q_3·k_2 = " not in live.inner_text():
-        page.wait_for_timeout(50)
+    page.wait_for_function(  # the value at once, the explanation when the kernel sent it
+        "(el) => el.innerText.includes('q_3·k_2 = ')", arg=live.element_handle(), timeout=5000
+    )
     announced = live.inner_text()
     assert announced.startswith("q3, k2: ") and "q_3·k_2 = " in announced, announced
     # the query's row is outlined in the highlight colour now: row 3's left edge, no longer row 1's
@@ -308,11 +323,15 @@ def _hover_and_keyboard(page, panel_id: str) -> None:
     def left_edge(row: int) -> list[int]:
         return grid_pixels(grid, 0.5, (row + 0.5) * size, 1, 1)[0]
 
-    deadline = time.monotonic() + 10
+    page.wait_for_function(  # the explorer has moved the query's highlight to row 3 (row index 2)
+        "([g, row]) => { const cell = g.getBoundingClientRect().height / Number(g.dataset.rows);"
+        " return [...g.querySelectorAll('.attn-highlights rect')].some(r =>"
+        " Number(r.getAttribute('width')) > 1.5 * cell && Math.floor(Number(r.getAttribute('y')) / cell) === row); }",
+        arg=[grid.element_handle(), 2],
+        timeout=10_000,
+    )
+    page.evaluate("() => new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))")
     edges = (left_edge(2), left_edge(0))
-    while time.monotonic() < deadline and not (edges[0] == colour and edges[1] != colour):
-        page.wait_for_timeout(100)
-        edges = (left_edge(2), left_edge(0))
     assert edges[0] == colour and edges[1] != colour, (*edges, colour)
     # a new device pixel ratio (zoom): the grid is vector, drawn afresh at the new ratio, and crisp: across
     # the edge between cells (0, 0) and (0, 1), 4 CSS pixels = 4 × (ratio + 1) device pixels, each exactly
@@ -410,23 +429,20 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
     editor.wait_for(state="visible", timeout=5000)
     editor.fill("5")
-    editor.press("Enter")
     x = three_inputs.inputs.clone()
     x[0, 3] = 5.0
     want = attention(*derive_qkv(x, *three_inputs.projections), scale=1.0)  # the explorer starts unscaled, as 001
     z_view = live_view(page, panel_id, "Z = A V")
     root = view_root(z_view)
-    deadline = time.monotonic() + 10
-    while True:  # the new Z has arrived: the table (what a screen reader reads) shows attnlib's numbers
-        got = table_numbers(root)
-        if got == pytest.approx(want.flatten().tolist(), abs=1e-4) or time.monotonic() > deadline:
-            break
-        root.locator(".attn-heatmap-table-toggle").press("Enter")  # close it, look again
-        page.wait_for_timeout(150)
-    assert got == pytest.approx(want.flatten().tolist(), abs=1e-4)
+    page.evaluate(WATCH_JS, [z_view.element_handle(), None])
+    editor.press("Enter")
+    page.wait_for_function("() => window.attnChanged", timeout=10_000)  # the new Z has been drawn
+    # the table (what a screen reader reads) shows attnlib's numbers
+    assert table_numbers(root) == pytest.approx(want.flatten().tolist(), abs=1e-4)
     # the edit reached the page as one message for all the views (the explorer's ViewGroup) and at most one
-    # per other widget that changed, not one per trait or per view (Explorer.batched)
-    page.wait_for_timeout(300)
+    # per other widget that changed, not one per trait or per view (Explorer.batched); counted once the kernel
+    # has answered everything
+    page.evaluate(SETTLED_JS, panel_id)
     updates = [f for f in FRAMES[frames_before:] if WIDGET_UPDATE.search(f)]
     ids = [m[1] for m in (re.search(r'"comm_id":\s*"([^"]+)"', f) for f in updates) if m]
     assert len(ids) == len(set(ids)), ids
@@ -447,7 +463,7 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
         state = _wait_done(page, panel_id, RUN_TIMEOUT)
         ran = time.perf_counter() - start
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
-        page.wait_for_timeout(500)  # let the widget views attach
+        page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)  # every widget output is on the page
         page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
             "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
             ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
@@ -554,8 +570,10 @@ def test_widgets_stay_live_in_deck_mode(browser, server) -> None:
     for _ in range(60):  # forward, slide by slide (fragments included), until the explorer is on screen
         if page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["onscreen"]:
             break
-        page.evaluate("() => window.jupyterapp.commands.execute('deck:forward')")
-        page.wait_for_timeout(150)
+        page.evaluate(  # the deck has moved on and drawn its new slide
+            "async () => { await window.jupyterapp.commands.execute('deck:forward');"
+            " await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))); }"
+        )
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     state = page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)
     assert state["deck"] and state["onscreen"], f"the scores explorer never came on screen in deck mode: {state}"
@@ -610,7 +628,7 @@ def test_explorer_redraws_in_notebook_7(browser, server) -> None:
         timeout=90_000,
     )
     assert page.evaluate("() => document.body.dataset.notebook || ''") == "notebooks"  # Notebook 7, not Lab
-    page.wait_for_timeout(2000)
+    page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
     # Notebook 7.6.3's own start may throw "reading 'schema'" from its settings loading (notebook_core.js,
     # before any lesson code runs; an extension of the workshop's environment whose settings it lacks):
     # only what happens from here on is the lesson's and the explorers'
@@ -631,10 +649,10 @@ def test_explorer_redraws_in_notebook_7(browser, server) -> None:
     control = explorer.locator("select").first
     n_options = control.locator("option").count()
     assert n_options >= 2
+    page.evaluate(WATCH_JS, [explorer.element_handle(), ".attn-heatmap"])
     control.select_option(index=(control.evaluate("s => s.selectedIndex") + 1) % n_options)
-    deadline = time.monotonic() + 15
-    while _views(page) == before and time.monotonic() < deadline:
-        page.wait_for_timeout(100)
+    page.wait_for_function("() => window.attnChanged", timeout=15_000)
+    page.evaluate(SETTLED_JS, panel_id)  # every view's update has arrived
     assert _views(page) != before, "the live view did not redraw after the control moved"
     assert not problems[at_load:], json.dumps(problems[at_load:])
     page.close()
