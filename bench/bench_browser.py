@@ -21,7 +21,7 @@ main thread sees them.
 
 Reference rows: every lesson's page gets one more cell, a slider redrawing a text through the kernel
 (``NN Jupyter alone``: Jupyter and ipywidgets alone on that page, the least an explorer there can take),
-and "lesson" 00 is a page of its own with that slider and one redrawing a 6 × 6 ``HeatmapView``.
+and "lesson" 00 is a page of its own with that slider.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--runs R]
 [--baseline DIR] [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a
@@ -34,6 +34,7 @@ Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -44,9 +45,8 @@ from harness.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, st
 
 LESSONS = results.REPO / "notebooks"
 
-# the reference rows: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least
-# any explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that
-# slider and one redrawing a 6 × 6 HeatmapView (attnlib's view alone)
+# the reference row: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least any
+# explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that slider
 REFERENCE = "00_reference.ipynb"
 JUPYTER_ALONE = f"""# bench: "{results.JUPYTER_ALONE}"
 import ipywidgets as widgets
@@ -55,20 +55,12 @@ bench_slider = widgets.IntSlider(description="n", max=50)
 bench_text = widgets.HTML(value="0")
 bench_slider.observe(lambda change: setattr(bench_text, "value", str(change.new)), names="value")
 widgets.VBox([bench_slider, bench_text])"""
-HEATMAP_ALONE = """# bench: "HeatmapView alone"
-import numpy as np
-from attnlib.show import HeatmapView
-
-bench_view = HeatmapView(np.zeros((6, 6)), vmin=0, vmax=50)
-bench_n = widgets.IntSlider(description="n", max=50)
-bench_n.observe(lambda change: bench_view.update(np.arange(36.0).reshape(6, 6) % (change.new + 1)), names="value")
-widgets.VBox([bench_n, bench_view])"""
 
 # every widget output with a live view: the explorer its cell builds ("ScalingExplorer"), the name in a
 # "# bench: NAME" comment of the cell (the reference rows), or null
 NAMES_JS = """
 (id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-  .filter(o => o.querySelector('.jupyter-widgets'))
+  .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer'))
   .map(o => {
     const source = o.closest('.jp-Cell')?.querySelector('.jp-InputArea-editor')?.textContent || '';
     const given = source.match(/# bench: "([^"]+)"/);
@@ -114,7 +106,7 @@ PAGE_CLOCKS_JS = """
 
 # the widget outputs of a notebook panel (what NAMES_JS, ARM_JS and CONTROLS_JS number k)
 OUTPUTS_JS = """(id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-  .filter(o => o.querySelector('.jupyter-widgets'))"""
+  .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer'))"""
 
 # arm the clock on output k: the next keydown / click / input's timeStamp starts it. What stops it: an explorer
 # of the one-model design (``.attnlib-explorer``) dispatches ``attnlib:shown`` once it has drawn a state (its
@@ -196,12 +188,13 @@ CONTROLS_JS = f"""
   const explorer = out.querySelector('.attnlib-explorer');
   if (explorer) {{
     for (const c of explorer.querySelectorAll('[data-control]')) {{
-      if (c.disabled || c.closest('[disabled]')) continue;
+      if (c.disabled || c.closest('[disabled]') || !c.checkVisibility()) continue;
       const name = c.dataset.control;
       if (c.tagName === 'SELECT' && c.options.length > 1) found.push(['menu', name]);
       else if (c.type === 'range') found.push(['range', name]);
       else if (c.type === 'checkbox') found.push(['check', name]);
       else if (c.tagName === 'TEXTAREA' || c.type === 'text' || c.type === 'number') found.push(['typed', name]);
+      else if (c.getAttribute('role') === 'radiogroup') found.push(['radio', name]);
     }}
     return found;
   }}
@@ -221,32 +214,50 @@ CONTROLS_JS = f"""
 
 
 def change(page, output, kind: str, index: int | str, step: int) -> None:
-    """One learner's change of control ``(kind, index)`` of ``output`` through real input events."""
+    """One learner's change of control ``(kind, index)`` of ``output`` through real input events (a typed
+    control: the key that commits what :func:`prepare` typed)."""
     if kind in ("select", "menu"):
         select = output.locator("select").nth(index) if kind == "select" else _control(output, index)
         now, n = select.evaluate("s => [s.selectedIndex, s.options.length]")
         select.select_option(index=(now + 1) % n)
-    elif kind in ("slider", "range"):
-        handle = output.locator(".noUi-handle").nth(index) if kind == "slider" else _control(output, index)
-        if kind == "slider":
-            now, lo, hi = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
-        else:
-            now, lo, hi = (float(x) for x in handle.evaluate("r => [r.value, r.min, r.max]"))
+    elif kind == "slider":
+        handle = output.locator(".noUi-handle").nth(index)
+        now, lo, hi = (float(handle.get_attribute(a)) for a in ("aria-valuenow", "aria-valuemin", "aria-valuemax"))
         key = "ArrowRight" if step % 8 < 4 else "ArrowLeft"
         key = "ArrowLeft" if now >= hi else "ArrowRight" if now <= lo else key
         handle.focus()
         page.keyboard.press(key)
-    elif kind == "typed":  # a free control: type one more character at its end, then take it away
-        field = _control(output, index)
-        field.focus()
-        page.keyboard.press("End")
-        page.keyboard.press("Backspace" if step % 2 else "0")
-        if field.evaluate("f => f.tagName !== 'TEXTAREA'"):
-            page.keyboard.press("Enter")
+    elif kind == "range":  # a click on the track one step along (JupyterLab takes the arrow keys' default here)
+        track = _control(output, index)
+        now, lo, hi = (float(x) for x in track.evaluate("r => [r.value, r.min, r.max]"))
+        box = track.bounding_box()
+        per_step = (box["width"] - 16) / (hi - lo)
+        jump = max(1, math.ceil(10 / per_step))  # off the thumb (16 px wide): a click on it moves nothing
+        to = now + (jump if step % 8 < 4 else -jump)
+        to = now - jump if to > hi else now + jump if to < lo else to
+        track.click(position={"x": 8 + (to - lo) * per_step, "y": box["height"] / 2})
+    elif kind == "typed":  # a textarea commits when it loses the focus, a field on Enter
+        area = _control(output, index).evaluate("f => f.tagName === 'TEXTAREA'")
+        page.keyboard.press("Tab" if area else "Enter")
     elif kind == "check":
         _control(output, index).click()
+    elif kind == "radio":
+        _control(output, index).locator("button:not([aria-checked='true']):not([disabled])").first.click()
     else:
         output.locator(".widget-toggle-button, .widget-checkbox input").nth(index).click()
+
+
+def prepare(page, output, kind: str, index: int | str, step: int) -> None:
+    """Before the clock starts: type into a typed control a text the explorer's table does not hold (its own
+    text with one more digit, a new one each time)."""
+    if kind != "typed":
+        return
+    field = _control(output, index)
+    field.focus()
+    page.keyboard.press("End")
+    if step:
+        page.keyboard.press("Backspace")
+    page.keyboard.type(str(step % 9 + 1))
 
 
 def _control(output, name: str):
@@ -256,31 +267,37 @@ def _control(output, name: str):
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
     """``{"first": ms, "all": ms, "reply": ms, "answer": ms}`` per change of widget output ``k`` (after two
     that warm up); an explorer of the one-model design also splits them by where the state was drawn from
-    (``"inpage"``: the page's table, ``"kernel"``: the kernel's answer); and ``"floor"``: the same clock on a
-    change that never leaves the page (an arrow key moving the focused cell of the first view redraws its
-    outline), what the browser alone takes."""
-    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
+    (``"inpage"``: the page's table, ``"kernel"``: the kernel's answer) and gets ``changes`` more of its typed
+    controls (the kernel's); and ``"floor"``: the same clock on a change that never leaves the page (an arrow
+    key moving the focused cell of the first view redraws its outline), what the browser alone takes."""
+    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
+    moved = [c for c in controls if c[0] != "typed"]
+    typed = [c for c in controls if c[0] == "typed"]
+    plan = [moved[step % len(moved)] for step in range(changes + 2)] if moved else []
+    plan += [typed[step % len(typed)] for step in range(changes + 2)] if typed else []
     times: dict[str, list[float]] = {
         "first": [], "all": [], "inpage": [], "kernel": [], "sent": [], "reply": [], "answer": [], "floor": []
     }  # fmt: skip
-    for step in range(changes + 2 if controls else 0):
-        kind, index = controls[step % len(controls)]
+    for step, (kind, index) in enumerate(plan):
+        prepare(page, output, kind, index, step)
         page.evaluate(ARM_JS, [panel, k, "auto"])
         change(page, output, kind, index, step)
         page.evaluate("() => window.__benchFirst")
         page.evaluate(SETTLED_JS, panel)
         got = page.evaluate("() => window.__benchFinish()")
-        if step >= 2 and got["first"] is not None:
-            times["first"].append(got["first"])
-            times["all"].append(got["all"])
-            where = {"table": "inpage", "kernel": "kernel"}.get(got["source"])
-            if where:
-                times[where].append(got["all"])
-            for phase in ("sent", "reply", "answer"):
-                if got[phase] is not None:
-                    times[phase].append(got[phase])
+        warm = step < 2 or (typed and moved and changes + 2 <= step < changes + 4)
+        if warm or got["first"] is None:
+            continue
+        times["first"].append(got["first"])
+        times["all"].append(got["all"])
+        where = {"table": "inpage", "kernel": "kernel"}.get(got["source"])
+        if where:
+            times[where].append(got["all"])
+        for phase in ("sent", "reply", "answer"):
+            if got[phase] is not None:
+                times[phase].append(got[phase])
     grid = output.locator(".attn-heatmap-grid").first
     for step in range(changes + 2 if controls and grid.count() else 0):
         grid.focus()
@@ -309,8 +326,7 @@ def measure(
         try:
             for name, checkout in paths.items():
                 env = os.environ.pop("PYTHONPATH", None)
-                if checkout is not None:
-                    os.environ["PYTHONPATH"] = str(checkout)
+                os.environ["PYTHONPATH"] = str(checkout or results.REPO)  # this checkout's attnlib, not the venv's
                 servers[name] = start_lab_on_lessons(
                     Path(tmp) / name, windowing=None, checkout=checkout or results.REPO
                 )
@@ -332,8 +348,8 @@ def measure(
 
 
 def add_references(notebooks: Path, *, own_page: bool = True) -> None:
-    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; write the page of "lesson" 00
-    (``own_page``: this checkout's, whose ``attnlib.show`` has the ``HeatmapView``)."""
+    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; with ``own_page``, write the page of
+    "lesson" 00 (once per run: this checkout's)."""
     import nbformat
 
     for path in notebooks.glob("[0-9][0-9]_*.ipynb"):
@@ -342,7 +358,7 @@ def add_references(notebooks: Path, *, own_page: bool = True) -> None:
         nbformat.write(notebook, path)
     if not own_page:
         return
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (JUPYTER_ALONE, HEATMAP_ALONE)])
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(JUPYTER_ALONE)])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, notebooks / REFERENCE)
 

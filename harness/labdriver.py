@@ -353,11 +353,15 @@ ATTACHED_JS = """(id) => {
   for (const cell of widget.content.model.cells) {
     if (cell.type !== 'code') continue;
     for (let k = 0; k < cell.outputs.length; k++) {
-      if ('application/vnd.jupyter.widget-view+json' in (cell.outputs.get(k).data || {})) want += 1;
+      const data = cell.outputs.get(k).data || {};
+      // a tqdm progress bar's widget is closed when its loop ends ("…| 0/200 [00:00<?, ?it/s]"): nothing to show
+      const bar = /\\| *\\d+\\/\\d+ \\[/.test(String(data['text/plain'] || ''));
+      if ('application/vnd.jupyter.widget-view+json' in data && !bar) want += 1;
     }
   }
   const shown = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => o.querySelector('.jupyter-widgets') || /Error displaying widget/.test(o.textContent));
+    .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer')
+      || /Error displaying widget/.test(o.textContent));
   return shown.length >= want;
 }"""
 
@@ -368,7 +372,8 @@ WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);
   const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')]
-      .filter(o => o.querySelector('.jupyter-widgets') || /Error displaying widget/.test(o.textContent));
+      .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer')
+      || /Error displaying widget/.test(o.textContent));
   const hash = async (buf) => {
     const digest = await crypto.subtle.digest('SHA-256', buf);
     return [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');
