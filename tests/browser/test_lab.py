@@ -157,6 +157,7 @@ SETTLED_JS = """async (id) => {
 # Explorers of the one-model design (attnlib/show/page.py's ExplorerWidget, static/explorer.js). Every wait is on
 # the explorer's own signal: its root's data-shown attribute and the "attnlib:shown" event it dispatches after it
 # drew a state ({source: "table" | "kernel" | "initial", values}).
+# sampled in every lesson BROWSER_LESSONS opens (make test: 04; make browser: all four)
 INPAGE_LESSONS = ("04_scores.ipynb", "05_softmax.ipynb", "11_multihead.ipynb", "15_attention_at_scale.ipynb")
 RACE_LESSON = "05_softmax.ipynb"  # SoftmaxExplorer: menus the table covers, scores typed into a textarea
 RACE_MENU = "example"  # its menu whose change resets the typed scores (so the page draws it from the table)
@@ -839,7 +840,7 @@ def _close(page, server, panel_id: str) -> None:
     server.shutdown_kernels()
 
 
-@pytest.mark.parametrize("lesson", [n for n in INPAGE_LESSONS if n in ALL_LESSONS])
+@pytest.mark.parametrize("lesson", [n for n in INPAGE_LESSONS if n in LESSONS])
 def test_in_page_and_kernel_draw_the_same(lab, lesson: str) -> None:
     """At sampled states (random moves of the controls in the page), the explorer drawn from its table equals the
     same explorer set to the same values from Python in the kernel, and both show Python's compute formatted by
