@@ -40,13 +40,16 @@ def browser(data: dict) -> str:
     and the page alone."""
     paths = [p for p in data if p.startswith("baseline")]
     current = data["current"]
-    head = ["lesson, explorer", "in the page: median / p90 ms", f"goal ≤ {INPAGE_GOAL[0]} / {INPAGE_GOAL[1]}"]
-    head += ["through the kernel: median / p90 ms", f"goal ≤ Jupyter alone + {KERNEL_MARGIN}"]
+    head = ["lesson, explorer", "in the page: median / p90 ms (changes)", f"goal ≤ {INPAGE_GOAL[0]} / {INPAGE_GOAL[1]}"]
+    head += ["through the kernel: median / p90 ms (changes)", f"goal ≤ Jupyter alone + {KERNEL_MARGIN}"]
     head += [f"before ({p.removeprefix('baseline ')}): median / p90 ms" for p in paths]
     head += ["Jupyter alone, same page", "page alone", "kernel's first / last message: median ms"]
 
     def both(figures: dict | None) -> str:
         return f"{figures['median']:.0f} / {figures['p90']:.0f}" if figures and figures["n"] else "-"
+
+    def counted(figures: dict | None) -> str:
+        return f"{both(figures)} ({figures['n']})" if figures and figures["n"] else "-"
 
     # each page's reference row ("05 Jupyter alone"), shown beside its explorers; 00 is a page of its own
     alone = {name[:2]: f["all"] for name, f in current.items() if name[3:] == results.JUPYTER_ALONE}
@@ -59,11 +62,11 @@ def browser(data: dict) -> str:
         page, kernel = (None, figures["all"]) if reference else (figures.get("inpage"), figures.get("kernel"))
         page = page if page and page["n"] else None
         kernel = kernel if kernel and kernel["n"] else None
-        row = [name + (" (reference)" if reference else ""), both(page)]
+        row = [name + (" (reference)" if reference else ""), counted(page)]
         if page:
             in_page.append(page["median"] <= INPAGE_GOAL[0] and page["p90"] <= INPAGE_GOAL[1])
         row.append(_met(in_page[-1]) if page else "-")
-        row.append(both(kernel))
+        row.append(counted(kernel))
         same = alone.get(name[:2])
         if kernel and same and not reference:
             through.append(kernel["median"] <= same["median"] + KERNEL_MARGIN)
@@ -78,7 +81,7 @@ def browser(data: dict) -> str:
         rows.append(row)
     summary = (
         f"In the page: the goal met by {sum(in_page)} of {len(in_page)} explorers; through the kernel: by "
-        f"{sum(through)} of {len(through)} (the explorers with a typed control). "
+        f"{sum(through)} of {len(through)}. "
     )
     if lessons:
         summary += (
