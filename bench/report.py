@@ -170,6 +170,32 @@ def hub(data: dict) -> str:
     return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {results.measured_on(data)}."
 
 
+def tables(data: dict) -> str:
+    rows = []
+    for name, r in data["rows"].items():
+        chunks = f"{r['chunks']} (≤ {r['largest_chunk_gzip'] / 1000:.1f})" if r["chunks"] else "–"
+        ok = r["inline_gzip"] <= 64_000 and r["largest_chunk_gzip"] <= 100_000
+        rows.append(
+            [name, f"{r['states']:,}", str(r["rows"]), str(r["parts"]), f"{r['raw_bytes'] / 1000:.1f}",
+             f"{r['inline_gzip'] / 1000:.1f}", chunks, f"{r['build_cpu_s']:.2f}", _met(ok)]
+        )  # fmt: skip
+    head = ["lesson, explorer", "states", "rows", "parts", "raw kB", "inline kB gzip", "chunks (largest kB gzip)",
+            "build s CPU", "goal ≤ 64 kB inline, ≤ 100 kB a chunk"]  # fmt: skip
+    before = "; ".join(
+        f"{name} as one table of every state: "
+        + (f"{r['one_table']['rows']} rows, {r['one_table']['gzip'] / 1000:.1f} kB gzip" if "rows" in r["one_table"]
+           else r["one_table"]["error"])
+        for name, r in data["rows"].items()
+        if "one_table" in r
+    )  # fmt: skip
+    total = data["build_cpu_s"]
+    return (
+        _rows(head, rows)
+        + f"\n\nEvery table built in {total:.1f} s CPU (goal ≤ 10 s: {_met(total <= 10)}). Before: {before}. "
+        + f"{results.measured_on(data)}."
+    )
+
+
 GUIDE = results.REPO / "docs" / "teaching-guide.md"
 #: table name (bench/results/<name>.json) → its renderer and the page that holds it
 TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
@@ -180,6 +206,7 @@ TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
     "nbval": (nbval, PAGE),
     "make_test": (make_test, PAGE),
     "hub": (hub, GUIDE),
+    "tables": (tables, PAGE),
 }
 
 

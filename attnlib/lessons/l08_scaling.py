@@ -21,6 +21,7 @@ from ..examples import random_qk
 from ..saturation import ScalingStats, scaling_stats
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
+from ..show.table import Part
 from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
 from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
@@ -76,6 +77,10 @@ class ScalingExplorer(Explorer):
     def control_grid(self) -> dict[str, list[object]]:
         """``d_k`` on :data:`TABLE_D_K`, every seed."""
         return {**super().control_grid(), "d_k": list(self.TABLE_D_K)}
+
+    def table_parts(self) -> list[Part]:
+        """One table of every output, in a chunk per seed (the page loads a seed's chunk when it is chosen)."""
+        return [Part(("d_k", "seed"), ("views/unscaled", "views/scaled", "texts/stats"), chunk="seed")]
 
     def current(self) -> ScalingStats:
         """The statistics for the current slider values."""

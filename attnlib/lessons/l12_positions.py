@@ -26,6 +26,7 @@ from ..positions import LearnedPositions, SinusoidalPositions, apply_rope, rope_
 from ..pretrained import RECIPES, load
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
+from ..show.table import Part
 from ..steps import attention, derive_qkv
 from ..training import accuracy, train
 from ..transformer import TinyTransformer
@@ -88,6 +89,34 @@ class PositionsExplorer(Explorer):
             ]
         )
 
+    def control_grid(self) -> dict[str, list[object]]:
+        """Every size, and every position and frequency any size allows (the table looks clamps up in these)."""
+        return {
+            "n_tokens": list(range(2, MAX_POSITIONS + 1)),
+            "d_model": list(range(2, 65, 2)),
+            "position": list(range(MAX_POSITIONS)),
+            "frequency": list(range(32)),
+        }
+
+    def table_parts(self) -> list[Part]:
+        """Each output keyed by the controls it reads: 1.1 M states as six tables of at most 4 032 rows.
+
+        The matrices depend on ``(n_tokens, d_model)`` only and are blocks of the 64-position result (stored
+        once per ``d_model``); the outlines on the position and the frequency; the caption on ``d_model`` and
+        the frequency (it states i − j for every position: the outline shows which); the clamped position and
+        frequency on the size they are clamped to. The matrices come in a chunk per ``d_model``.
+        """
+        largest = {"n_tokens": MAX_POSITIONS, "d_model": 64}
+        views = ("views/encoding:look", "views/encoding:matrix", "views/similarity:look", "views/similarity:matrix")
+        return [
+            Part(("n_tokens", "d_model"), views, {"position": 0, "frequency": 0}, chunk="d_model"),
+            Part(("position", "frequency"), ("views/encoding:marks",), largest),
+            Part(("position",), ("views/similarity:marks",), largest),
+            Part(("d_model", "frequency"), ("texts/caption",), largest),
+            Part(("n_tokens", "position"), ("controls/position",), largest),
+            Part(("d_model", "frequency"), ("controls/frequency",), largest),
+        ]
+
     @property
     def encoding(self) -> torch.Tensor:
         """The encodings shown, ``(n_tokens, d_model)``."""
@@ -116,7 +145,7 @@ class PositionsExplorer(Explorer):
             texts={
                 "caption": html.escape(
                     f"pair c = {freq}: θ_c = base^(−2c/d) = {theta:.4g} rad per position, wavelength 2π/θ_c = "
-                    f"{2 * math.pi / theta:.4g} positions; P[{pos}] · P[j] depends only on {pos} − j"
+                    f"{2 * math.pi / theta:.4g} positions; P[i] · P[j] depends only on i − j"
                 )
             },
             controls={"position": {"max": n - 1, "value": pos}, "frequency": {"max": d // 2 - 1, "value": freq}},

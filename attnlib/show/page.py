@@ -6,11 +6,16 @@ Synced traits:
   texts; the message), from :meth:`Explorer.tree`. (Not ``layout``: that name is ipywidgets' own trait of
   every DOM widget, a model of CSS the page would try to draw.)
 - ``values``: control name → value, both ways.
-- ``shown``: ``{"values", "views", "texts", "controls", "message", "tabled"}``, kernel → page: what is shown
-  and the values it was computed for (``asked``: the page's values it answers, when a reset or a clamp moved
-  them); ``tabled``: whether the table of states still holds for the state typed in cells.
-- ``table``: the table of states (:mod:`attnlib.show.table`) the page looks changes up in; empty when the
-  explorer has none (its table would be over budget): then every change goes through the kernel.
+- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin"}``, kernel → page: what is
+  shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a clamp
+  moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``: the
+  typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
+  (:func:`attnlib.show.table.page_value`).
+- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
+  first) the page looks changes up in; empty when the explorer has none (no ``table_parts`` and more than
+  :data:`TABLE_STATES` combinations of its controls' grids): then every change goes through the kernel. A page
+  that needs a chunk asks for it (``{kind: "chunk", part, index}``), answered by
+  :func:`attnlib.show.table.chunk_message`.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -36,16 +41,16 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .table import Table, TableTooLarge, build_table
+from .table import Tables, TableTooLarge, build_tables, chunk_message, page_value
 
 if TYPE_CHECKING:
     from .explorer import Explorer
 
-__all__ = ["MODULES", "TABLE_STATES", "ExplorerWidget", "bundle", "table_trait"]
+__all__ = ["MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
 STATIC = Path(__file__).parent / "static"
 #: the front end's modules, in the order the bundle needs them (a module after those it uses)
-MODULES = ("table_interim.js", "heatmap.js", "explorer.js")
+MODULES = ("table.js", "heatmap.js", "explorer.js")
 #: at most this many states in a table built at display time (the product of the controls' grids; more: no table)
 TABLE_STATES = 600
 
@@ -65,67 +70,6 @@ def bundle(modules: tuple[str, ...] = MODULES) -> str:
         text = re.sub(r"^export (?=(async )?function|const|let|class)", "", text, flags=re.M)
         parts.append(f"// ---- {name}\n{text}")
     return "\n".join(parts)
-
-
-def _free_value(value: object) -> object:
-    from .table import _free_value as free  # the table's rule for a typed value: itself, or a digest of it
-
-    return free(value)
-
-
-def _same(a: object, b: object) -> bool:
-    """Whether two values of an explorer's state are equal (tensors and arrays compared element by element)."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if hasattr(a, "shape") or hasattr(b, "shape"):
-        try:
-            return bool(a.shape == b.shape and (a == b).all())  # type: ignore[attr-defined]
-        except (AttributeError, TypeError, RuntimeError):
-            return False
-    return a == b
-
-
-def table_trait(table: Table | None, explorer: Explorer | None = None) -> dict[str, object]:
-    """What the page needs of ``table``: its payload (JSON head + matrices, one binary buffer) and, per row,
-    the values of the typed controls it holds for (a reset may change them: lesson 05's example resets the
-    scores). ``{}`` for none."""
-    if table is None:
-        return {}
-    controls = explorer.controls if explorer is not None else {}
-    free = [name for name in table.free if name in controls]
-    pools: dict[str, dict[str, int]] = {name: {} for name in free}
-    rows = []
-    for values in table.values:
-        rows.append([pools[name].setdefault(_json_key(values[name]), len(pools[name])) for name in free])
-    resets = []
-    if explorer is not None and table.values:
-        start = table.values[0]
-        for name, grid in explorer.control_grid().items():
-            others = [v for v in grid if v != start.get(name)]
-            if others:
-                moved = explorer.transition({**start, name: others[0]}, name)
-                if any(_json_key(moved.get(k)) != _json_key(start.get(k)) for k in free):
-                    resets.append(name)
-    return {
-        "payload": table.payload(),
-        "free": {name: [_decode(key) for key in pool] for name, pool in pools.items()},
-        "free_rows": rows,
-        "resets": resets,
-    }
-
-
-def _json_key(value: object) -> str:
-    import json
-
-    return json.dumps(_free_value(value), sort_keys=True)
-
-
-def _decode(key: str) -> object:
-    import json
-
-    return json.loads(key)
 
 
 def grid_size(explorer: Explorer) -> int:
@@ -150,32 +94,38 @@ class ExplorerWidget(anywidget.AnyWidget):
         self._explorer = explorer
         self._pushing = True
         self.table_seconds = 0.0
-        self.table_of: Table | None = None
+        self.tables: Tables | None = None
         from .explorer import Explorer
 
         computes = type(explorer).compute is not Explorer.compute  # the base's raises: no table
-        if table and computes and grid_size(explorer) <= TABLE_STATES:
+        parted = hasattr(explorer, "table_parts")
+        if table and computes and (parted or grid_size(explorer) <= TABLE_STATES):
             start = time.perf_counter()
             try:
-                self.table_of = build_table(explorer, limit=TABLE_STATES)
+                self.tables = build_tables(explorer, limit=TABLE_STATES)
             except TableTooLarge:
-                self.table_of = None
+                self.tables = None
             self.table_seconds = time.perf_counter() - start
         values = explorer.control_values()
         super().__init__(
             tree=explorer.tree(),
             values=values,
             shown=self._tagged(explorer.shown_now()),
-            table=table_trait(self.table_of, explorer),
+            table=self.tables.to_page("current") if self.tables is not None else {},
             kernel=True,
             explorer=type(explorer).__name__,
         )
         self._pushing = False
         self.on_msg(self._on_message)
 
+    @property
+    def owner(self) -> Explorer:
+        """The explorer this model draws (e.g. to find an explorer's views from the kernel)."""
+        return self._explorer
+
     # ------------------------------------------------------------------ kernel → page
     def _tagged(self, shown: Mapping[str, object], asked: Mapping[str, object] | None = None) -> dict[str, object]:
-        out = {**shown, "tabled": self.holds(), "origin": "python" if asked is None else "page"}
+        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page"}
         if asked is not None and dict(asked) != shown["values"]:
             out["asked"] = dict(asked)
         return out
@@ -190,26 +140,16 @@ class ExplorerWidget(anywidget.AnyWidget):
             finally:
                 self._pushing = False
 
-    def holds(self) -> bool:
-        """Whether the table holds for the explorer's typed state that is not a control (e.g. a typed cell)."""
-        if self.table_of is None:
-            return False
+    def free(self) -> dict[str, object]:
+        """The typed state the table's rows hold that is not a control (as the page compares it)."""
+        if self.tables is None:
+            return {}
         now = self._explorer.values_now()
-        first = self.table_of.values[0] if self.table_of.values else {}
-        typed = [k for k in self.table_of.free if k not in self._explorer.controls]
-        return all(_same(now.get(k), first.get(k)) for k in typed)
+        return {n: page_value(now[n]) for n in self.tables.free_names if n not in self._explorer.controls}
 
     def covers(self, values: Mapping[str, object]) -> bool:
-        """Whether the table has the state of ``values`` (every value of the explorer, typed ones included)."""
-        table = self.table_of
-        if table is None:
-            return False
-        try:
-            row = table.index(tuple(values[n] for n in table.controls))
-        except (KeyError, ValueError):
-            return False
-        held = table.values[row]
-        return all(_same(values.get(k), held.get(k)) for k in table.free)
+        """Whether the tables have the state of ``values`` (every value of the explorer, typed ones included)."""
+        return self.tables is not None and self.tables.covers(values)
 
     # ------------------------------------------------------------------ page → kernel
     @traitlets.observe("values")
@@ -222,13 +162,12 @@ class ExplorerWidget(anywidget.AnyWidget):
         explorer = self._explorer
         before = explorer.control_values()
         changed = [n for n in explorer.controls if n in asked and asked[n] != before[n]]
-        explorer.adopt({n: asked[n] for n in changed})
-        after: Mapping[str, object] = explorer.values_now()
+        after: Mapping[str, object] = {**explorer.values_now(), **{n: asked[n] for n in changed}}
         for name in changed:  # the page applied the resets its table knows; here all of them (idempotent)
             after = explorer.transition(after, name)
         explorer.adopt(after)
         explorer._update_or_explain()
-        if explorer.control_values() == asked and self.covers(explorer.values_now()) and self.shown.get("tabled"):
+        if explorer.control_values() == asked and self.covers(explorer.values_now()):
             return  # the page drew it from the table: nothing goes back
         with self.hold_sync():
             self._pushing = True
@@ -242,6 +181,14 @@ class ExplorerWidget(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         kind = content.get("kind")
+        if kind == "chunk" and self.tables is not None:
+            try:
+                part, index = int(content["part"]), int(content["index"])
+                message, buffers = chunk_message(self.tables, part, index)
+            except (KeyError, TypeError, ValueError, IndexError):
+                return
+            self.send(message, buffers)
+            return
         view = self._explorer.views.get(str(content.get("view")))
         try:
             row, col = int(content["row"]), int(content["col"])

@@ -15,7 +15,8 @@ from test_explorer import EXPLORERS, TinyExplorer
 from attnlib.lessons.l05_softmax import SoftmaxExplorer
 from attnlib.show import ExplorerWidget
 from attnlib.show.explorer import choices
-from attnlib.show.page import STATIC, bundle, table_trait
+from attnlib.show.page import STATIC, bundle
+from attnlib.show.table import FORMAT, page_value
 
 
 def from_page(widget: ExplorerWidget, data: dict) -> None:
@@ -144,12 +145,30 @@ def test_the_layout_names_every_control_view_and_text(name: str) -> None:
     assert found["text"] == set(explorer.texts) and found["message"] == {"message"}
 
 
-def test_the_table_trait_holds_the_typed_controls_each_row_holds_and_the_resets(softmax) -> None:
+def test_the_kernel_applies_the_tables_rule_of_coverage(softmax) -> None:
     explorer, widget = softmax
-    trait = table_trait(widget.table_of, explorer)
-    assert trait["resets"] == ["example"] and list(trait["free"]) == ["scores"]
-    assert len(trait["free"]["scores"]) == 3  # one text per example
+    assert widget.table["format"] == FORMAT and widget.table["explorer"] == "SoftmaxExplorer"
     assert widget.covers(explorer.values_now()) and not widget.covers({**explorer.values_now(), "scores": "1"})
+    assert widget.shown["free"] == {}  # every typed state of lesson 05 is a control
+
+
+def test_a_typed_cell_moves_the_state_out_of_the_table_and_the_page_is_told(sent) -> None:
+    from attnlib.lessons.pipeline import PipelineExplorer
+
+    explorer = PipelineExplorer("001")
+    widget = explorer.page
+    assert widget.covers(explorer.values_now())
+    before = widget.shown["free"]
+    assert before and all(str(v).startswith("digest:") for v in before.values())  # the matrices, as the page holds them
+    sent.clear()
+    custom(widget, kind="edit", view="inputs", row=0, col=0, text="7")
+    (message,) = updates(sent, widget)
+    free = message["state"]["shown"]["free"]
+    assert free != before and free["inputs"] == page_value(explorer.values_now()["inputs"])
+    assert not widget.covers(explorer.values_now())  # the page looks this state up no more: the kernel answers
+    sent.clear()
+    change_in_page(widget, query=1)
+    assert len(updates(sent, widget)) == 1  # answered, with the typed cell's numbers
 
 
 # --------------------------------------------------------------------------- the front end under node
@@ -162,9 +181,10 @@ process.stdout.write(JSON.stringify({keys: Object.keys(module), render: table}))
 LOOKUP = """
 import { decodeTable, lookup, transition } from %s;
 import { readFileSync } from "node:fs";
-const trait = JSON.parse(readFileSync(process.argv[2], "utf8"));
-trait.payload = new DataView(new Uint8Array(Buffer.from(trait.payload, "base64")).buffer);
-const table = decodeTable(trait);
+const revive = (v) => Array.isArray(v) ? v.map(revive) : v !== null && typeof v === "object"
+  ? ("$bytes" in v ? new DataView(new Uint8Array(Buffer.from(v.$bytes, "base64")).buffer)
+     : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]))) : v;
+const table = decodeTable(revive(JSON.parse(readFileSync(process.argv[2], "utf8"))));
 const out = JSON.parse(readFileSync(process.argv[3], "utf8")).map(([values, name]) => {
   const moved = name ? transition(table, values, name) : values;
   const state = lookup(table, moved);
@@ -199,19 +219,28 @@ def test_the_page_looks_up_what_python_computes(tmp_path, softmax) -> None:
     import base64
 
     explorer, widget = softmax
-    trait = table_trait(widget.table_of, explorer)
-    (tmp_path / "table.json").write_text(json.dumps({**trait, "payload": base64.b64encode(trait["payload"]).decode()}))
+
+    def encode(value: object) -> object:  # bytes as the page gets them (DataViews), through JSON
+        if isinstance(value, bytes):
+            return {"$bytes": base64.b64encode(value).decode()}
+        if isinstance(value, dict):
+            return {k: encode(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return [encode(v) for v in value]
+        return value
+
+    (tmp_path / "table.json").write_text(json.dumps(encode(widget.table)))
     temperatures = choices(explorer.controls["temperature"])
     start = explorer.control_values()
     cases = [
         [start, None],
         [{**start, "temperature": temperatures[3], "query": 2}, None],
-        [{**start, "example": "000", "query": 3}, "example"],  # the reset: the scores of 000
+        [{**start, "example": "000"}, "example"],  # the reset: the scores of 000
         [{**start, "scores": "1 2; 3 4"}, None],  # typed: not in the table
     ]
     (tmp_path / "cases.json").write_text(json.dumps(cases))
     runner = tmp_path / "lookup.mjs"
-    runner.write_text(LOOKUP % json.dumps((STATIC / "table_interim.js").as_uri()))
+    runner.write_text(LOOKUP % json.dumps((STATIC / "table.js").as_uri()))
     args = [node(), str(runner), str(tmp_path / "table.json"), str(tmp_path / "cases.json")]
     out = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
     assert out[3] is None
@@ -224,3 +253,25 @@ def test_the_page_looks_up_what_python_computes(tmp_path, softmax) -> None:
             assert {k: got["state"]["views"][name][k] for k in rest} == json.loads(json.dumps(rest))
         assert got["state"]["texts"] == expected["texts"]
     assert out[2]["values"]["scores"] == explorer.transition({**start, "example": "000"}, "example")["scores"]
+
+
+def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_nothing_back(sent) -> None:
+    """Lesson 08's table is chunked by seed: the page holds the first seed's chunk, asks for another's."""
+    from attnlib.lessons.l08_scaling import ScalingExplorer
+
+    explorer = ScalingExplorer()
+    widget = explorer.page
+    tables = widget.tables
+    assert tables is not None and widget.table["parts"][0]["chunk"]["control"] == "seed"
+    held = widget.table["parts"][0]["chunks"]
+    seeds = tables.chunk_values(0)
+    other = next(i for i in range(len(seeds)) if str(i) not in held)
+    sent.clear()
+    custom(widget, kind="chunk", part=0, index=other)
+    (message,) = updates(sent, widget)
+    assert message["method"] == "custom" and message["content"]["type"] == "table-chunk"
+    assert message["content"]["index"] == other and "$buffer" in json.dumps(message["content"]["payload"])
+    sent.clear()
+    change_in_page(widget, seed=seeds[other])
+    assert updates(sent, widget) == []  # the kernel's tables cover it: the page draws it from the chunk
+    assert explorer.controls["seed"].value == seeds[other]

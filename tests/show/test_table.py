@@ -1,58 +1,178 @@
-"""Tables of states: every row is what compute() gives for that row's values, bit-exact, and small enough to
-ship inline (64 kB gzip), built in well under the 10 s all tables may take together."""
+"""Tables of states: every row of every explorer's table is what compute() gives for that row's values, bit-exact
+(each matrix's float64 bytes, every string and number after a JSON round trip), an explorer built fresh at sampled
+states shows what the table holds for them, every table fits its budget (64 kB gzip inline, chunks of at most
+100 kB), and the model-free ones build in well under the 10 s all tables may take together (bench/bench_tables.py
+prints every figure). The explorers are built as their lessons build them (the pipeline as in lessons 01 and 07).
+The page's reader of the same tables: tests/show/table.test.mjs."""
 
 from __future__ import annotations
 
+import inspect
+import json
+import random
 import time
+from collections.abc import Callable, Mapping
 
 import pytest
-from test_explorer import EXPLORERS, built
 
 from attnlib.lessons.l08_scaling import ScalingExplorer
-from attnlib.lessons.l12_positions import PositionsExplorer
-from attnlib.show.table import TableTooLarge, build_table, comparable
+from attnlib.show.explorer import Explorer
+from attnlib.show.table import MARKS, Table, Tables, build_tables, comparable, page_value
+from bench.bench_tables import lesson_explorers
 
-#: over the inline budget today: lesson 08's 399 random float64 matrices on its d_k grid (79 kB gzip;
-#: chunks per seed would be about 4 kB each)
-OVER_BUDGET = {"08 scaling"}
-#: not enumerable as a product of its controls (1.1 M states): needs a table per output (position and
-#: frequency move only outlines and the caption)
-NO_TABLE = {"12 positions"}
 INLINE_BUDGET = 64_000
+CHUNK_BUDGET = 100_000
+#: every explorer a lesson displays, built with the lesson's arguments
+LESSONS: dict[str, Callable[[], Explorer]] = dict(lesson_explorers())
+#: explorers run through a model: their build is not timed with the others (bench/bench_tables.py times it)
+WITH_MODEL = {"13 TrainingExplorer", "14 HeadsExplorer", "16 ReferentExplorer", "17 WriterExplorer"}
+#: rows checked one in this many: lesson 17's writer runs its model 61 times a row (67 rows: 6 s to build)
+EVERY = {"17 WriterExplorer": 8}
+
+_BUILT: dict[str, tuple[Explorer, Tables, bool]] = {}
 
 
-@pytest.mark.parametrize("name", [n for n in EXPLORERS if n not in NO_TABLE])
-def test_every_row_of_the_table_is_compute_of_its_values(name: str) -> None:
-
-    explorer = built(name)
-    before = explorer.displayed()
-    table = build_table(explorer)
-    assert explorer.displayed() == before, "building the table changed a widget"
-    assert len(table.keys) == len(set(table.keys)) == len(table.rows) >= 2 or name.startswith("10")
-    for k, values in enumerate(table.values):
-        assert comparable(explorer.state(explorer.compute(values))) == table.state(k), (name, table.keys[k])
-    assert table.state(table.index(table.keys[0])) == table.state(0)
-    if name not in OVER_BUDGET:
-        assert table.gzip_size() <= INLINE_BUDGET, f"{name}: {table.gzip_size()} bytes gzip"
+def tables_of(name: str) -> tuple[Explorer, Tables]:
+    """The explorer (in its first state) and its tables, built once per session."""
+    if name not in _BUILT:
+        explorer = LESSONS[name]()
+        before = explorer.displayed()
+        tables = build_tables(explorer)
+        _BUILT[name] = explorer, tables, explorer.displayed() == before
+    return _BUILT[name][:2]
 
 
-def test_the_tables_cover_the_lessons_states_and_build_in_time() -> None:
-    """All the tables build in <= 10 s of this process's CPU time (the machine's other work does not count)."""
+def _expected(explorer: Explorer, part: Table, values: Mapping[str, object]) -> dict[str, dict[str, object]]:
+    """What compute(values) shows for the outputs of ``part``, in the form of ``part.state`` (drawn only as needed)."""
+    shown = explorer.compute(values)
+    out: dict[str, dict[str, object]] = {"views": {}, "texts": {}, "controls": {}}
+    for output in part.outputs:
+        kind, rest = output.split("/", 1)
+        name, _, field = rest.partition(":")
+        if kind == "texts":
+            out["texts"][name] = json.loads(json.dumps(shown.texts[name]))
+        elif kind == "controls":
+            out["controls"][name] = json.loads(json.dumps(dict(shown.controls[name])))
+        else:
+            drawn = comparable({"views": {name: explorer.views[name].drawn(shown.views[name])}})["views"][name]
+            keep = {
+                "": set(drawn),
+                "matrix": {"buffer"},
+                "marks": set(MARKS),
+                "look": set(drawn) - set(MARKS) - {"buffer"},
+            }[field]
+            view = out["views"].setdefault(name, {})
+            view.update({k: v for k, v in drawn.items() if k in keep})  # type: ignore[union-attr]
+    return out
+
+
+def test_the_lessons_display_twenty_explorers() -> None:
+    assert len(LESSONS) == 20 and "01 PipelineExplorer" in LESSONS and "07 PipelineExplorer" in LESSONS
+
+
+@pytest.mark.parametrize("name", list(LESSONS))
+def test_every_row_of_every_table_is_compute_of_its_values(name: str) -> None:
+    explorer, tables = tables_of(name)
+    assert _BUILT[name][2], "building the table changed a widget"
+    for part in tables.parts:
+        assert len(part.keys) == len(set(part.keys)) == len(part.rows) >= 1
+        for k in range(0, len(part.values), EVERY.get(name, 1)):
+            assert _expected(explorer, part, part.values[k]) == part.state(k), (name, part.controls, part.keys[k])
+    if len(tables.parts) == 1:  # every reachable state: the page's rule finds each row, and its state is compute's
+        (table,) = tables.parts
+        assert len(table.keys) >= 2 or name.startswith(("01 Inputs", "10", "13", "14"))
+        for k in range(len(table.values)):
+            assert table.find(table.page_values(k)) == k
+            assert tables.lookup(table.page_values(k)) == table.state(k)
+
+
+def _states(explorer: Explorer, tables: Tables, count: int, seed: int) -> list[dict[str, object]]:
+    """``count`` states of the table: its rows (one part), or random values of every control (parts)."""
+    rng = random.Random(seed)
+    if len(tables.parts) == 1:
+        values = tables.parts[0].values
+        return [values[k] for k in sorted(rng.sample(range(len(values)), min(count, len(values))))]
+    grid = explorer.control_grid()
+    first = explorer.values_now()
+    out = []
+    for _ in range(count):
+        values = {**first, **{n: rng.choice(v) for n, v in grid.items()}}
+        for control, traits in explorer.compute(values).controls.items():
+            values[control] = traits.get("value", values[control])
+        out.append(values)
+    return out
+
+
+@pytest.mark.parametrize("name", [n for n in LESSONS if isinstance(LESSONS[n], type)])
+def test_an_explorer_built_fresh_at_sampled_states_shows_the_table(name: str) -> None:
+    """A new explorer, given a table's state as its arguments, shows what the page looks up for that state."""
+    explorer, tables = tables_of(name)
+    factory = LESSONS[name]
+    accepted = inspect.signature(factory).parameters
+    compared = 0
+    for values in _states(explorer, tables, 3, seed=len(name)):
+        page = {n: page_value(v) for n, v in values.items()}
+        state = tables.lookup(page)
+        assert state is not None, (name, page)
+        arguments = {k: v for k, v in values.items() if k in accepted and k in explorer.controls}
+        fresh = factory(**arguments)
+        if {n: page_value(v) for n, v in fresh.values_now().items()} != page:
+            continue  # a state its arguments cannot give (e.g. a text typed for another example)
+        assert comparable(fresh.displayed()) == state, f"{name} built with {arguments}"
+        compared += 1
+    assert compared >= 1, f"{name}: no sampled state could be built fresh"
+
+
+@pytest.mark.parametrize("name", list(LESSONS))
+def test_each_table_fits_its_budget(name: str) -> None:
+    """Inline (with the first state's chunks) <= 64 kB gzip; each chunk <= 100 kB gzip."""
+    _, tables = tables_of(name)
+    sizes = tables.sizes()
+    assert sizes["inline"] <= INLINE_BUDGET, f"{name}: {sizes['inline']} bytes gzip inline"
+    assert all(size <= CHUNK_BUDGET for size in sizes["chunks"]), f"{name}: chunks {sizes['chunks']}"  # type: ignore[attr-defined]
+
+
+def test_the_tables_build_in_time() -> None:
+    """Every table of the explorers with no model builds in <= 10 s of this process's CPU time."""
+    explorers = {name: LESSONS[name]() for name in LESSONS if name not in WITH_MODEL}
     start = time.process_time()
-    sizes = {}
-    for name in EXPLORERS:
-        if name in NO_TABLE or name in {"13 training", "14 heads", "16 referent"}:
-            continue  # (those are built once per module in test_compute and timed there with the model)
-        table = build_table(EXPLORERS[name]())
-        sizes[name] = len(table.keys)
+    rows = {name: sum(len(part.keys) for part in build_tables(e).parts) for name, e in explorers.items()}
     elapsed = time.process_time() - start
-    assert sizes["05 softmax"] == 51 * (3 + 4 + 3)  # every temperature × the queries of 001, 000 and 004
+    assert rows["05 SoftmaxExplorer"] == 51 * (3 + 4 + 3)  # every temperature × the queries of 001, 000 and 004
     assert elapsed <= 10.0, f"building the tables took {elapsed:.1f} s"
 
 
-def test_lesson_08_table_is_its_grid_and_lesson_12_asks_for_one() -> None:
-    table = build_table(ScalingExplorer())
-    assert sorted({key[table.controls.index("d_k")] for key in table.keys}) == list(ScalingExplorer.TABLE_D_K)
-    assert len(table.keys) == 10 * 21
-    with pytest.raises(TableTooLarge, match="PositionsExplorer: more than 5000 states"):
-        build_table(PositionsExplorer())
+def test_lesson_08_is_chunked_by_seed_on_its_d_k_grid_and_lesson_12_is_factored() -> None:
+    tables = build_tables(ScalingExplorer())
+    (part,) = tables.parts
+    assert part.chunk == "seed" and len(tables.chunk_values(0)) == 21
+    assert sorted({key[part.controls.index("d_k")] for key in part.keys}) == list(ScalingExplorer.TABLE_D_K)
+    assert len(part.keys) == 10 * 21
+    assert tables.states == 210 and tables.to_page()["states"] == 210
+    _, positions = tables_of("12 PositionsExplorer")  # every state would be 1.1 M rows: six parts instead
+    assert positions.states == sum(range(2, 65)) * sum(d // 2 for d in range(2, 65, 2)) == 1_097_712
+    assert positions.parts[0].controls == ("n_tokens", "d_model")
+    # the matrices of every n_tokens are blocks of the 64-position ones: one P and one P Pᵀ per d_model
+    assert sum(len(p.matrices) for p in positions.parts) == 2 * 63 * 32
+    page = positions.to_page("all")
+    assert len(page["parts"][0]["chunks"]["0"]["matrices"]) == 8 * (64 * 2 + 64 * 64)
+
+
+@pytest.mark.parametrize(
+    "name", ["01 PipelineExplorer", "05 SoftmaxExplorer", "07 SummingExplorer", "12 PositionsExplorer"]
+)
+def test_the_pages_transition_is_the_explorers(name: str) -> None:
+    """Tables.transition (what table.js does) of sampled changes == the explorer's transition, then clamping."""
+    explorer, tables = tables_of(name)
+    grid = explorer.control_grid()
+    rng = random.Random(37)
+    for values in _states(explorer, tables, 40, seed=37):
+        control = rng.choice(list(grid))
+        moves = [v for v in grid[control] if page_value(v) != page_value(values[control])]
+        changed = {**values, control: rng.choice(moves)}  # a change: the page sends none for the same value
+        after = dict(explorer.transition(changed, control))
+        for dependent, traits in explorer.compute(after).controls.items():
+            after[dependent] = traits.get("value", after[dependent])
+        page = tables.transition({n: page_value(v) for n, v in changed.items()}, control)
+        assert page == {n: page_value(v) for n, v in after.items()}, (name, control, changed[control])
+        assert tables.lookup(page) is not None

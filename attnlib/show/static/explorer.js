@@ -5,9 +5,16 @@
 // it in the same task and then sends `values` (the kernel adopts them and sends nothing back); when it does not
 // (typed text, a typed cell), the page sends `values` and the kernel answers with `shown`, which the page applies
 // only while it is still current (isCurrent). With no kernel (`kernel` false), the controls the table does not
-// cover are disabled, with a note. After drawing any state the root dispatches "attnlib:shown".
+// cover are disabled, with a note.
+// The DOM the tests and benchmarks rely on: the root `.attnlib-explorer[data-explorer=<class name>]`, each
+// control's input `[data-control=<name>]` (a <select> for a menu, an <input type=range> for a slider whose
+// value is an index into Python's steps for float, log and selection sliders, a radiogroup of buttons for
+// toggle buttons, an <input type=checkbox> for a check box or a toggle, <input>/<textarea> for typed text,
+// committed on change or Enter), each view's root `[data-view=<name>]`, each text `[data-text=<name>]`, the
+// message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
+// increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 import { createHeatmap } from "./heatmap.js";
-import { decodeTable, lookup, transition } from "./table_interim.js";
+import { addChunkMessage, decodeTable, lookup, missing, transition } from "./table.js";
 
 /** @typedef {Record<string, unknown>} Values */
 /** @typedef {{kind: string, name?: string, label?: string, value?: unknown, options?: unknown[], min?: number,
@@ -15,9 +22,10 @@ import { decodeTable, lookup, transition } from "./table_interim.js";
  *   placeholder?: string, tooltip?: string, look?: Record<string, unknown>, children?: Node[],
  *   css?: Record<string, string>, visible_if?: Record<string, unknown[]>, hidden_if?: Record<string, unknown[]>}} Node */
 /** @typedef {{values?: Values, asked?: Values, origin?: string, views?: Record<string, Record<string, unknown>>,
- *   texts?: Record<string, string>, controls?: Record<string, Record<string, unknown>>, message?: string,
- *   tabled?: boolean}} Shown */
-/** @typedef {{tree: Node, values: Values, shown: Shown, table: Record<string, unknown>, kernel: boolean,
+ *   texts?: Record<string, unknown>, controls?: Record<string, unknown>, message?: string,
+ *   free?: Values}} Shown */
+/** @typedef {import("./table.js").Payload} Payload */
+/** @typedef {{tree: Node, values: Values, shown: Shown, table: Payload | Record<string, never>, kernel: boolean,
  *   explorer: string}} Model */
 /** @typedef {import("@anywidget/types").AnyModel<Model>} AnyModel */
 /** @typedef {{node: Node, el: HTMLElement, input: HTMLElement, set: (traits: Record<string, unknown>) => void,
@@ -265,7 +273,8 @@ function makeControl(node, changed) {
 /** @type {import("@anywidget/types").Render<Model>} */
 function render({ model, el }) {
   const tree = model.get("tree");
-  const table = decodeTable(model.get("table"));
+  const payload = model.get("table");
+  const table = payload && "format" in payload ? decodeTable(/** @type {Payload} */ (payload)) : null;
   const kernel = Boolean(model.get("kernel"));
   const root = element("div", {
     class: "attnlib-explorer",
@@ -275,7 +284,12 @@ function render({ model, el }) {
   });
   /** @type {Values} */
   let current = { ...(model.get("values") || {}) };
-  let tabled = model.get("shown")?.tabled !== false;
+  // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
+  /** @type {Values} */
+  let free = { ...(model.get("shown")?.free || {}) };
+  const names = new Set(Object.keys(current));
+  /** The enumerable and typed controls' values of `values` (what the page sends). @param {Values} values */
+  const controlsOf = (values) => Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name)));
   /** @type {Map<string, Control>} */
   const controls = new Map();
   /** @type {Map<string, {draw: (state: Record<string, unknown>) => void, look: Record<string, unknown>}>} */
@@ -345,7 +359,8 @@ function render({ model, el }) {
   /** Every output set to `state`, the controls to `values`; then the event. @param {Shown} state
    * @param {Values} values @param {"table" | "kernel" | "initial"} source */
   const apply = (state, values, source) => {
-    for (const [name, traits] of Object.entries(state.controls || {})) controls.get(name)?.set(traits);
+    for (const [name, traits] of Object.entries(state.controls || {}))
+      controls.get(name)?.set(/** @type {Record<string, unknown>} */ (traits));
     for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
@@ -353,7 +368,7 @@ function render({ model, el }) {
     }
     for (const [name, text] of Object.entries(state.texts || {})) {
       const node = texts.get(name);
-      if (node && node.innerHTML !== text) node.innerHTML = text;
+      if (node && node.innerHTML !== String(text)) node.innerHTML = String(text);
     }
     const said = state.message ?? "";
     if (message && message.innerHTML !== said) message.innerHTML = said;
@@ -362,44 +377,81 @@ function render({ model, el }) {
     root.dispatchEvent(new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values } }));
   };
 
+  /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
+  let waitingFor = null;
+
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
     let next = { ...current, [name]: value };
-    if (table) next = transition(table, next, name);
-    const state = table && tabled ? lookup(table, next) : null;
+    if (table) next = controlsOf(transition(table, { ...next, ...free }, name));
+    const state = table ? lookup(table, { ...next, ...free }) : null;
     current = next;
+    waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
     if (!kernel) return;
+    if (!state && table) {
+      // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
+      const need = missing(table, { ...next, ...free });
+      if (need.length) waitingFor = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
+      for (const { part, index } of need) model.send({ kind: "chunk", part, index });
+    }
     model.set("values", next);
     model.save_changes();
+  };
+
+  /** A chunk arrived: the change that waited for it is drawn from the table, if it is still the page's.
+   * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
+  const chunkArrived = (content, buffers) => {
+    if (!table) return;
+    addChunkMessage(table, content, buffers);
+    if (!waitingFor) return;
+    waitingFor.asked.delete(`${content.part}/${content.index}`);
+    if (waitingFor.asked.size) return;
+    const next = controlsOf(transition(table, { ...current, ...free }, waitingFor.name));
+    waitingFor = null;
+    const state = lookup(table, { ...next, ...free });
+    if (!state) return;
+    const moved = valuesKey(next) !== valuesKey(current);
+    current = next;
+    apply(state, next, "table");
+    if (moved) {
+      model.set("values", next);
+      model.save_changes();
+    }
   };
 
   /** `shown` from the kernel: applied while current, else dropped. */
   const fromKernel = () => {
     const shown = model.get("shown");
     if (!shown) return;
-    tabled = shown.tabled !== false;
     if (!isCurrent(shown, current)) return;
+    free = { ...(shown.free || {}) };
     current = { ...shown.values };
     apply(shown, current, "kernel");
   };
 
-  /** @param {unknown} content */
-  const onMessage = (content) => {
+  /** @param {unknown} content @param {DataView[]} buffers */
+  const onMessage = (content, buffers) => {
     const msg = /** @type {Record<string, unknown>} */ (content);
+    if (msg?.type === "table-chunk")
+      return chunkArrived(/** @type {{type: string, part: number, index: number, payload: unknown}} */ (msg), buffers);
     if (msg?.kind !== "explained") return;
     waiting.get(Number(msg.id))?.(String(msg.text ?? ""));
     waiting.delete(Number(msg.id));
   };
 
+  // keys typed into the controls are theirs: JupyterLab's notebook must not take an arrow key for a cell move
+  root.addEventListener("keydown", (ev) => {
+    if (ev.target instanceof Element && ev.target.closest("input, select, textarea, button")) ev.stopPropagation();
+  });
   root.append(build(tree));
   if (!kernel) {
     const off = uncovered(tree, table);
     for (const name of off) controls.get(name)?.disable(true);
     if (off.length) {
       const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
-      const states = table ? `${table.index.size} states were computed in advance; ` : "";
+      const states = table ? `${table.nRows} states were computed in advance; ` : "";
       note.append(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `);
       const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
       link.textContent = "launch the lessons on Binder";
@@ -408,7 +460,7 @@ function render({ model, el }) {
     }
   }
   el.append(root);
-  const initial = (table && tabled && lookup(table, current)) || model.get("shown");
+  const initial = (table && lookup(table, { ...current, ...free })) || model.get("shown");
   apply(/** @type {Shown} */ (initial), current, "initial");
   model.on("change:shown", fromKernel);
   model.on("msg:custom", onMessage);

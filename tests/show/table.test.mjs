@@ -1,0 +1,139 @@
+// The page's table reader (attnlib/show/static/table.js) against Python (node --test; make lint): for lessons
+// 01, 05, 07, 11 and 15, lookup() of every row's values is Python's Table.state(row), and transition() of
+// every change the table's build tried is what the explorer's own transition and clamping give; for lessons 08
+// and 12 (tables in parts and chunks), lookup() is compute()'s state at every state of 08 and sampled states of
+// 12, after loading the chunks missing() asks for, and transition() is the explorer's at sampled changes.
+// The payloads and Python's answers come from tests/show/table_fixtures.py: run here into a temporary folder,
+// or read from $TABLE_FIXTURES when set.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import {
+  addChunk,
+  addChunkMessage,
+  decodeTable,
+  lookup,
+  missing,
+  transition,
+} from "../../attnlib/show/static/table.js";
+
+let folder = process.env.TABLE_FIXTURES;
+if (!folder) {
+  folder = mkdtempSync(join(tmpdir(), "attnlib-tables-"));
+  const python = process.env.PYTHON ?? ".venv/bin/python";
+  execFileSync(python, ["tests/show/table_fixtures.py", folder], { stdio: "inherit" });
+  const made = folder;
+  after(() => rmSync(made, { recursive: true, force: true }));
+}
+
+/** Bytes as anywidget delivers them: DataViews, here at an odd offset of a larger buffer. */
+function revive(value) {
+  if (Array.isArray(value)) return value.map(revive);
+  if (value !== null && typeof value === "object") {
+    if ("$bytes" in value) {
+      const bytes = Buffer.from(value.$bytes, "base64");
+      const padded = new Uint8Array(bytes.length + 3);
+      padded.set(bytes, 3);
+      return new DataView(padded.buffer, 3, bytes.length);
+    }
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, revive(v)]));
+  }
+  return value;
+}
+
+/** A state with each view's matrix as its bytes in hex (Python's expected state has them the same way). */
+function comparable(state) {
+  const views = Object.fromEntries(
+    Object.entries(state.views).map(([name, view]) => {
+      const buffer = view.buffer;
+      const bytes = new Uint8Array(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+      return [name, { ...view, buffer: Buffer.from(bytes).toString("hex") }];
+    }),
+  );
+  return { ...state, views };
+}
+
+const files = readdirSync(folder).filter((f) => f.endsWith(".json"));
+
+test("the fixtures hold lessons 05 and 11", () => {
+  assert.ok(files.includes("05_softmax.json") && files.includes("11_multihead.json"), files.join(", "));
+});
+
+for (const file of files) {
+  const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+  const table = decodeTable(fixture.payload);
+
+  /** The chunks `values` needs, from the fixture (as a page gets them from the kernel or a file). */
+  const load = (values) => {
+    const asked = missing(table, values);
+    for (const { part, index } of asked) addChunk(table, part, index, fixture.chunks[part][index]);
+    return asked.length;
+  };
+
+  test(`${file}: lookup of every row's values is Python's state of the row`, () => {
+    assert.ok(fixture.rows.length >= 2 || file.startsWith("01_inputs"));
+    let loaded = 0;
+    fixture.rows.forEach(([values, expected], row) => {
+      let state = lookup(table, values);
+      if (fixture.chunks) {
+        assert.equal(state === null, missing(table, values).length > 0, "null exactly when a chunk is missing");
+        loaded += load(values);
+        state = lookup(table, values);
+      }
+      assert.deepEqual(comparable(state), comparable(expected), `row ${row}`);
+    });
+    if (fixture.chunks) assert.ok(loaded > 0, "the payload held only the first state's chunks");
+  });
+
+  test(`${file}: transition of every change is the explorer's transition and clamping`, () => {
+    assert.ok(fixture.transitions.length >= Math.min(100, fixture.rows.length - 1));
+    for (const [values, name, expected] of fixture.transitions) {
+      load(values);
+      let moved = transition(table, values, name);
+      if (load(moved)) moved = transition(table, values, name); // the chunk it moved into: look again
+      assert.deepEqual(moved, expected, `${name} → ${JSON.stringify(values[name])}`);
+      assert.notEqual(lookup(table, moved), null, "a change from a row lands on a row");
+    }
+  });
+
+  test(`${file}: the table counts the states it answers`, () => {
+    const expected = file.startsWith("12_") ? 1_097_712 : file.startsWith("08_") ? 210 : fixture.rows.length;
+    assert.equal(table.nRows, expected);
+  });
+
+  test(`${file}: a free control typed over, or a value off the grid, is not covered`, () => {
+    const [values] = fixture.rows[0];
+    for (const name of table.free) assert.equal(lookup(table, { ...values, [name]: "typed by the learner" }), null);
+    for (const name of table.controls) assert.equal(lookup(table, { ...values, [name]: "off the grid" }), null);
+    assert.equal(lookup(table, {}), table.controls.length ? null : lookup(table, values));
+  });
+}
+
+test("a number within the tolerance of a grid value is that value (a log slider's page-computed value)", () => {
+  const file = join(folder, "05_softmax.json");
+  const fixture = revive(JSON.parse(readFileSync(file, "utf8")));
+  const table = decodeTable(fixture.payload);
+  const [values] = fixture.rows[5];
+  const nudged = { ...values, temperature: values.temperature * (1 + 1e-12) };
+  assert.notEqual(nudged.temperature, values.temperature);
+  assert.deepEqual(transition(table, nudged, "temperature"), values);
+  assert.deepEqual(comparable(lookup(table, nudged)), comparable(lookup(table, values)));
+  assert.equal(lookup(table, { ...values, temperature: values.temperature * 1.001 }), null);
+});
+
+test("a chunk sent in a kernel's message (content and buffers) is the chunk the table asks for", () => {
+  for (const file of files.filter((f) => f.startsWith("08_") || f.startsWith("12_"))) {
+    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+    const { content, buffers } = fixture.message;
+    const viaMessage = decodeTable(fixture.payload);
+    const viaFile = decodeTable(fixture.payload);
+    addChunkMessage(viaMessage, content, buffers);
+    addChunk(viaFile, content.part, content.index, fixture.chunks[content.part][content.index]);
+    const values = fixture.rows.map(([v]) => v).find((v) => missing(viaFile, v).length === 0 && lookup(viaFile, v));
+    assert.ok(values, `${file}: a sampled state in that chunk`);
+    assert.deepEqual(comparable(lookup(viaMessage, values)), comparable(lookup(viaFile, values)));
+  }
+});

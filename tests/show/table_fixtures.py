@@ -1,0 +1,153 @@
+"""Write what tests/show/table.test.mjs checks the page's table reader against: for some of the lessons'
+explorers, the table's page payload, Python's state for every row (lessons 08 and 12, whose tables come in
+parts and chunks: for every state of 08 and sampled states of 12, straight from ``compute``) and Python's
+transition for every change the build tried (08, 12: sampled changes).
+
+    python tests/show/table_fixtures.py DIR      (table.test.mjs runs it when TABLE_FIXTURES is not set)
+
+Bytes are written as ``{"$bytes": base64}``; the node test turns them into DataViews, as anywidget delivers them.
+The expected transitions come from the explorer itself (``transition`` then the clamping ``compute`` gives),
+not from the table.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import sys
+from pathlib import Path
+
+from attnlib.lessons.l01_inputs import InputsExplorer
+from attnlib.lessons.l05_softmax import SoftmaxExplorer
+from attnlib.lessons.l07_summing import SummingExplorer
+from attnlib.lessons.l08_scaling import ScalingExplorer
+from attnlib.lessons.l11_multihead import MultiHeadExplorer
+from attnlib.lessons.l12_positions import PositionsExplorer
+from attnlib.lessons.l15_attention_at_scale import TiledExplorer
+from attnlib.lessons.pipeline import PipelineExplorer
+from attnlib.show.explorer import Explorer
+from attnlib.show.table import build_table, build_tables, chunk_message, comparable, page_value
+
+#: the explorers whose tables the page's reader is checked against (lessons 01, 05, 07, 11, 15)
+FIXTURES = {
+    "05 softmax": SoftmaxExplorer,
+    "11 multihead": MultiHeadExplorer,
+    "01 inputs": InputsExplorer,
+    "01 pipeline": PipelineExplorer,
+    "07 summing": SummingExplorer,
+    "15 tiled": TiledExplorer,
+}
+#: explorers whose tables come in parts and chunks (lookups checked against compute at these many states)
+PARTED = {"08 scaling": (ScalingExplorer, 210), "12 positions": (PositionsExplorer, 300)}
+
+
+def jsonable(value: object) -> object:
+    """``value`` with bytes as ``{"$bytes": base64}`` (and tuples as lists)."""
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    return value
+
+
+def fixture(explorer: Explorer) -> dict[str, object]:
+    """The payload, every row's page values and state, every change's values before and after (Python's)."""
+    table = build_table(explorer)
+    names = (*table.controls, *table.free_names)
+
+    def page(values) -> dict[str, object]:
+        return {n: page_value(values[n]) for n in names}
+
+    settled: dict[str, dict[str, object]] = {}
+
+    def settle(values) -> dict[str, object]:
+        key = json.dumps(page(values), sort_keys=True)
+        if key not in settled:
+            after = dict(values)
+            for name, traits in explorer.compute(values).controls.items():
+                if "value" in traits:
+                    after[name] = traits["value"]
+            settled[key] = page(after)
+        return settled[key]
+
+    rows, transitions = [], []
+    for k, values in enumerate(table.values):
+        rows.append([page(values), table.state(k)])
+    for k, name, value in table.changes:
+        changed = {**table.values[k], name: value}
+        transitions.append([page(changed), name, settle(explorer.transition(changed, name))])
+    return jsonable({"payload": table.to_page(), "rows": rows, "transitions": transitions})  # type: ignore[return-value]
+
+
+def parted(explorer: Explorer, samples: int) -> dict[str, object]:
+    """The payload with the first state's chunks, every chunk apart, and sampled states and changes."""
+    tables = build_tables(explorer)
+    grid = explorer.control_grid()
+    names = (*tables.controls, *tables.free)
+    start = explorer.values_now()
+    rng = random.Random(12)
+
+    def settle(values) -> dict[str, object]:
+        after = dict(values)
+        for name, traits in explorer.compute(values).controls.items():
+            if "value" in traits:
+                after[name] = traits["value"]
+        return after
+
+    everything = [dict(zip(grid, combo, strict=True)) for combo in _product(grid)] if samples >= _count(grid) else []
+    states = []
+    for k in range(samples):
+        chosen = everything[k] if everything else {n: rng.choice(v) for n, v in grid.items()}
+        states.append(settle({**start, **chosen}))
+    rows = [[{n: page_value(v[n]) for n in names}, comparable(explorer.state(explorer.compute(v)))] for v in states]
+    transitions = []
+    for values in states[:100]:
+        name = rng.choice(list(grid))
+        changed = {**values, name: rng.choice(grid[name])}
+        after = settle(explorer.transition(changed, name))
+        transitions.append([{n: page_value(changed[n]) for n in names}, name, {n: page_value(after[n]) for n in names}])
+    chunks = {
+        str(p): {str(i): tables.chunk(p, i) for i in range(len(tables.chunk_values(p)))}
+        for p, part in enumerate(tables.parts)
+        if part.chunk is not None
+    }
+    content, buffers = chunk_message(tables, 0, len(tables.chunk_values(0)) - 1)  # as a kernel answers
+    message = {"content": content, "buffers": buffers}
+    return jsonable(
+        {
+            "payload": tables.to_page("current"),
+            "chunks": chunks,
+            "message": message,
+            "rows": rows,
+            "transitions": transitions,
+        }
+    )  # type: ignore[return-value]
+
+
+def _product(grid):
+    import itertools
+
+    return itertools.product(*grid.values())
+
+
+def _count(grid) -> int:
+    n = 1
+    for values in grid.values():
+        n *= len(values)
+    return n
+
+
+def main(folder: str) -> None:
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, factory in FIXTURES.items():
+        (out / f"{name.replace(' ', '_')}.json").write_text(json.dumps(fixture(factory())))
+    for name, (factory, samples) in PARTED.items():
+        (out / f"{name.replace(' ', '_')}.json").write_text(json.dumps(parted(factory(), samples)))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
