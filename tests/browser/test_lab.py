@@ -611,7 +611,15 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
+def test_lesson_in_jupyterlab(lab, lesson: str, request) -> None:
+    if lesson.startswith("07_"):
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="inpage c62d9d5 (tables in chunks): a change of any control of lesson 07's PipelineExplorer "
+                "draws nothing; the page sends values, and neither a state nor a chunk comes back",
+            )
+        )
     server, page, problems = lab
     problems.clear()
     start = time.perf_counter()
@@ -981,11 +989,6 @@ def test_a_covered_change_sends_nothing_back(lab) -> None:
         _close(page, server, panel_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="in JupyterLab the arrow keys' default action on an explorer's range input is prevented (the keydown "
-    "reaches the notebook's handlers); explorer.js stops the propagation of keys typed into text fields, not of these",
-)
 def test_a_slider_moves_from_the_keyboard(lab) -> None:
     """A learner focuses an explorer's slider (a range input) and presses the arrow keys: it moves, and the
     page draws the new state."""
@@ -1039,11 +1042,6 @@ def test_python_back_to_the_last_state_it_sent_redraws(lab) -> None:
         _close(page, server, panel_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="after a number typed into a cell of lesson 07's PipelineExplorer, the page sends each control's change "
-    "to the kernel (its table no longer holds) and the kernel sends no shown back: the views stay as they were",
-)
 def test_controls_answer_after_a_typed_cell(lab) -> None:
     """Lesson 07's linked explorer: a number typed into X, then a menu changed in the page: the kernel answers and
     the page draws the new state."""
