@@ -5,10 +5,13 @@ and run top to bottom; then every widget output with a live view gets ``--change
 controls through real input (Playwright's keyboard and mouse: a key press on a slider or a menu, a
 click on a toggle). The clock starts at the ``timeStamp`` of the input event that changes the control
 (a capturing listener on the window): the key press, the click (not the pointer's press before it,
-which lasts as long as the finger stays down) or the menu's ``input``. It stops at the animation frame
-after the one that painted the views' last change (``first``: the first view changed; ``all``: no view
-changed for 150 ms after); a change made inside an animation frame's callbacks is painted by that
-frame. A ``MutationObserver`` in the page sees the redraws; nothing in attnlib is instrumented.
+which lasts as long as the finger stays down) or the menu's ``input``. It stops when the frame after the one
+that painted the change begins (a change made inside an animation frame's callbacks is painted by that frame):
+the change is what the page says it drew (an explorer's ``attnlib:shown`` event, whose ``source`` says
+whether the page's table or the kernel's answer drew it: the ``inpage`` and ``kernel`` figures), or, where
+there is no such event (the checkout before that design, the reference rows), a redraw of the views seen by
+a ``MutationObserver`` (``first``: the first; ``all``: the last before the kernel had answered everything,
+two comm-info requests answered in turn). Nothing in attnlib is instrumented, and no step waits on the clock.
 ``floor``, the same clock on a change that stays in the page (an arrow key moving the first view's
 focused cell), is what the browser alone takes to show a redraw. ``sent``, ``reply`` and ``answer``
 split a change: the same clock stopped when the page sends its first message on the kernel websocket
@@ -18,7 +21,7 @@ main thread sees them.
 
 Reference rows: every lesson's page gets one more cell, a slider redrawing a text through the kernel
 (``NN Jupyter alone``: Jupyter and ipywidgets alone on that page, the least an explorer there can take),
-and "lesson" 00 is a page of its own with that slider and one redrawing a 6 × 6 ``HeatmapView``.
+and "lesson" 00 is a page of its own with that slider.
 
 Run: ``.venv/bin/python -m bench.bench_browser [--lessons NN …] [--changes N] [--runs R]
 [--baseline DIR] [--json PATH]``. ``--baseline DIR`` times a second checkout's attnlib too (e.g. a
@@ -31,6 +34,7 @@ Goals: median ≤ 30 ms and p90 ≤ 60 ms per explorer.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import tempfile
 from collections.abc import Callable
@@ -40,11 +44,9 @@ from bench import results
 from harness.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab_on_lessons
 
 LESSONS = results.REPO / "notebooks"
-QUIET_MS = 150
 
-# the reference rows: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least
-# any explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that
-# slider and one redrawing a 6 × 6 HeatmapView (attnlib's view alone)
+# the reference row: a slider redrawing a text through the kernel, Jupyter and ipywidgets alone (the least any
+# explorer can take), appended to every lesson's page; and "lesson" 00, a page of its own with that slider
 REFERENCE = "00_reference.ipynb"
 JUPYTER_ALONE = f"""# bench: "{results.JUPYTER_ALONE}"
 import ipywidgets as widgets
@@ -53,24 +55,18 @@ bench_slider = widgets.IntSlider(description="n", max=50)
 bench_text = widgets.HTML(value="0")
 bench_slider.observe(lambda change: setattr(bench_text, "value", str(change.new)), names="value")
 widgets.VBox([bench_slider, bench_text])"""
-HEATMAP_ALONE = """# bench: "HeatmapView alone"
-import numpy as np
-from attnlib.show import HeatmapView
-
-bench_view = HeatmapView(np.zeros((6, 6)), vmin=0, vmax=50)
-bench_n = widgets.IntSlider(description="n", max=50)
-bench_n.observe(lambda change: bench_view.update(np.arange(36.0).reshape(6, 6) % (change.new + 1)), names="value")
-widgets.VBox([bench_n, bench_view])"""
 
 # every widget output with a live view: the explorer its cell builds ("ScalingExplorer"), the name in a
 # "# bench: NAME" comment of the cell (the reference rows), or null
 NAMES_JS = """
 (id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-  .filter(o => o.querySelector('.jupyter-widgets'))
+  .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer'))
   .map(o => {
     const source = o.closest('.jp-Cell')?.querySelector('.jp-InputArea-editor')?.textContent || '';
     const given = source.match(/# bench: "([^"]+)"/);
     if (given) return given[1];
+    const explorer = o.querySelector('.attnlib-explorer');
+    if (explorer) return explorer.dataset.explorer;
     if (!o.querySelector('.attn-heatmap')) return null;
     const named = [...source.matchAll(/([A-Z][A-Za-z]*Explorer)\\(/g)].map(m => m[1]);
     return named.length ? named[named.length - 1] : 'live view';
@@ -108,80 +104,120 @@ PAGE_CLOCKS_JS = """
 })();
 """
 
-# arm the clock on output k: the next keydown / click / input's timeStamp starts it; the views' changes
-# stop it (window.__benchDone resolves to {first, all, sent, reply, answer} in ms, or {first: null} after 5 s)
-ARM_JS = """
-([id, k, quiet]) => {
+# the widget outputs of a notebook panel (what NAMES_JS, ARM_JS and CONTROLS_JS number k)
+OUTPUTS_JS = """(id) => [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
+  .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer'))"""
+
+# arm the clock on output k: the next keydown / click / input's timeStamp starts it. What stops it: an explorer
+# of the one-model design (``.attnlib-explorer``) dispatches ``attnlib:shown`` once it has drawn a state (its
+# ``detail.source``: "table", drawn in the page, or "kernel", the kernel's answer); any other output (the
+# checkout before it, the reference rows) is watched by a MutationObserver on its views; with
+# ``watch = "mutations"`` an explorer too (``floor``: its views' outline, not a new state).
+# window.__benchFirst resolves (true) once the frame after the first change has begun, false when nothing
+# changed within 5 s; window.__benchFinish() resolves to {first, all, source, sent, reply, answer} (ms) once the
+# last change seen so far is on screen: call it when the kernel has answered everything (SETTLED_JS)
+ARM_JS = f"""
+([id, k, watch]) => {{
   const INPUTS = ['keydown', 'click', 'input', 'change'];
-  const out = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => o.querySelector('.jupyter-widgets'))[k];
-  let views = [...out.querySelectorAll('.attn-heatmap')];
+  const out = ({OUTPUTS_JS})(id)[k];
+  const explorer = out.querySelector('.attnlib-explorer');
+  const events = explorer && watch !== 'mutations';
+  let views = [...out.querySelectorAll(explorer ? '[data-view]' : '.attn-heatmap')];
   if (!views.length) views = [...out.querySelectorAll('.widget-html-content')];  // a reference row
   let t0 = null;
-  const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
-  for (const type of INPUTS) window.addEventListener(type, start, {capture: true});
+  const start = (ev) => {{ if (t0 === null) t0 = ev.timeStamp; }};
+  for (const type of INPUTS) window.addEventListener(type, start, {{capture: true}});
   window.__benchMessages = [];
   window.__benchSent = [];
-  window.__benchDone = new Promise((resolve) => {
-    let first = null, last = null, changed = null, timer = null;
-    const done = (result) => {
-      obs.disconnect();
-      for (const type of INPUTS) window.removeEventListener(type, start, {capture: true});
-      resolve(result);
-    };
-    const finish = () => {
-      const got = window.__benchMessages.filter(t => t >= t0);
-      const before = got.filter(t => t <= changed);
-      const sent = window.__benchSent.filter(t => t >= t0);
-      done({first: first - t0, all: last - t0, sent: sent.length ? sent[0] - t0 : null,
-            reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null});
-    };
-    const giveUp = setTimeout(() => done({first: null}), 5000);
-    const obs = new MutationObserver(() => {
-      clearTimeout(giveUp);
-      changed = performance.now();
-      const stop = () => {
+  let first = null, last = null, changed = null, source = null, pending = Promise.resolve(), seenFirst;
+  window.__benchFirst = new Promise((resolve) => {{ seenFirst = resolve; }});
+  const giveUp = setTimeout(() => seenFirst(false), 5000);
+  const seen = (from) => {{
+    clearTimeout(giveUp);
+    changed = performance.now();
+    if (source === null) source = from;
+    // the frame that paints this change (this one, when made in its animation callbacks), then the next one
+    // begins: the change is on screen
+    pending = new Promise((resolve) => {{
+      const stop = () => {{
         const shown = performance.now();
         if (first === null) first = shown;
         last = shown;
-        clearTimeout(timer);
-        timer = setTimeout(finish, quiet);
-      };
-      // the frame that paints this change (this one, when made in its animation callbacks), then the next
-      // one begins: the change is on screen
+        seenFirst(true);
+        resolve();
+      }};
       if (window.__benchInFrame) requestAnimationFrame(stop);
       else requestAnimationFrame(() => requestAnimationFrame(stop));
-    });
-    for (const v of views) obs.observe(v, {subtree: true, childList: true, attributes: true, characterData: true});
-  });
-}
+    }});
+  }};
+  const shown = (ev) => seen(ev.detail.source);
+  const obs = new MutationObserver(() => seen('mutation'));
+  if (events) explorer.addEventListener('attnlib:shown', shown);
+  else for (const v of views) obs.observe(v, {{subtree: true, childList: true, attributes: true, characterData: true}});
+  window.__benchFinish = async () => {{
+    await pending;
+    obs.disconnect();
+    if (events) explorer.removeEventListener('attnlib:shown', shown);
+    for (const type of INPUTS) window.removeEventListener(type, start, {{capture: true}});
+    if (first === null) return {{first: null}};
+    const got = window.__benchMessages.filter(t => t >= t0);
+    const before = got.filter(t => t <= changed);
+    const sent = window.__benchSent.filter(t => t >= t0);
+    return {{first: first - t0, all: last - t0, source, sent: sent.length ? sent[0] - t0 : null,
+            reply: got.length ? got[0] - t0 : null, answer: before.length ? before[before.length - 1] - t0 : null}};
+  }};
+}}
 """
 
-# the controls of output k a learner changes: [kind, index] (a ToggleButtons' chosen button is left out)
-CONTROLS_JS = """
-([id, k]) => {
-  const out = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
-    .filter(o => o.querySelector('.jupyter-widgets'))[k];
+# the kernel has answered every message the page sent before: two comm-info requests answered in turn (the
+# kernel answers its shell messages in order; ipywidgets holds a model's next message until the kernel is idle
+# after the one before, so the second request follows it), then the next frame has begun
+SETTLED_JS = """async (id) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const kernel = panel.sessionContext.session.kernel;
+  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+}"""
+
+# the controls of output k a learner changes: [kind, index] (a ToggleButtons' chosen button is left out); an
+# explorer of the one-model design: its [data-control] inputs, by name ([kind, name])
+CONTROLS_JS = f"""
+([id, k]) => {{
+  const out = ({OUTPUTS_JS})(id)[k];
   const found = [];
-  out.querySelectorAll('select').forEach((s, i) => {
+  const explorer = out.querySelector('.attnlib-explorer');
+  if (explorer) {{
+    for (const c of explorer.querySelectorAll('[data-control]')) {{
+      if (c.disabled || c.closest('[disabled]') || !c.checkVisibility()) continue;
+      const name = c.dataset.control;
+      if (c.tagName === 'SELECT' && c.options.length > 1) found.push(['menu', name]);
+      else if (c.type === 'range') found.push(['range', name]);
+      else if (c.type === 'checkbox') found.push(['check', name]);
+      else if (c.tagName === 'TEXTAREA' || c.type === 'text' || c.type === 'number') found.push(['typed', name]);
+      else if (c.getAttribute('role') === 'radiogroup') found.push(['radio', name]);
+    }}
+    return found;
+  }}
+  out.querySelectorAll('select').forEach((s, i) => {{
     if (s.options.length > 1 && !s.disabled) found.push(['select', i]);
-  });
-  out.querySelectorAll('.noUi-handle').forEach((h, i) => {
+  }});
+  out.querySelectorAll('.noUi-handle').forEach((h, i) => {{
     if (!h.closest('[disabled]')) found.push(['slider', i]);
-  });
-  out.querySelectorAll('.widget-toggle-button, .widget-checkbox input').forEach((b, i) => {
+  }});
+  out.querySelectorAll('.widget-toggle-button, .widget-checkbox input').forEach((b, i) => {{
     const chosen = b.closest('.widget-toggle-buttons') && b.classList.contains('mod-active');
     if (!b.disabled && !chosen) found.push(['toggle', i]);
-  });
+  }});
   return found;
-}
+}}
 """
 
 
-def change(page, output, kind: str, index: int, step: int) -> None:
-    """One learner's change of control ``(kind, index)`` of ``output`` through real input events."""
-    if kind == "select":
-        select = output.locator("select").nth(index)
+def change(page, output, kind: str, index: int | str, step: int) -> None:
+    """One learner's change of control ``(kind, index)`` of ``output`` through real input events (a typed
+    control: the key that commits what :func:`prepare` typed)."""
+    if kind in ("select", "menu"):
+        select = output.locator("select").nth(index) if kind == "select" else _control(output, index)
         now, n = select.evaluate("s => [s.selectedIndex, s.options.length]")
         select.select_option(index=(now + 1) % n)
     elif kind == "slider":
@@ -191,38 +227,85 @@ def change(page, output, kind: str, index: int, step: int) -> None:
         key = "ArrowLeft" if now >= hi else "ArrowRight" if now <= lo else key
         handle.focus()
         page.keyboard.press(key)
+    elif kind == "range":  # a click on the track one step along (JupyterLab takes the arrow keys' default here)
+        track = _control(output, index)
+        now, lo, hi = (float(x) for x in track.evaluate("r => [r.value, r.min, r.max]"))
+        box = track.bounding_box()
+        per_step = (box["width"] - 16) / (hi - lo)
+        jump = max(1, math.ceil(10 / per_step))  # off the thumb (16 px wide): a click on it moves nothing
+        to = now + (jump if step % 8 < 4 else -jump)
+        to = now - jump if to > hi else now + jump if to < lo else to
+        track.click(position={"x": 8 + (to - lo) * per_step, "y": box["height"] / 2})
+    elif kind == "typed":  # a textarea commits when it loses the focus, a field on Enter
+        area = _control(output, index).evaluate("f => f.tagName === 'TEXTAREA'")
+        page.keyboard.press("Tab" if area else "Enter")
+    elif kind == "check":
+        _control(output, index).click()
+    elif kind == "radio":
+        _control(output, index).locator("button:not([aria-checked='true']):not([disabled])").first.click()
     else:
         output.locator(".widget-toggle-button, .widget-checkbox input").nth(index).click()
 
 
+def prepare(page, output, kind: str, index: int | str, step: int) -> None:
+    """Before the clock starts: type into a typed control a text the explorer's table does not hold (its own
+    text with one more digit, a new one each time)."""
+    if kind != "typed":
+        return
+    field = _control(output, index)
+    field.focus()
+    page.keyboard.press("End")
+    if step:
+        page.keyboard.press("Backspace")
+    page.keyboard.type(str(step % 9 + 1))
+
+
+def _control(output, name: str):
+    return output.locator(f'[data-control="{name}"]').first
+
+
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
     """``{"first": ms, "all": ms, "reply": ms, "answer": ms}`` per change of widget output ``k`` (after two
-    that warm up), and ``"floor"``: the same clock on a change that never leaves the page (an arrow key
-    moving the focused cell of the first view redraws its outline), what the browser alone takes."""
-    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets)").nth(k)
+    that warm up); an explorer of the one-model design also splits them by where the state was drawn from
+    (``"inpage"``: the page's table, ``"kernel"``: the kernel's answer) and gets ``changes`` more of its typed
+    controls (the kernel's); and ``"floor"``: the same clock on a change that never leaves the page (an arrow
+    key moving the focused cell of the first view redraws its outline), what the browser alone takes."""
+    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)").nth(k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
-    times: dict[str, list[float]] = {"first": [], "all": [], "sent": [], "reply": [], "answer": [], "floor": []}
-    for step in range(changes + 2 if controls else 0):
-        kind, index = controls[step % len(controls)]
-        page.evaluate(ARM_JS, [panel, k, QUIET_MS])
+    moved = [c for c in controls if c[0] != "typed"]
+    typed = [c for c in controls if c[0] == "typed"]
+    plan = [moved[step % len(moved)] for step in range(changes + 2)] if moved else []
+    plan += [typed[step % len(typed)] for step in range(changes + 2)] if typed else []
+    times: dict[str, list[float]] = {
+        "first": [], "all": [], "inpage": [], "kernel": [], "sent": [], "reply": [], "answer": [], "floor": []
+    }  # fmt: skip
+    for step, (kind, index) in enumerate(plan):
+        prepare(page, output, kind, index, step)
+        page.evaluate(ARM_JS, [panel, k, "auto"])
         change(page, output, kind, index, step)
-        got = page.evaluate("() => window.__benchDone")
-        page.wait_for_timeout(60)
-        if step >= 2 and got["first"] is not None:
-            times["first"].append(got["first"])
-            times["all"].append(got["all"])
-            for phase in ("sent", "reply", "answer"):
-                if got[phase] is not None:
-                    times[phase].append(got[phase])
+        page.evaluate("() => window.__benchFirst")
+        page.evaluate(SETTLED_JS, panel)
+        got = page.evaluate("() => window.__benchFinish()")
+        warm = step < 2 or (typed and moved and changes + 2 <= step < changes + 4)
+        if warm or got["first"] is None:
+            continue
+        times["first"].append(got["first"])
+        times["all"].append(got["all"])
+        where = {"table": "inpage", "kernel": "kernel"}.get(got["source"])
+        if where:
+            times[where].append(got["all"])
+        for phase in ("sent", "reply", "answer"):
+            if got[phase] is not None:
+                times[phase].append(got[phase])
     grid = output.locator(".attn-heatmap-grid").first
     for step in range(changes + 2 if controls and grid.count() else 0):
         grid.focus()
-        page.evaluate(ARM_JS, [panel, k, QUIET_MS])
+        page.evaluate(ARM_JS, [panel, k, "mutations"])
         page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
-        got = page.evaluate("() => window.__benchDone")
+        page.evaluate("() => window.__benchFirst")
+        got = page.evaluate("() => window.__benchFinish()")
         page.keyboard.press("Escape")  # the tooltip away
-        page.wait_for_timeout(60)
         if step >= 2 and got["first"] is not None:
             times["floor"].append(got["first"])
     return times
@@ -243,8 +326,7 @@ def measure(
         try:
             for name, checkout in paths.items():
                 env = os.environ.pop("PYTHONPATH", None)
-                if checkout is not None:
-                    os.environ["PYTHONPATH"] = str(checkout)
+                os.environ["PYTHONPATH"] = str(checkout or results.REPO)  # this checkout's attnlib, not the venv's
                 servers[name] = start_lab_on_lessons(
                     Path(tmp) / name, windowing=None, checkout=checkout or results.REPO
                 )
@@ -266,8 +348,8 @@ def measure(
 
 
 def add_references(notebooks: Path, *, own_page: bool = True) -> None:
-    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; write the page of "lesson" 00
-    (``own_page``: this checkout's, whose ``attnlib.show`` has the ``HeatmapView``)."""
+    """Append :data:`JUPYTER_ALONE` to every lesson of ``notebooks``; with ``own_page``, write the page of
+    "lesson" 00 (once per run: this checkout's)."""
     import nbformat
 
     for path in notebooks.glob("[0-9][0-9]_*.ipynb"):
@@ -276,7 +358,7 @@ def add_references(notebooks: Path, *, own_page: bool = True) -> None:
         nbformat.write(notebook, path)
     if not own_page:
         return
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in (JUPYTER_ALONE, HEATMAP_ALONE)])
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(JUPYTER_ALONE)])
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(notebook, notebooks / REFERENCE)
 

@@ -338,14 +338,32 @@ def open_and_run_all(page, server: LabServer, notebook: str, *, workspace: str =
     open_lab(page, server, workspace)
     panel = page.evaluate(OPEN_NOTEBOOK_JS, notebook)
     page.evaluate(RUN_ALL_JS, panel)
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        state = page.evaluate(STATE_JS, panel)
-        if state["status"] == "idle" and state["prompts"] and state["numbered"] == len(state["prompts"]):
-            break
-        page.wait_for_timeout(250)
-    page.wait_for_timeout(1000)  # let the widget views attach
+    page.wait_for_function(DONE_JS, arg=panel, timeout=timeout * 1000, polling=100)
+    page.wait_for_function(ATTACHED_JS, arg=panel, timeout=30_000)  # the widget views are on the page
     return panel
+
+
+# every code cell has run and the kernel is idle (STATE_JS's reading of the notebook)
+DONE_JS = f"""(id) => {{ const s = ({STATE_JS})(id);
+  return s.found && s.status === 'idle' && s.prompts.length > 0 && s.numbered === s.prompts.length; }}"""
+# every widget output of the notebook's model is on the page: rendered (or showing its error)
+ATTACHED_JS = """(id) => {
+  const widget = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  let want = 0;
+  for (const cell of widget.content.model.cells) {
+    if (cell.type !== 'code') continue;
+    for (let k = 0; k < cell.outputs.length; k++) {
+      const data = cell.outputs.get(k).data || {};
+      // a tqdm progress bar's widget is closed when its loop ends ("…| 0/200 [00:00<?, ?it/s]"): nothing to show
+      const bar = /\\| *\\d+\\/\\d+ \\[/.test(String(data['text/plain'] || ''));
+      if ('application/vnd.jupyter.widget-view+json' in data && !bar) want += 1;
+    }
+  }
+  const shown = [...document.getElementById(id).querySelectorAll('.jp-OutputArea-output')]
+    .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer')
+      || /Error displaying widget/.test(o.textContent));
+  return shown.length >= want;
+}"""
 
 
 # every widget output area: its images (src + PNG check + a content hash), its live views (a hash
@@ -354,7 +372,8 @@ WIDGETS_JS = """
 async (id) => {
   const panel = document.getElementById(id);
   const outputs = [...panel.querySelectorAll('.jp-OutputArea-output')]
-      .filter(o => o.querySelector('.jupyter-widgets') || /Error displaying widget/.test(o.textContent));
+      .filter(o => o.querySelector('.jupyter-widgets, .attnlib-explorer')
+      || /Error displaying widget/.test(o.textContent));
   const hash = async (buf) => {
     const digest = await crypto.subtle.digest('SHA-256', buf);
     return [...new Uint8Array(digest)].map(b => b.toString(16).padStart(2, '0')).join('');

@@ -194,9 +194,8 @@ def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(hu
         page.goto(f"{hub.server_url(HELPED)}/user/{HELPED}/lab/tree/help.ipynb")
         if "/oauth2/authorize" in page.url:  # JupyterHub asks the admin to confirm access to a learner's server
             page.click("form [type=submit]")
-        deadline = time.monotonic() + 120
-        while not probes and time.monotonic() < deadline:
-            page.wait_for_timeout(500)
+        if not probes:  # the notebook's script prints its findings once it has tried every probe
+            page.wait_for_event("console", predicate=lambda msg: msg.text.startswith("A20-PROBE "), timeout=120_000)
     assert probes, "the notebook's script never ran in the teacher's browser"
     seen = json.loads(probes[0].removeprefix("A20-PROBE "))
     assert seen["own server"] == 200, seen  # the script ran with the teacher's access to the learner's server
@@ -245,8 +244,13 @@ def test_a_foreign_page_cannot_approve_or_discard(hub: Hub, teacher: Learner, he
             browser_log_in(page, hub, teacher)
             visited: list[str] = []
             page.on("response", lambda r: visited.append(f"{r.status} {r.url}") if "/hub/" in r.url else None)
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
-            page.wait_for_timeout(5000)
+            # the foreign page's last attack that can run: the page itself sent to the approval URL (which
+            # unloads the page, so its later timer to the discard URL never fires)
+            with page.expect_response(
+                lambda r: r.url == approve and r.request.is_navigation_request() and r.frame == page.main_frame,
+                timeout=30_000,
+            ):
+                page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
     finally:
         server.shutdown()
     assert any(approve in v for v in visited), visited  # the teacher's browser did send the requests
