@@ -5,10 +5,12 @@ Usage: python site/build.py [--out build/site] [--src build/site-src]
 1. Prepares a Sphinx source folder (``--src``, rebuilt every time) laid out like the repository,
    so every relative link of the lessons and the README works unchanged:
    ``index.md`` (README.md, the lesson index, plus site/index.md's toctree), ``notebooks/NN_*.ipynb``
-   (the learner edition of every lesson matching the glob: teacher notes out, widget state out),
+   (the learner edition of every lesson matching the glob, teacher notes out, executed here with its
+   widget state by scripts/widget_state.py, so the explorers are live in the page with no kernel),
    ``images/``, ``docs/teaching-guide.md``, ``docs/documents.md``, ``CONTRIBUTING.md``, ``LICENSE``.
-2. Copies MathJax 2 (the parts a page needs) from node_modules/ (``npm ci``, package.json) into
-   ``_static/mathjax``.
+2. Copies MathJax 2 (the parts a page needs) and the widget front end (require.js, html-manager's
+   ``embed-amd.js``, anywidget's AMD module from the installed wheel) from node_modules/ (``npm ci``,
+   package.json) and the Python package into ``_static/mathjax`` and ``_static/_vendor``.
 3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
    to a remote script, stylesheet, image or font.
 4. Puts each lesson's learner edition beside its page (``notebooks/NN_name.ipynb``, the page's
@@ -49,9 +51,17 @@ MATHJAX_PARTS = (
     "fonts/HTML-CSS/TeX/woff",
     "package.json",
 )
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # a badge image from the web, [![alt](https://…)](link): the site keeps the link, drops the image
 REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
 # a script, stylesheet, image or font loaded from the web
+# the widget front end every page with widget state loads, in this order (site/conf.py's nb_ipywidgets_js):
+# name in _static/_vendor -> file in node_modules; anywidget-paths.js (scripts/widget_state.py) goes after
+# require.js and points requirejs at anywidget.js, the installed wheel's front end
+WIDGET_JS = (
+    ("require.js", "requirejs/require.js"),
+    ("embed-amd.js", "@jupyter-widgets/html-manager/dist/embed-amd.js"),
+)
 REMOTE_ASSET = re.compile(r"""<(?:script|link|img|source|iframe)\b[^>]*\b(?:src|href)\s*=\s*["'](?:https?:)?//[^"']*""")
 
 
@@ -63,18 +73,25 @@ def _script(name: str):
 
 
 def lesson_page(path: Path, learner_edition) -> nbformat.NotebookNode:
-    """A lesson as its page shows it: the learner edition, no widget state, README links -> home page."""
+    """A lesson as its page shows it: the learner edition of ``path`` (an executed copy with widget state),
+    README links -> home page."""
     nb = learner_edition(nbformat.read(path, as_version=4))
-    nb.metadata.pop("widgets", None)
+    saved = _script("widget_state").widget_state(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace("](../README.md", "](../index.md")
+        for output in cell.get("outputs", []):  # a view with no saved model shows its PNG fallback
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is not None and view.get("model_id") not in saved:
+                del output["data"][WIDGET_VIEW]
     return nb
 
 
-def prepare(src: Path) -> list[Path]:
-    """Write the Sphinx source folder; returns the lessons it holds."""
+def prepare(src: Path, live: str = "all") -> list[Path]:
+    """Write the Sphinx source folder; returns the lessons it holds. ``live``: the lessons executed with
+    widget state (``all`` or numbers such as ``04,07``); the others show their stored outputs (the PNGs)."""
     editions = _script("build_editions")
+    state = _script("widget_state")
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
     (src / "docs").mkdir()
@@ -87,10 +104,20 @@ def prepare(src: Path) -> list[Path]:
     for name in ("CONTRIBUTING.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     lessons = sorted((REPO / "notebooks").glob(LESSONS))
+    chosen = [p for p in lessons if live.replace(" ", "") in ("", "all") or p.name[:2] in live.split(",")]
+    executed = {p.name: p for p in state.execute_all(chosen, src.parent / f"{src.name}-executed")}
     for path in lessons:
-        nbformat.write(lesson_page(path, editions.learner_edition), src / "notebooks" / path.name)
+        page = lesson_page(executed.get(path.name, path), editions.learner_edition)
+        nbformat.write(page, src / "notebooks" / path.name)
     slides = _script("build_slides")
     slides.ensure_node_modules()  # npm ci when node_modules/ is missing
+    vendor = src / "_static" / "_vendor"
+    for name, part in WIDGET_JS:
+        (vendor / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(slides.NODE_MODULES / part, vendor / name)
+    for font in (slides.NODE_MODULES / "@jupyter-widgets/html-manager/dist").glob("*.woff2"):
+        shutil.copy2(font, vendor / font.name)  # html-manager's CSS loads its icon font beside embed-amd.js
+    state.copy_front_end(vendor)
     mathjax = slides.NODE_MODULES / "mathjax"
     for part in MATHJAX_PARTS:
         source, target = mathjax / part, src / "_static" / "mathjax" / part
@@ -157,8 +184,9 @@ def page_text(out: Path) -> str:
     return PAGE_TEXT_JS % json.dumps(pages, ensure_ascii=False)
 
 
-def build(out: Path, src: Path, binder_ref: str | None = None) -> list[Path]:
-    """Prepare ``src`` and build the site into ``out``; returns the lessons built."""
+def build(out: Path, src: Path, binder_ref: str | None = None, live: str = "all") -> list[Path]:
+    """Prepare ``src`` and build the site into ``out``; returns the lessons built (``live``: see
+    :func:`prepare`)."""
     try:
         from sphinx.cmd.build import build_main
     except ImportError:
@@ -171,7 +199,7 @@ def build(out: Path, src: Path, binder_ref: str | None = None) -> list[Path]:
     if binder_ref:
         os.environ["BINDER_REF"] = binder_ref
 
-    lessons = prepare(src)
+    lessons = prepare(src, live)
     shutil.rmtree(out, ignore_errors=True)
     code = build_main(["-b", "html", "-q", "-j", "1", "-d", str(src / "_doctrees"), str(src), str(out)])
     if code:
@@ -213,9 +241,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "build" / "site")
     parser.add_argument("--src", type=Path, default=REPO / "build" / "site-src")
     parser.add_argument("--binder-ref", help="branch, tag or commit the launch links open (default: HEAD)")
+    parser.add_argument("--live", default="all", help="lessons executed with live explorers: all, or e.g. 04,07")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    lessons = build(args.out, args.src, args.binder_ref)
+    lessons = build(args.out, args.src, args.binder_ref, args.live)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
     print(f"site: {len(lessons)} lessons in {args.out} ({size / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
     return 0
