@@ -47,11 +47,14 @@ def serve(folder: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def open_page(browser, url: str, *, viewport: dict | None = None):
+def open_page(browser, url: str, *, viewport: dict | None = None, loaded: list[str] | None = None):
     """A new page of ``browser`` at ``url`` with every request but file:, data:, blob: and 127.0.0.1 blocked;
-    returns (page, blocked URLs, page errors and console errors)."""
+    returns (page, blocked URLs, page errors and console errors). ``loaded``: a list that receives the URL of
+    every request the page completes."""
     page = browser.new_page(viewport=viewport or {"width": 1280, "height": 900})
     blocked, errors = offline(page, local_servers=True)
+    if loaded is not None:
+        page.on("requestfinished", lambda request: loaded.append(request.url))
     page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
     page.goto(url, wait_until="load")
     return page, blocked, errors

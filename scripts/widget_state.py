@@ -20,6 +20,8 @@ are live without a kernel, as far as what the page holds lets them be.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -70,9 +72,71 @@ def widget_state(nb: nbformat.NotebookNode) -> dict:
     return nb.metadata.get("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
 
 
+# each anywidget's _esm once per page: the models hold a stub importing the one copy, which
+# MODULES_HTML (a display output put before the first widget) holds and turns into a Blob URL when the page
+# is parsed, before html-manager draws anything. A Blob URL works on file:// where a module file would not
+# (a browser refuses module scripts from file://), and a module imported twice from one URL runs once.
+STUB = "const m = await import(globalThis.attnlibModules[{key}]);\nexport default m.default;\n"
+MODULES_HTML = """\
+<script type="application/json" data-attnlib-modules>{modules}</script>
+<script>(() => {{
+  const urls = (globalThis.attnlibModules ??= {{}});
+  const texts = JSON.parse(document.currentScript.previousElementSibling.textContent);
+  for (const [key, text] of Object.entries(texts)) {{
+    urls[key] ??= URL.createObjectURL(new Blob([text], {{ type: "text/javascript" }}));
+  }}
+}})();</script>
+"""
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def share_modules(nb: nbformat.NotebookNode) -> dict[str, str]:
+    """Replace every anywidget model's ``_esm`` in ``nb``'s saved state by a stub importing one shared copy,
+    and put the copies (:data:`MODULES_HTML`) in an output before the first widget view; returns the
+    modules (key -> text). A page then carries each front end once, not once per model."""
+    modules: dict[str, str] = {}
+    for model in widget_state(nb).values():
+        esm = model["state"].get("_esm")
+        if model["model_name"] != "AnyModel" or not isinstance(esm, str) or "attnlibModules" in esm:
+            continue
+        key = hashlib.sha256(esm.encode()).hexdigest()[:16]
+        modules[key] = esm
+        model["state"]["_esm"] = STUB.format(key=json.dumps(key))
+    if not modules:
+        return modules
+    text = json.dumps(modules, ensure_ascii=False).replace("<", "\\u003c")  # no "</script>" inside
+    html = MODULES_HTML.format(modules=text)
+    for cell in nb.cells:
+        outputs = cell.get("outputs", [])
+        at = next((k for k, o in enumerate(outputs) if WIDGET_VIEW in o.get("data", {})), None)
+        if at is not None:
+            outputs.insert(at, nbformat.v4.new_output("display_data", data={"text/html": html}))
+            break
+    return modules
+
+
+def without_kernel(nb: nbformat.NotebookNode) -> int:
+    """Set the ``kernel`` trait of every saved model that has one (each ``ExplorerWidget``) to false: the
+    page has no kernel, so controls no table covers are disabled with a note; returns how many."""
+    n = 0
+    for model in widget_state(nb).values():
+        if "kernel" in model["state"]:
+            model["state"]["kernel"] = False
+            n += 1
+    return n
+
+
+def for_pages(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """``nb`` (executed with state) as a page with no kernel shows it: :func:`without_kernel`, then
+    :func:`share_modules`."""
+    without_kernel(nb)
+    share_modules(nb)
+    return nb
+
+
 def execute(path: Path, out: Path) -> Path:
-    """Run ``path`` in a fresh kernel (working directory: its folder) and write it, with widget state,
-    to ``out/<name>``; returns the written path."""
+    """Run ``path`` in a fresh kernel (working directory: its folder) and write it, with widget state
+    made ready for a page with no kernel (:func:`for_pages`), to ``out/<name>``; returns the written path."""
     nb = nbformat.read(path, as_version=4)
     client = NotebookClient(
         nb,
@@ -85,6 +149,7 @@ def execute(path: Path, out: Path) -> Path:
     client.execute()
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+    for_pages(nb)
     target = out / path.name
     out.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, target)

@@ -25,6 +25,7 @@ a teacher pins a class to a tag with ``make site BINDER_REF=v1.0``.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import os
@@ -138,6 +139,58 @@ def remote_assets(out: Path) -> list[str]:
     return found
 
 
+# what a lesson page may weigh, everything it loads gzip-compressed (issue #37's goal)
+PAGE_BUDGET = 1_500_000
+# a local file a page loads: <script src>, <link href> (stylesheets), <img src>, <source src>
+LOCAL_ASSET = re.compile(r"""<(?:script|img|source|link)\b[^>]*\b(?:src|href)\s*=\s*["']([^"'#?]+)""")
+# what the page's scripts load themselves, in _static/: requirejs loads anywidget's front end on pages with
+# widget state; MathJax (config TeX-AMS_CHTML) its output jax, fonts data and the web fonts the lessons' math
+# uses (measured in Chromium: tests/browser/test_site.py counts every file a page really loads)
+WIDGET_LOADS = ("_vendor/anywidget.js",)
+MATHJAX_LOADS = tuple(
+    f"mathjax/{part}"
+    for part in (
+        "config/TeX-AMS_CHTML.js",
+        "jax/output/CommonHTML/jax.js",
+        "jax/output/CommonHTML/fonts/TeX/fontdata.js",
+        "jax/output/CommonHTML/autoload/mtable.js",
+        "jax/output/CommonHTML/fonts/TeX/AMS-Regular.js",
+        "jax/element/mml/optable/GeneralPunctuation.js",
+        *(
+            f"fonts/HTML-CSS/TeX/woff/MathJax_{font}.woff"
+            for font in (
+                "Main-Regular",
+                "Math-Italic",
+                "AMS-Regular",
+                "Size1-Regular",
+                "Size2-Regular",
+                "Size4-Regular",
+            )
+        ),
+    )
+)
+
+
+def _gzip_size(path: Path, cache: dict[Path, int]) -> int:
+    if path not in cache:
+        cache[path] = len(gzip.compress(path.read_bytes(), 9)) if path.is_file() else 0
+    return cache[path]
+
+
+def page_weights(out: Path) -> dict[str, int]:
+    """Every lesson page of the site in ``out`` -> the bytes it loads, each file gzip-compressed: the page,
+    the local files it refers to, and what its scripts load (:data:`WIDGET_LOADS`, :data:`MATHJAX_LOADS`)."""
+    cache: dict[Path, int] = {}
+    weights = {}
+    for page in sorted((out / "notebooks").glob("*.html")):
+        text = page.read_text("utf-8")
+        files = {(page.parent / ref).resolve() for ref in LOCAL_ASSET.findall(text) if "//" not in ref}
+        loads = (WIDGET_LOADS if "widget-state+json" in text else ()) + (MATHJAX_LOADS if "mathjax" in text else ())
+        files |= {(out / "_static" / name).resolve() for name in loads}
+        weights[page.relative_to(out).as_posix()] = _gzip_size(page, cache) + sum(_gzip_size(f, cache) for f in files)
+    return weights
+
+
 def repository() -> str:
     """``owner/name`` of the repository on GitHub, from pyproject.toml's ``[project.urls] Repository``."""
     url = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["urls"]["Repository"]
@@ -207,6 +260,9 @@ def build(out: Path, src: Path, binder_ref: str | None = None, live: str = "all"
     remote = remote_assets(out)
     if remote:
         raise SystemExit("error: the site still loads from the web:\n" + "\n".join(remote))
+    heavy = {page: size for page, size in page_weights(out).items() if size > PAGE_BUDGET}
+    if heavy:
+        raise SystemExit(f"error: lesson pages over {PAGE_BUDGET / 1e6} MB gzip in all: {heavy}")
     editions = _script("build_editions")
     for path in lessons:  # what each page's "Download this notebook" link gives: the learner edition
         nb = editions.learner_edition(nbformat.read(path, as_version=4))
@@ -246,6 +302,11 @@ def main(argv: list[str] | None = None) -> int:
     start = time.perf_counter()
     lessons = build(args.out, args.src, args.binder_ref, args.live)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    weights = page_weights(args.out)
+    print(
+        "lesson pages, everything each loads, gzip:",
+        ", ".join(f"{Path(p).stem[:2]} {w / 1e6:.2f} MB" for p, w in weights.items()),
+    )
     print(f"site: {len(lessons)} lessons in {args.out} ({size / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
     return 0
 

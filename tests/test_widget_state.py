@@ -33,3 +33,36 @@ def test_front_end_is_the_installed_anywidget(tmp_path: Path) -> None:
     assert 'define(["@jupyter-widgets/base"]' in module  # an AMD module requirejs loads as "anywidget"
     paths = (tmp_path / names[0]).read_text(encoding="utf-8")
     assert "requirejs.config" in paths and "anywidget" in paths and "http" not in paths
+
+
+def _executed_like(esm: str, n: int) -> nbformat.NotebookNode:
+    """A notebook as nbclient saves one: ``n`` anywidget models sharing ``esm``, one view displayed."""
+    nb = nbformat.v4.new_notebook()
+    state = {
+        f"m{k}": {"model_name": "AnyModel", "model_module": "anywidget", "state": {"_esm": esm, "kernel": True}}
+        for k in range(n)
+    }
+    state["other"] = {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls", "state": {"value": "x"}}
+    nb.metadata["widgets"] = {widget_state.WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    view = {"model_id": "m0", "version_major": 2, "version_minor": 0}
+    cell = nbformat.v4.new_code_cell("show()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={widget_state.WIDGET_VIEW: view, "text/plain": "w"})]
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), cell]
+    return nb
+
+
+def test_pages_carry_each_front_end_once_and_no_kernel() -> None:
+    esm = "export default { render({ el }) { el.textContent = '</script>'; } };\n" * 50
+    nb = widget_state.for_pages(_executed_like(esm, 3))
+    state = widget_state.widget_state(nb)
+    stubs = {state[f"m{k}"]["state"]["_esm"] for k in range(3)}
+    assert len(stubs) == 1 and esm not in stubs and len(stubs.pop()) < 120
+    assert [state[f"m{k}"]["state"]["kernel"] for k in range(3)] == [False] * 3
+    assert state["other"]["state"] == {"value": "x"}  # other models untouched
+    outputs = nb.cells[1].outputs
+    assert len(outputs) == 2 and widget_state.WIDGET_VIEW in outputs[1]["data"]  # the modules come first
+    html = outputs[0]["data"]["text/html"]
+    assert html.count("</script>") == 2  # the module's own "</script>" is escaped inside the JSON
+    assert nb.cells[0].get("outputs") == []
+    again = widget_state.for_pages(nb)  # idempotent: a stub is not shared again
+    assert len(again.cells[1].outputs) == 2

@@ -13,6 +13,7 @@ when there is no Chromium. Nothing waits on the clock: each step waits for what 
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import shutil
@@ -162,15 +163,22 @@ def test_page_offline(site: Path, browser, name: str) -> None:
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
 def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> None:
     """Served over http, a lesson page loads its widget front end from the site only and draws its explorers."""
-    page, blocked, errors = open_page(browser, f"{server}/notebooks/{lesson.stem}.html")
+    loaded: list[str] = []
+    page, blocked, errors = open_page(browser, f"{server}/notebooks/{lesson.stem}.html", loaded=loaded)
     try:
         drawn = wait_for_widgets(page)
         texts = page.get_by_text("Error displaying widget").count()
+        page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
+        page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # its fonts loaded too
     finally:
         page.close()
     assert not blocked, f"requests to the network: {blocked}"
     assert not errors, f"page errors: {errors}"
     assert drawn == _outputs(lesson)[1] and texts == 0
+    # everything the page loaded, each file gzip-compressed, within the budget site/build.py enforces
+    files = {site / unquote(urlparse(url).path).lstrip("/") for url in loaded if url.startswith(server)}
+    weight = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
+    assert weight <= _site_build().PAGE_BUDGET, f"{lesson.stem}: {weight / 1e6:.2f} MB gzip"
 
 
 def test_each_lesson_page_offers_its_learner_notebook(site: Path) -> None:
