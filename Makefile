@@ -96,7 +96,7 @@ lint: $(STAMP) node_modules/.package-lock.json  ## ruff, mypy; biome (format + l
 	$(BIN)/mypy
 	node_modules/.bin/biome check .
 	node_modules/.bin/tsc --noEmit -p jsconfig.json
-	node --test tests/show/heatmap.test.mjs
+	node --test tests/show/*.test.mjs
 
 format: $(STAMP) node_modules/.package-lock.json  ## ruff format and fix imports; biome formats the JS and CSS
 	$(BIN)/ruff check --fix --select I .

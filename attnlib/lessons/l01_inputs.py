@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..examples import ALL, MatrixExample, SentenceExample
 from ..formatting import format_matrix, format_number, matrix_decimals
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import prepare_inputs
 from ._calls import compare_call
@@ -71,23 +71,23 @@ class InputsExplorer(Explorer):
         if example not in dict((v, k) for k, v in EXAMPLE_CHOICES):
             raise ValueError(f"example must be one of {[v for _, v in EXAMPLE_CHOICES]}, got {example!r}")
         inputs, _labels = example_inputs(example)
-        self.controls["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        self.controls["values"] = widgets.Textarea(
+        self.controls["example"] = ui.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        self.controls["values"] = ui.Textarea(
             value=format_matrix(inputs),
             description="X",
             continuous_update=False,
             rows=6,
-            layout=widgets.Layout(width="360px"),
+            layout=ui.Layout(width="360px"),
         )
         self.views["inputs"] = HeatmapView(None, xlabel="feature (d_in)", ylabel="token", editable=True)
         self.on_edit("inputs", self._edit_cell)
-        self.shape = self.texts["shape"] = widgets.HTML()
+        self.shape = self.texts["shape"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["example"]]),
-                widgets.HBox([self.views["inputs"], widgets.VBox([self.controls["values"], self.shape])]),
+                ui.HBox([self.controls["example"]]),
+                ui.HBox([self.views["inputs"], ui.VBox([self.controls["values"], self.shape])]),
                 self.message,
             ]
         )

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import html
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor, nn
 
 from ..examples import four_inputs, three_inputs
 from ..formatting import matrix_decimals
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import Projections, init_projections
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
@@ -50,21 +50,21 @@ class ProjectionsExplorer(Explorer):
         if source not in {v for _, v in SOURCE_CHOICES}:
             raise ValueError(f"source must be one of {[v for _, v in SOURCE_CHOICES]}, got {source!r}")
         c = self.controls
-        c["source"] = widgets.ToggleButtons(options=SOURCE_CHOICES, value=source, description="weights")
-        c["d_in"] = widgets.IntSlider(value=d_in, min=1, max=8, description="d_in")
-        c["d_k"] = widgets.IntSlider(value=d_k, min=1, max=8, description="d_k")
-        c["d_v"] = widgets.IntSlider(value=d_v, min=1, max=8, description="d_v")
-        c["seed"] = widgets.IntText(value=seed, description="seed", layout=widgets.Layout(width="180px"))
-        self.shapes = self.texts["shapes"] = widgets.HTML()
+        c["source"] = ui.ToggleButtons(options=SOURCE_CHOICES, value=source, description="weights")
+        c["d_in"] = ui.IntSlider(value=d_in, min=1, max=8, description="d_in")
+        c["d_k"] = ui.IntSlider(value=d_k, min=1, max=8, description="d_k")
+        c["d_v"] = ui.IntSlider(value=d_v, min=1, max=8, description="d_v")
+        c["seed"] = ui.IntText(value=seed, description="seed", layout=ui.Layout(width="180px"))
+        self.shapes = self.texts["shapes"] = ui.HTML()
         for key in ("w_query", "w_key", "w_value"):
             self.views[key] = HeatmapView(None)
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
                 c["source"],
-                widgets.HBox([c["d_in"], c["d_k"], c["d_v"], c["seed"]]),
-                widgets.HBox([v for v in self.views.values()]),
+                ui.HBox([c["d_in"], c["d_k"], c["d_v"], c["seed"]]),
+                ui.HBox([v for v in self.views.values()]),
                 self.shapes,
                 self.message,
             ]

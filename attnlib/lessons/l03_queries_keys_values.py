@@ -14,13 +14,13 @@ from __future__ import annotations
 import html
 from functools import partial
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..steps import derive_qkv, init_projections, project
@@ -90,23 +90,21 @@ class QKVExplorer(Explorer):
             raise ValueError(f"kind must be one of {list(KINDS)}, got {kind!r}")
         ex = _DOCUMENTS[example]
         c = self.controls
-        c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        c["kind"] = widgets.ToggleButtons(options=list(KINDS), value=kind, description="make the")
-        c["token"] = widgets.Dropdown(options=_token_options(ex), value=token, description="token")
-        c["column"] = widgets.IntSlider(
-            value=column, min=0, max=ex.projections.w_key.shape[1] - 1, description="column d"
-        )
-        self.products = self.texts["products"] = widgets.HTML()
+        c["example"] = ui.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["kind"] = ui.ToggleButtons(options=list(KINDS), value=kind, description="make the")
+        c["token"] = ui.Dropdown(options=_token_options(ex), value=token, description="token")
+        c["column"] = ui.IntSlider(value=column, min=0, max=ex.projections.w_key.shape[1] - 1, description="column d")
+        self.products = self.texts["products"] = ui.HTML()
         self.views["inputs"] = HeatmapView(None, decimals=0, title="inputs X", ylabel="token")
         self.views["weight"] = HeatmapView(None, decimals=0, title="W")
         self.views["result"] = HeatmapView(None, decimals=0, title="result")
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["example"], c["token"]]),
-                widgets.HBox([c["kind"], c["column"]]),
-                widgets.HBox(list(self.views.values())),
+                ui.HBox([c["example"], c["token"]]),
+                ui.HBox([c["kind"], c["column"]]),
+                ui.HBox(list(self.views.values())),
                 self.products,
                 self.message,
             ]

@@ -14,12 +14,12 @@ from __future__ import annotations
 import html
 from functools import partial
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from ..examples import four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score
 from ._calls import compare_call
@@ -55,20 +55,20 @@ class ScoresExplorer(Explorer):
             raise ValueError(f"example must be one of {sorted(_DOCUMENTS)}, got {example!r}")
         ex = _DOCUMENTS[example]
         c = self.controls
-        c["example"] = widgets.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
-        c["query"] = widgets.Dropdown(options=_options(ex, "query"), value=query, description="query")
-        c["key"] = widgets.Dropdown(options=_options(ex, "key"), value=key, description="key")
-        self.terms = self.texts["terms"] = widgets.HTML()
+        c["example"] = ui.Dropdown(options=EXAMPLE_CHOICES, value=example, description="document")
+        c["query"] = ui.Dropdown(options=_options(ex, "query"), value=query, description="query")
+        c["key"] = ui.Dropdown(options=_options(ex, "key"), value=key, description="key")
+        self.terms = self.texts["terms"] = ui.HTML()
         self.views["scores"] = HeatmapView(None, decimals=0, title="scores Q Kᵀ", xlabel="key", ylabel="query")
         self.views["queries"] = HeatmapView(None, decimals=0, title="queries Q")
         self.views["keys"] = HeatmapView(None, decimals=0, title="keys K")
         self.update()
         self.observe_controls()
         self.views["scores"].on_select(self._choose)
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["example"], c["query"], c["key"]]),
-                widgets.HBox([self.views[name] for name in ("queries", "keys", "scores")]),
+                ui.HBox([c["example"], c["query"], c["key"]]),
+                ui.HBox([self.views[name] for name in ("queries", "keys", "scores")]),
                 self.terms,
                 self.message,
             ]

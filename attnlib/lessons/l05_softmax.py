@@ -17,12 +17,12 @@ import html
 import math
 from functools import lru_cache, partial
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..formatting import explain_softmax, format_matrix
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown, parse_matrix
 from ..steps import score, softmax
 from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, compare_number, compare_tensor, exercise, run_learner_code
@@ -74,27 +74,27 @@ class SoftmaxExplorer(Explorer):
         if example not in EXAMPLES:
             raise ValueError(f"example must be one of {EXAMPLES}, got {example!r}")
         scores, labels = example_scores(example)
-        self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
-        self.controls["scores"] = widgets.Textarea(
-            value=format_matrix(scores, 6), description="scores", layout=widgets.Layout(width="320px", height="90px")
+        self.controls["example"] = ui.Dropdown(options=EXAMPLES, value=example, description="example")
+        self.controls["scores"] = ui.Textarea(
+            value=format_matrix(scores, 6), description="scores", layout=ui.Layout(width="320px", height="90px")
         )
-        self.controls["temperature"] = widgets.FloatLogSlider(
+        self.controls["temperature"] = ui.FloatLogSlider(
             value=temperature, base=10, min=-1, max=1.5, step=0.05, description="temperature T", readout_format=".2f"
         )
-        self.controls["query"] = widgets.Dropdown(options=_query_options(labels), value=query, description="query")
-        self.stats = self.texts["stats"] = widgets.HTML()
+        self.controls["query"] = ui.Dropdown(options=_query_options(labels), value=query, description="query")
+        self.stats = self.texts["stats"] = ui.HTML()
         # the heatmap comes first: it is the PNG a reader without a kernel sees
         self.views["heatmap"] = HeatmapView(None, title="weights = softmax(scores / T)", vmin=0.0, vmax=1.0, decimals=3)
         self.views["bars"] = HeatmapView(None, title="one query's weights", vmin=0.0, vmax=1.0, decimals=2)
-        self.bar_caption = self.texts["bar_caption"] = widgets.HTML()
+        self.bar_caption = self.texts["bar_caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
+                ui.HBox([self.controls["example"], self.controls["temperature"], self.controls["query"]]),
                 self.controls["scores"],
                 self.message,
-                widgets.HBox([widgets.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
+                ui.HBox([ui.VBox([self.bar_caption, self.views["bars"]]), self.views["heatmap"]]),
                 self.stats,
             ]
         )

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import scale_scores, score, softmax, weight_values
 from ._calls import compare_call
@@ -55,19 +55,19 @@ class WeightingExplorer(Explorer):
     def __init__(self, example: str = "001", query: int = 0, scaled: bool = False):
         super().__init__()
         _, _, labels = example_attention(example, scaled=scaled)
-        self.controls["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
-        self.controls["query"] = widgets.Dropdown(options=_options(labels), value=query, description="query")
-        self.controls["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
+        self.controls["example"] = ui.Dropdown(options=EXAMPLES, value=example, description="example")
+        self.controls["query"] = ui.Dropdown(options=_options(labels), value=query, description="query")
+        self.controls["scaled"] = ui.Checkbox(value=scaled, description="scale by 1/√d_k")
         self.views["weighted"] = HeatmapView(None, decimals=4)
         self.views["weights"] = HeatmapView(None, title="weights α", vmin=0.0, vmax=1.0, decimals=4)
         self.views["values"] = HeatmapView(None, title="values V")
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["example"], self.controls["query"], self.controls["scaled"]]),
+                ui.HBox([self.controls["example"], self.controls["query"], self.controls["scaled"]]),
                 self.message,
-                widgets.HBox([self.views["weights"], self.views["values"], self.views["weighted"]]),
+                ui.HBox([self.views["weights"], self.views["values"], self.views["weighted"]]),
             ]
         )
 

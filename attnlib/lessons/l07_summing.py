@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from functools import partial
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..formatting import explain_weighted_sum
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, derive_qkv, score, softmax, sum_weighted_values, weight_values
 from ._calls import compare_call
@@ -50,20 +50,20 @@ class SummingExplorer(Explorer):
         n_k = values.shape[0]
         terms = n_k if terms is None else terms
         c = self.controls
-        c["example"] = widgets.Dropdown(options=EXAMPLES, value=example, description="example")
-        c["query"] = widgets.Dropdown(options=_options(labels), value=query, description="query")
-        c["terms"] = widgets.IntSlider(value=terms, min=1, max=n_k, description="terms added")
-        c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
+        c["example"] = ui.Dropdown(options=EXAMPLES, value=example, description="example")
+        c["query"] = ui.Dropdown(options=_options(labels), value=query, description="query")
+        c["terms"] = ui.IntSlider(value=terms, min=1, max=n_k, description="terms added")
+        c["scaled"] = ui.Checkbox(value=scaled, description="scale by 1/√d_k")
         self.views["sum"] = HeatmapView(None, decimals=4)
         self.views["context"] = HeatmapView(None, title="context = W V (all outputs)", decimals=4)
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["example"], c["query"], c["scaled"]]),
+                ui.HBox([c["example"], c["query"], c["scaled"]]),
                 c["terms"],
                 self.message,
-                widgets.HBox([self.views["sum"], self.views["context"]]),
+                ui.HBox([self.views["sum"], self.views["context"]]),
             ]
         )
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import math
 
-import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
 from ..examples import random_qk
 from ..saturation import ScalingStats, scaling_stats
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
@@ -49,22 +49,22 @@ class ScalingExplorer(Explorer):
     def __init__(self, d_k: int = 64, seed: int = 0, n_tokens: int = 6):
         super().__init__()
         self.n_tokens = n_tokens
-        self.controls["d_k"] = widgets.IntSlider(value=d_k, min=1, max=512, description="d_k")
-        self.controls["seed"] = widgets.IntSlider(value=seed, min=0, max=20, description="seed")
+        self.controls["d_k"] = ui.IntSlider(value=d_k, min=1, max=512, description="d_k")
+        self.controls["seed"] = ui.IntSlider(value=seed, min=0, max=20, description="seed")
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
         kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
         self.views["unscaled"] = HeatmapView(None, title="softmax(Q Kᵀ)", **kw)
         self.views["scaled"] = HeatmapView(None, title="softmax(Q Kᵀ / √d_k)", **kw)
         self.labels = (labels, key_labels)
-        self.stats = self.texts["stats"] = widgets.HTML()
+        self.stats = self.texts["stats"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["d_k"], self.controls["seed"]]),
+                ui.HBox([self.controls["d_k"], self.controls["seed"]]),
                 self.message,
-                widgets.HBox([self.views["unscaled"], self.views["scaled"]]),
+                ui.HBox([self.views["unscaled"], self.views["scaled"]]),
                 self.stats,
             ]
         )

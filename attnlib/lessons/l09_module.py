@@ -11,12 +11,12 @@ Lesson 09 exercises: masking, inside the module's formula (scores → scale → 
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..modules import SelfAttention, causal_mask
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ._calls import compare_call
 from ._check import (
@@ -69,11 +69,9 @@ class ModuleExplorer(Explorer):
     def __init__(self, source: str = "004", *, scaled: bool = True, causal: bool = False):
         super().__init__()
         self.controls = {
-            "source": widgets.Dropdown(
-                options=[(v, k) for k, v in SOURCES.items()], value=source, description="tokens"
-            ),
-            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_k"),
-            "causal": widgets.ToggleButton(value=causal, description="causal mask"),
+            "source": ui.Dropdown(options=[(v, k) for k, v in SOURCES.items()], value=source, description="tokens"),
+            "scaled": ui.ToggleButton(value=scaled, description="scale by √d_k"),
+            "causal": ui.ToggleButton(value=causal, description="causal mask"),
         }
         self.views = {
             "weights": HeatmapView(None, xlabel="key", ylabel="query", vmin=0.0, vmax=1.0, decimals=4),
@@ -81,11 +79,11 @@ class ModuleExplorer(Explorer):
         }
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["source"], self.controls["scaled"], self.controls["causal"]]),
+                ui.HBox([self.controls["source"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
-                widgets.HBox([self.views["weights"], self.views["context"]]),
+                ui.HBox([self.views["weights"], self.views["context"]]),
             ]
         )
 

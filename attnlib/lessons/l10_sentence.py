@@ -14,11 +14,11 @@ from __future__ import annotations
 import functools
 import math
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score, softmax
 from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
@@ -46,22 +46,22 @@ class SentenceExplorer(Explorer):
     def __init__(self, sentence: str = examples.translate.sentence, *, scaled: bool = True, projections: bool = True):
         super().__init__()
         self.controls = {
-            "sentence": widgets.Text(
+            "sentence": ui.Text(
                 value=sentence,
                 description="sentence",
                 continuous_update=False,
-                layout=widgets.Layout(width="36em"),
+                layout=ui.Layout(width="36em"),
             ),
-            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d"),
-            "projections": widgets.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
+            "scaled": ui.ToggleButton(value=scaled, description="scale by √d"),
+            "projections": ui.ToggleButtons(options=list(PROJECTIONS.items()), value=projections),
         }
         self.views = {"weights": HeatmapView(None, xlabel="key", ylabel="query", vmin=0.0, vmax=1.0)}
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
                 self.controls["sentence"],
-                widgets.HBox([self.controls["projections"], self.controls["scaled"]]),
+                ui.HBox([self.controls["projections"], self.controls["scaled"]]),
                 self.message,
                 self.views["weights"],
             ]

@@ -14,12 +14,12 @@ Lesson 11 exercises: heads, their parameters and torch's mask convention.
 
 from __future__ import annotations
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..modules import MultiHeadAttention, causal_mask, split_heads
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ._calls import compare_call
@@ -63,9 +63,9 @@ class MultiHeadExplorer(Explorer):
         self.num_heads = num_heads
         options = [(f"head {h + 1}", h) for h in range(num_heads)] + [("all heads", ALL)]
         self.controls = {
-            "head": widgets.Dropdown(options=options, value=head, description="head"),
-            "scaled": widgets.ToggleButton(value=scaled, description="scale by √d_head"),
-            "causal": widgets.ToggleButton(value=causal, description="causal mask"),
+            "head": ui.Dropdown(options=options, value=head, description="head"),
+            "scaled": ui.ToggleButton(value=scaled, description="scale by √d_head"),
+            "causal": ui.ToggleButton(value=causal, description="causal mask"),
         }
         labels = self.tokens
         self.views = {
@@ -81,15 +81,18 @@ class MultiHeadExplorer(Explorer):
         }
         for h in range(num_heads):  # the grid of every head: one small view each
             self.views[f"head {h + 1}"] = HeatmapView(None, title=f"head {h + 1}", vmin=0.0, vmax=1.0, cell_size=22)
-        self.grid = widgets.GridBox(
+        self.grid = ui.GridBox(
             [self.views[f"head {h + 1}"] for h in range(num_heads)],
-            layout=widgets.Layout(grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)"),
+            layout=ui.Layout(
+                grid_template_columns=f"repeat({2 if num_heads <= 4 else 4}, max-content)", visible_if={"head": [ALL]}
+            ),
         )
+        self.views["head"].layout = ui.Layout(hidden_if={"head": [ALL]})  # the page shows one or the grid
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
+                ui.HBox([self.controls["head"], self.controls["scaled"], self.controls["causal"]]),
                 self.message,
                 self.views["head"],
                 self.grid,

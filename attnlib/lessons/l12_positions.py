@@ -18,13 +18,13 @@ import html
 import math
 from functools import lru_cache
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import examples
 from ..positions import LearnedPositions, SinusoidalPositions, apply_rope, rope_angles, sinusoidal_encoding
 from ..pretrained import RECIPES, load
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, derive_qkv
 from ..training import accuracy, train
@@ -66,24 +66,24 @@ class PositionsExplorer(Explorer):
     ) -> None:
         super().__init__()
         c = self.controls
-        c["n_tokens"] = widgets.IntSlider(value=n_tokens, min=2, max=MAX_POSITIONS, description="n_tokens")
-        c["d_model"] = widgets.IntSlider(value=d_model, min=2, max=64, step=2, description="d_model")
-        c["position"] = widgets.IntSlider(value=position, min=0, max=n_tokens - 1, description="position")
-        c["frequency"] = widgets.IntSlider(value=frequency, min=0, max=d_model // 2 - 1, description="frequency c")
-        c["base"] = widgets.FloatText(value=base, description="base")
-        self.caption = self.texts["caption"] = widgets.HTML()
+        c["n_tokens"] = ui.IntSlider(value=n_tokens, min=2, max=MAX_POSITIONS, description="n_tokens")
+        c["d_model"] = ui.IntSlider(value=d_model, min=2, max=64, step=2, description="d_model")
+        c["position"] = ui.IntSlider(value=position, min=0, max=n_tokens - 1, description="position")
+        c["frequency"] = ui.IntSlider(value=frequency, min=0, max=d_model // 2 - 1, description="frequency c")
+        c["base"] = ui.FloatText(value=base, description="base")
+        self.caption = self.texts["caption"] = ui.HTML()
         self.views["encoding"] = HeatmapView(
             None, title="position encodings P", xlabel="feature", ylabel="position", vmin=-1.0, vmax=1.0
         )
         self.views["similarity"] = HeatmapView(None, title="P Pᵀ", xlabel="position j", ylabel="position i")
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["n_tokens"], c["d_model"], c["base"]]),
-                widgets.HBox([c["position"], c["frequency"]]),
+                ui.HBox([c["n_tokens"], c["d_model"], c["base"]]),
+                ui.HBox([c["position"], c["frequency"]]),
                 self.message,
-                widgets.HBox([self.views["encoding"], self.views["similarity"]]),
+                ui.HBox([self.views["encoding"], self.views["similarity"]]),
                 self.caption,
             ]
         )

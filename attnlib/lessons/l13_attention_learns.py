@@ -21,12 +21,12 @@ import functools
 import html
 from collections.abc import Callable
 
-import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
 from ..modules import causal_mask
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..tasks import ReverseTask, Task
 from ..training import History, train
@@ -106,20 +106,20 @@ class TrainingExplorer(Explorer):
         probe = history.probe[0].tolist()
         self.probe_labels = [f"{i}:{t}" for i, t in enumerate(probe)]
         c = self.controls
-        c["step"] = widgets.SelectionSlider(options=self.steps, value=step, description="training step")
-        c["sequence"] = widgets.Text(value=" ".join(map(str, probe)), description="your input", continuous_update=False)
+        c["step"] = ui.SelectionSlider(options=self.steps, value=step, description="training step")
+        c["sequence"] = ui.Text(value=" ".join(map(str, probe)), description="your input", continuous_update=False)
         kw = {"vmin": 0.0, "vmax": 1.0, "decimals": 2, "xlabel": "key (position:token)", "ylabel": "query"}
         self.views["during"] = HeatmapView(None, title="", **kw)
         self.views["trained"] = HeatmapView(None, title="trained model on your input", **kw)
-        self.caption = self.texts["caption"] = widgets.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
                 c["step"],
                 c["sequence"],
                 self.message,
-                widgets.HBox([self.views["during"], self.views["trained"]]),
+                ui.HBox([self.views["during"], self.views["trained"]]),
                 self.caption,
             ]
         )

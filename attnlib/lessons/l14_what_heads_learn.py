@@ -18,13 +18,13 @@ from __future__ import annotations
 import functools
 import html
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import pretrained
 from ..heads import ablated, accuracy_by_position, induction_score, induction_targets, previous_token_score
 from ..modules import causal_mask
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import mask_scores, softmax
 from ..transformer import TinyTransformer
@@ -60,26 +60,24 @@ class HeadsExplorer(Explorer):
         self.model = model
         n_layers, n_heads = len(model.blocks), model.blocks[0].attention.num_heads
         c = self.controls
-        c["layer"] = widgets.Dropdown(
+        c["layer"] = ui.Dropdown(
             options=[(f"layer {i + 1}", i) for i in range(n_layers)], value=layer, description="layer"
         )
-        c["head"] = widgets.Dropdown(
-            options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head"
-        )
-        c["sequence"] = widgets.Text(
+        c["head"] = ui.Dropdown(options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head")
+        c["sequence"] = ui.Text(
             value=" ".join(map(str, sequence)),
             description="sequence",
             continuous_update=False,
-            layout=widgets.Layout(width="520px"),
+            layout=ui.Layout(width="520px"),
         )
         self.views["weights"] = HeatmapView(
             None, xlabel="key (earlier token)", ylabel="query", vmin=0.0, vmax=1.0, annotate=False
         )
-        self.caption = self.texts["caption"] = widgets.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
-            [widgets.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"], self.caption]
+        self.widget = ui.VBox(
+            [ui.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"], self.caption]
         )
 
     def compute(self, values) -> Shown:

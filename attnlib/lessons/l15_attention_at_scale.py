@@ -23,7 +23,6 @@ from __future__ import annotations
 import html
 import math
 
-import ipywidgets as widgets
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -31,6 +30,7 @@ from torch import Tensor
 from ..cost import GIB, MIB
 from ..examples import translate
 from ..modules import causal_mask
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
@@ -68,22 +68,22 @@ class TiledExplorer(Explorer):
         self.scaled = scale_scores(score(self.queries, self.keys), self.queries.shape[-1])
         self.exact = attention(self.queries, self.keys, self.values)
         c = self.controls
-        c["block_size"] = widgets.IntSlider(value=block_size, min=1, max=n, description="block size")
-        c["block"] = widgets.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
+        c["block_size"] = ui.IntSlider(value=block_size, min=1, max=n, description="block size")
+        c["block"] = ui.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
         kw = dict(ylabel="query")
         self.views["scores"] = HeatmapView(None, title="S / √d_k (never held whole)", xlabel="key", **kw)
         self.views["tile"] = HeatmapView(None, title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0, **kw)
         self.views["state"] = HeatmapView(None, title="running m and ℓ", **kw)
         self.views["output"] = HeatmapView(None, title="acc / ℓ so far", xlabel="feature", annotate=False, **kw)
-        self.caption = self.texts["caption"] = widgets.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["block_size"], c["block"]]),
+                ui.HBox([c["block_size"], c["block"]]),
                 self.message,
-                widgets.HBox([self.views["scores"], self.views["tile"], self.views["state"]]),
-                widgets.HBox([self.views["output"], self.caption]),
+                ui.HBox([self.views["scores"], self.views["tile"], self.views["state"]]),
+                ui.HBox([self.views["output"], self.caption]),
             ]
         )
 

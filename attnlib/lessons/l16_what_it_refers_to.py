@@ -20,13 +20,13 @@ import functools
 import html
 import math
 
-import ipywidgets as widgets
 import torch
 from matplotlib.figure import Figure
 from torch import Tensor
 
 from .. import pronouns
 from ..heads import ablated
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import Plot
 from ..transformer import TinyTransformer
@@ -84,23 +84,23 @@ class ReferentExplorer(Explorer):
         super().__init__()
         self.model = model
         c = self.controls
-        c["sentence"] = widgets.Text(
-            value=sentence, description="sentence", continuous_update=False, layout=widgets.Layout(width="620px")
+        c["sentence"] = ui.Text(
+            value=sentence, description="sentence", continuous_update=False, layout=ui.Layout(width="620px")
         )
-        c["other"] = widgets.Dropdown(options=list(pronouns.ADJECTIVES), value=other, description="swap in")
+        c["other"] = ui.Dropdown(options=list(pronouns.ADJECTIVES), value=other, description="swap in")
         for name in ("this", "swapped"):
             self.views[name] = HeatmapView(
                 None, xlabel="word (key)", ylabel='head (query: "it")', vmin=0.0, vmax=1.0, decimals=2
             )
-        self.caption = self.texts["caption"] = widgets.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [
                 c["sentence"],
                 c["other"],
                 self.message,
-                widgets.HBox([self.views["this"], self.views["swapped"]]),
+                ui.HBox([self.views["this"], self.views["swapped"]]),
                 self.caption,
             ]
         )

@@ -18,12 +18,11 @@ import html
 import math
 from collections.abc import Callable, Sequence
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from .. import language
-from ..show import plots
+from ..show import plots, ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
@@ -162,14 +161,14 @@ class WriterExplorer(Explorer):
         self.ids = {c: i for i, c in enumerate(self.characters)}
         self.shown = min(shown, len(self.characters))
         c = self.controls
-        c["prompt"] = widgets.Text(value=prompt, description="prompt", continuous_update=False)
-        c["temperature"] = widgets.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
-        c["top_k"] = widgets.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
+        c["prompt"] = ui.Text(value=prompt, description="prompt", continuous_update=False)
+        c["temperature"] = ui.FloatSlider(value=temperature, min=0.1, max=2.0, step=0.1, description="T")
+        c["top_k"] = ui.IntSlider(value=top_k, min=1, max=len(self.characters), description="top-k")
         self.views["next"] = HeatmapView([[0.0]], xlabel="next character", ylabel="", decimals=2)
-        self.texts["caption"] = widgets.HTML()
+        self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox(
+        self.widget = ui.VBox(
             [c["prompt"], c["temperature"], c["top_k"], self.message, self.views["next"], self.texts["caption"]]
         )
 

@@ -13,11 +13,11 @@ import html
 from collections import Counter
 from itertools import pairwise
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
 from ..bpe import learn_merges, pair_counts, split_after
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_code
 
@@ -40,15 +40,15 @@ class MergesExplorer(Explorer):
     def __init__(self, corpus: str, *, merges: int = 0, max_merges: int = 12) -> None:
         super().__init__()
         c = self.controls
-        c["merges"] = widgets.IntSlider(value=merges, min=0, max=max_merges, description="merges done")
-        c["corpus"] = widgets.Text(
-            value=corpus, description="corpus", continuous_update=False, layout=widgets.Layout(width="620px")
+        c["merges"] = ui.IntSlider(value=merges, min=0, max=max_merges, description="merges done")
+        c["corpus"] = ui.Text(
+            value=corpus, description="corpus", continuous_update=False, layout=ui.Layout(width="620px")
         )
         self.views["pairs"] = HeatmapView(None, xlabel="right symbol", ylabel="left symbol", decimals=0)
-        self.caption = self.texts["caption"] = widgets.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
-        self.widget = widgets.VBox([c["merges"], c["corpus"], self.message, self.views["pairs"], self.caption])
+        self.widget = ui.VBox([c["merges"], c["corpus"], self.message, self.views["pairs"], self.caption])
 
     @property
     def next_merge(self) -> tuple[str, str] | None:

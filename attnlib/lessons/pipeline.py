@@ -13,7 +13,6 @@ import html
 import math
 from functools import lru_cache, partial
 
-import ipywidgets as widgets
 import torch
 from torch import Tensor
 
@@ -21,6 +20,7 @@ from .. import examples
 from .._validate import shape_str
 from ..formatting import explain_products, explain_softmax, explain_weighted_sum, format_number
 from ..modules import causal_mask
+from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import Projections, derive_qkv, trace
 
@@ -122,15 +122,13 @@ class PipelineExplorer(Explorer):
             if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
                 raise ValueError(f"{name} must be a token index from 0 to {n - 1}, got {value!r}")
         c = self.controls
-        c["example"] = widgets.Dropdown(
-            options=[(v, k) for k, v in EXAMPLES.items()], value=example, description="example"
-        )
-        c["query"] = widgets.Dropdown(options=_options(labels, "q"), value=query, description="query")
-        c["key"] = widgets.Dropdown(options=_options(labels, "k"), value=key, description="key")
-        c["scaled"] = widgets.Checkbox(value=scaled, description="scale by 1/√d_k")
-        c["causal"] = widgets.Checkbox(value=causal, description="causal mask")
-        self.shapes = self.texts["shapes"] = widgets.HTML()
-        self.caption = self.texts["caption"] = widgets.HTML()
+        c["example"] = ui.Dropdown(options=[(v, k) for k, v in EXAMPLES.items()], value=example, description="example")
+        c["query"] = ui.Dropdown(options=_options(labels, "q"), value=query, description="query")
+        c["key"] = ui.Dropdown(options=_options(labels, "k"), value=key, description="key")
+        c["scaled"] = ui.Checkbox(value=scaled, description="scale by 1/√d_k")
+        c["causal"] = ui.Checkbox(value=causal, description="causal mask")
+        self.shapes = self.texts["shapes"] = ui.HTML()
+        self.caption = self.texts["caption"] = ui.HTML()
         empty = None
         weights_like = {"vmin": 0.0, "vmax": 1.0}
         v = self.views
@@ -157,11 +155,11 @@ class PipelineExplorer(Explorer):
             v[name].on_select(lambda i, j: self._choose(query=i, key=j))
         self.update()
         self.observe_controls()
-        row = lambda *names: widgets.HBox([v[name] for name in names], layout=widgets.Layout(flex_flow="row wrap"))  # noqa: E731
-        self.widget = widgets.VBox(
+        row = lambda *names: ui.HBox([v[name] for name in names], layout=ui.Layout(flex_flow="row wrap"))  # noqa: E731
+        self.widget = ui.VBox(
             [
-                widgets.HBox([c["example"], c["query"], c["key"]]),
-                widgets.HBox([c["scaled"], c["causal"]]),
+                ui.HBox([c["example"], c["query"], c["key"]]),
+                ui.HBox([c["scaled"], c["causal"]]),
                 self.shapes,
                 self.message,
                 row("inputs", "w_query", "w_key", "w_value"),

@@ -5,12 +5,12 @@ Every explorer has the same shape (read one, you have read them all)::
     class ScoresExplorer(Explorer):
         def __init__(self, example="001", *, query=0):      # keyword arguments = initial state
             super().__init__()
-            self.controls["query"] = widgets.Dropdown(...)    # name → ipywidget
+            self.controls["query"] = ui.Dropdown(...)         # name → control (attnlib.show.ui: no comm)
             self.views["scores"] = HeatmapView(None, ...)     # name → HeatmapView (drawn by the browser)
-            self.texts["terms"] = widgets.HTML()              # name → HTML text
+            self.texts["terms"] = ui.HTML()                   # name → HTML text
             self.update()                                     # shows compute(values_now())
             self.observe_controls()                           # a control change calls update()
-            self.widget = widgets.VBox([...])                 # the layout (uses self.message)
+            self.widget = ui.VBox([...])                      # the layout (uses self.message)
 
         def compute(self, values) -> Shown:                   # pure: the controls' values → what is shown
             ...                                               # raise ValueError → inline message,
@@ -28,13 +28,15 @@ The maths comes from the maths modules (:mod:`attnlib.steps`, :mod:`attnlib.modu
 numbers and of per-cell explanations from :mod:`attnlib.formatting`. Nothing is printed or displayed
 from callbacks (an ``Output`` filled during execution breaks nbval).
 
-Displayed, an explorer sends three representations: the live widget, a PNG of its current state
-drawn with seaborn (what GitHub, nbviewer and the static decks show without a kernel) and the
+Displayed, an explorer sends three representations: its one widget model
+(:class:`~attnlib.show.page.ExplorerWidget`, whose front end draws the controls, the views, the texts and the
+message), a PNG of its current state drawn with seaborn (what GitHub and nbviewer show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
-One change, few messages: the views join the explorer's :class:`~attnlib.show.view.ViewGroup`, and
-:meth:`Explorer.batched` holds it and the texts with ``hold_sync()`` until the update ends; the page
-gets the views' new states in one message, first, and then each text that changed in one of its own.
+One change, one message or none: a change made in Python (learner code, tests) sends the explorer's ``values``
+and ``shown`` together; a change made in the page that the table of states covers is drawn by the page and
+adopted here quietly; one it does not cover (typed text, a typed cell) is computed here and answered with
+``shown``, tagged with the values it was computed for (see :mod:`attnlib.show.page`).
 
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
@@ -46,20 +48,21 @@ from __future__ import annotations
 import html
 import re
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as widgets
 import numpy as np
 
+from . import ui
 from .plots import heatmap_png, png_bundle
-from .view import Frame, HeatmapView, ViewGroup, parse_cell
+from .view import Frame, HeatmapView, parse_cell
+
+if TYPE_CHECKING:
+    from .page import ExplorerWidget
 
 __all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "choices", "parse_cell", "parse_matrix"]
-
-#: the characters a control's label shows in ipywidgets' default label width
-LABEL_FITS = 9
 
 
 class MatrixParseError(ValueError):
@@ -116,16 +119,15 @@ def _plain(value: object) -> object:
     return value
 
 
-def choices(control: widgets.Widget) -> list[object] | None:
+def choices(control: ui.Widget) -> list[object] | None:
     """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
-    if isinstance(control, widgets.Dropdown | widgets.ToggleButtons | widgets.SelectionSlider):
+    if isinstance(control, ui.Dropdown | ui.ToggleButtons | ui.SelectionSlider):
         return [o[1] if isinstance(o, tuple) else o for o in control.options]
-    if isinstance(control, widgets.Checkbox | widgets.ToggleButton):
+    if isinstance(control, ui.Checkbox | ui.ToggleButton):
         return [False, True]
-    if isinstance(control, widgets.FloatLogSlider):
-        n = round((control.max - control.min) / control.step)
-        return [control.base ** (control.min + k * control.step) for k in range(n + 1)]
-    if isinstance(control, widgets.IntSlider):
+    if isinstance(control, ui.FloatLogSlider):
+        return list(control.steps())
+    if isinstance(control, ui.IntSlider):
         return list(range(control.min, control.max + 1, control.step))
     return None
 
@@ -145,33 +147,32 @@ class Shown:
 
 
 class Explorer:
-    """Base class: ``controls`` (name → widget), ``views`` (name → HeatmapView), ``texts`` (name → HTML),
-    an inline ``message``.
+    """Base class: ``controls`` (name → control of :mod:`attnlib.show.ui`), ``views`` (name → HeatmapView),
+    ``texts`` (name → HTML text), an inline ``message``.
 
     Subclasses build their controls, views and texts, lay them out in ``self.widget`` and implement
     :meth:`compute`; :meth:`update` shows ``compute(values_now())``. The base class calls it when a control
     changes and keeps the last good state when it raises a ``ValueError`` (the message is shown inline
-    instead).
+    instead). Displayed, the explorer is one widget model, :attr:`page`.
     """
 
     #: how many views the static PNG fallback shows, in the order of ``views``
     SNAPSHOT_VIEWS = 4
 
     def __init__(self) -> None:
-        self.controls: dict[str, widgets.Widget] = {}
+        self.controls: dict[str, Any] = {}
         self.views: dict[str, HeatmapView] = {}
-        self.texts: dict[str, widgets.HTML] = {}
+        self.texts: dict[str, ui.HTML] = {}
         self._quiet = 0  # > 0 while the explorer sets its own controls
-        self.message = widgets.HTML(value="")
-        self.widget: widgets.Box = widgets.VBox()
-        self.group = ViewGroup()
+        self.message = ui.HTML(value="")
+        self.widget: ui.Box = ui.VBox()
+        self._page: ExplorerWidget | None = None
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
-        """A change of any control applies :meth:`transition`, then calls :meth:`update`; the views join the group."""
+        """A change of any control applies :meth:`transition`, then calls :meth:`update`."""
         for name, control in self.controls.items():
             control.observe(partial(self._on_control, name), names="value")
-        self.join_views()
 
     def _on_control(self, name: str, _change=None) -> None:
         if self._quiet:
@@ -181,17 +182,6 @@ class Explorer:
         if after is not values:
             self.adopt(after)
         self._on_change()
-
-    def join_views(self) -> None:
-        """Every view in :attr:`views` sends what it draws through :attr:`group` (one message per change)."""
-        for key, view in self.views.items():
-            view.join(self.group, key)
-
-    def fit_labels(self) -> None:
-        """Give each control whose label is longer than :data:`LABEL_FITS` characters the width it needs."""
-        for control in self.controls.values():
-            if len(getattr(control, "description", "")) > LABEL_FITS and hasattr(control.style, "description_width"):
-                control.style.description_width = "initial"
 
     def set_quietly(self, name: str, **traits: object) -> None:
         """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
@@ -203,47 +193,12 @@ class Explorer:
         finally:
             self._quiet -= 1
 
-    def widgets(self) -> list[widgets.Widget]:
-        """Every widget of the explorer: the layout's tree, the controls, the views, the message."""
-        found: dict[int, widgets.Widget] = {}
-        stack: list[widgets.Widget] = [
-            self.widget,
-            self.message,
-            *self.controls.values(),
-            *self.views.values(),
-            *self.texts.values(),
-        ]
-        while stack:
-            widget = stack.pop()
-            if id(widget) not in found:
-                found[id(widget)] = widget
-                stack.extend(getattr(widget, "children", ()))
-        return list(found.values())
-
-    def outputs(self) -> list[widgets.Widget]:
-        """The widgets an update changes: every widget of the explorer but the controls."""
-        controls = {id(control) for control in self.controls.values()}
-        return [w for w in self.widgets() if id(w) not in controls]
-
     @contextmanager
     def batched(self) -> Iterator[None]:
-        """Hold the updates until the block ends: one message for the views, then one per other widget changed.
-
-        The views' message leaves first, so the page draws them before it reads the texts. The controls
-        are left out: their changes must reach the browser in order (a slider's new ``max`` before its
-        ``value``, a menu's ``options`` before its choice), which one merged update of a control does
-        not keep.
-        """
-        outputs = self.outputs()
-        grouped = [w for w in outputs if isinstance(w, HeatmapView) and w.group is self.group]
-        with ExitStack() as stack:  # left in reverse: the views into the group, the group's message, the rest
-            for widget in outputs:
-                if widget not in grouped:
-                    stack.enter_context(widget.hold_sync())
-            stack.enter_context(self.group.hold_sync())
-            for view in grouped:
-                stack.enter_context(view.hold_sync())
-            yield
+        """Change the explorer's state in the block; when it ends, the page gets the values and what is shown
+        in one message (nothing when nothing changed, or when the explorer is not displayed)."""
+        yield
+        self.publish()
 
     def _on_change(self, _change=None) -> None:
         with self.batched():
@@ -269,15 +224,66 @@ class Explorer:
         """
 
         def edited(i: int, j: int, value: float) -> None:
-            with self.batched():
-                apply(i, j, value)
-                self._update_or_explain(reraise=True)
+            apply(i, j, value)
+            self._update_or_explain(reraise=True)
 
         self.views[view].on_edit(edited)
 
     def show_error(self, text: str) -> None:
         """Show ``text`` inline (the views keep their last good state)."""
         self.message.value = f'<span style="color:#b00020">⚠ {html.escape(text)}</span>'
+
+    # the page ----------------------------------------------------------------
+    @property
+    def page(self) -> ExplorerWidget:
+        """The explorer's one widget model (made when first asked for, e.g. when the explorer is displayed)."""
+        if self._page is None:
+            from .page import ExplorerWidget
+
+            self._page = ExplorerWidget(self)
+        return self._page
+
+    def control_values(self) -> dict[str, object]:
+        """Every control's value (what the page's ``values`` holds)."""
+        return {name: control.value for name, control in self.controls.items()}
+
+    def shown_now(self) -> dict[str, object]:
+        """What the page shows now, in the form of :meth:`state`, for every output, with the values and message."""
+        return {
+            "values": self.control_values(),
+            "views": {name: view.shown() for name, view in self.views.items()},
+            "texts": {name: text.value for name, text in self.texts.items()},
+            "controls": {name: control.state() for name, control in self.controls.items()},
+            "message": self.message.value,
+        }
+
+    def publish(self) -> None:
+        """Send the values and what is shown to the page, in one message (nothing when not displayed)."""
+        if self._page is not None:
+            self._page.push(self.control_values(), self.shown_now())
+
+    def tree(self) -> dict[str, object]:
+        """The layout as the page draws it: boxes, each control's kind, label, options and limits, each view's
+        fixed look, the texts and the message, named as in :attr:`controls`, :attr:`views` and :attr:`texts`."""
+        names: dict[int, tuple[str, str]] = {id(self.message): ("message", "message")}
+        for kind, parts in (("control", self.controls), ("view", self.views), ("text", self.texts)):
+            names.update({id(part): (kind, name) for name, part in parts.items()})
+
+        def node(part: object) -> dict[str, object]:
+            kind, name = names.get(id(part), ("", ""))
+            if isinstance(part, HeatmapView):
+                return {"kind": "view", "name": name, "look": part.look(), **part.layout.describe()}
+            assert isinstance(part, ui.Widget), f"{type(self).__name__}: {part!r} is not a part of attnlib.show.ui"
+            described = part.describe()
+            if isinstance(part, ui.Box):
+                return {**described, "children": [node(child) for child in part.children]}
+            if kind == "message":
+                return {**described, "kind": "message"}
+            if isinstance(part, ui.HTML) and not name:
+                return {**described, "value": part.value}  # a fixed text
+            return {**described, "name": name}
+
+        return node(self.widget)
 
     # state ---------------------------------------------------------------
     def values_now(self) -> dict[str, object]:
@@ -365,9 +371,7 @@ class Explorer:
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The live widget, the PNG fallback (shown at half its pixel size: sharp when zoomed) and the summary."""
-        self.fit_labels()
-        self.join_views()
-        bundle = self.widget._repr_mimebundle_(include=include, exclude=exclude) or {}
+        bundle = self.page._repr_mimebundle_(include=include, exclude=exclude) or {}
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
         metadata: dict[str, object] = {}
         if self.views:

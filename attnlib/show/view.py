@@ -1,8 +1,9 @@
-"""HeatmapView: a live heatmap drawn by the browser from numbers the kernel sends.
+"""HeatmapView: the Python half of a live heatmap, drawn by the browser from the numbers attnlib computes.
 
-The kernel sends numbers and labels; ``static/heatmap.js`` (served by the
-kernel through anywidget, no CDN, no build step) draws all of it as SVG, vector and crisp at any
-zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
+A view is not a widget of its own: its explorer's one widget model
+(:class:`attnlib.show.page.ExplorerWidget`) carries what each view draws (:meth:`HeatmapView.drawn`), and
+``static/heatmap.js`` (bundled into the explorer's front end, no CDN, no build step) draws all of it as SVG,
+vector and crisp at any zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
 rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
 It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
 new matrix rewrites only the cells whose colour or number changed. A matrix of more than 1024 cells
@@ -18,8 +19,8 @@ Usage (what every explorer does)::
     view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
 
 Explanations are written when the browser first asks for one after an update (the pointer or the
-keyboard reached a cell, anywidget's ``invoke("explain", {row, col})`` answered by the command
-:meth:`HeatmapView.explain_cell`): give a function that returns the table, e.g.
+keyboard reached a cell: the explorer's custom message ``{kind: "explain", view, row, col}``, answered with
+:meth:`HeatmapView.explain`): give a function that returns the table, e.g.
 ``partial(explain_softmax, scores)``; it runs at most once per update, in the kernel, and the page
 receives the one cell's text. A change sends numbers only.
 
@@ -33,36 +34,32 @@ Accessibility: the grid is one focusable element named by the title and describe
 button shows the numbers as an HTML table a screen reader reads. The default colour
 map is ``cividis`` (colour-blind safe); pass ``vmin=0, vmax=1`` for attention weights.
 
-Displayed on its own, a view is a widget plus a PNG drawn with seaborn (:meth:`to_png`) for readers
-without a kernel; explorers put their views' PNGs together in one fallback image.
-
-Views that change together join one :class:`ViewGroup` (every explorer's views do): from then on what a
-change moves (the numbers, labels, limits, colours, cell size, highlights) travels in the group, one trait
-per view, so one change of an explorer reaches the page as one message with the views that moved. The
-style (font, highlight colour, line width) stays in each view's own model.
+A view draws a PNG of its state with seaborn (:meth:`to_png`) for readers without a kernel; explorers put
+their views' PNGs together in one fallback image. What a change moves (the numbers, labels, limits, colours,
+cell size, highlights: :data:`DRAWN`) travels in the explorer's ``shown``; the look that stays (axis labels,
+font, highlight colour, line width: :meth:`HeatmapView.look`) in its ``tree``.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-import anywidget
-import ipywidgets as widgets
 import numpy as np
 import traitlets
-from anywidget.experimental import command
 from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from ..formatting import annotation
 from . import style
-from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits, png_bundle
+from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits
+from .ui import Layout
 
-__all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "ViewGroup", "parse_cell"]
+__all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "parse_cell"]
 
 #: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
 Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
@@ -125,35 +122,7 @@ class Frame:
         return bool(self.explanations)
 
 
-class ViewGroup(anywidget.AnyWidget):
-    """What the views of one explorer redraw from, in one model: one synced trait per view.
-
-    Never displayed itself: each view's front end reads its trait here first, then its own model. Hold
-    it (``hold_sync()``) around a change and the views that moved leave together, as one message.
-    """
-
-    _esm = "export default {};"  # the views read the state; nothing here is drawn
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._names: dict[str, str] = {}
-
-    def add(self, key: str) -> str:
-        """The name of view ``key``'s trait (added the first time)."""
-        if key not in self._names:
-            self._names[key] = f"view_{len(self._names)}"
-            self.add_traits(**{self._names[key]: traitlets.Dict().tag(sync=True)})
-        return self._names[key]
-
-    def stage(self, name: str, state: dict) -> None:
-        """Changed traits of the view whose trait is ``name`` (serialized, as
-        :meth:`ipywidgets.Widget.get_state` gives them)."""
-        entry = getattr(self, name)
-        if any(entry.get(k, self) != v for k, v in state.items()):
-            setattr(self, name, {**entry, **state})
-
-
-class HeatmapView(anywidget.AnyWidget):
+class HeatmapView(traitlets.HasTraits):
     """A matrix drawn by the browser: labels, annotations, colour bar, highlights, hover explanations.
 
     Args:
@@ -172,36 +141,30 @@ class HeatmapView(anywidget.AnyWidget):
         cell_size: pixels per cell (default from the size and the style).
     """
 
-    _esm = STATIC / "heatmap.js"
-    _css = STATIC / "heatmap.css"
-
-    buffer = traitlets.Bytes(b"").tag(sync=True)  # the matrix: little-endian float64, row by row (a binary message)
-    shape = traitlets.List(traitlets.Int(), [0, 0]).tag(sync=True)
-    row_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    col_labels = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    title = traitlets.Unicode("").tag(sync=True)
-    xlabel = traitlets.Unicode("").tag(sync=True)
-    ylabel = traitlets.Unicode("").tag(sync=True)
-    annotate = traitlets.Bool(True).tag(sync=True)
-    decimals = traitlets.Int(2).tag(sync=True)
-    precision = traitlets.Int(4).tag(sync=True)  # digits in the table view
-    vmin = traitlets.Float(0.0).tag(sync=True)
-    vmax = traitlets.Float(1.0).tag(sync=True)
-    palette = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    highlight_rows = traitlets.List(traitlets.Int()).tag(sync=True)
-    highlight_cols = traitlets.List(traitlets.Int()).tag(sync=True)
-    highlight_cells = traitlets.List(traitlets.List(traitlets.Int())).tag(sync=True)
-    explained = traitlets.Bool(False).tag(sync=True)  # the cells have explanations (asked for one by one)
-    editable = traitlets.Bool(False).tag(sync=True)
-    message = traitlets.Unicode("").tag(sync=True)
-    description = traitlets.Unicode("").tag(sync=True)
-    font_size = traitlets.Float(13.0).tag(sync=True)
-    cell_size = traitlets.Float(40.0).tag(sync=True)
-    highlight_color = traitlets.Unicode("#d62728").tag(sync=True)
-    line_width = traitlets.Float(2.0).tag(sync=True)
-    # the group the view joined (None: on its own) and its name there; what it draws travels there
-    group = traitlets.Instance(ViewGroup, allow_none=True).tag(sync=True, **widgets.widget_serialization)
-    group_key = traitlets.Unicode("").tag(sync=True)
+    buffer = traitlets.Bytes(b"")  # the matrix: little-endian float64, row by row (a binary message)
+    shape = traitlets.List(traitlets.Int(), [0, 0])
+    row_labels = traitlets.List(traitlets.Unicode())
+    col_labels = traitlets.List(traitlets.Unicode())
+    title = traitlets.Unicode("")
+    xlabel = traitlets.Unicode("")
+    ylabel = traitlets.Unicode("")
+    annotate = traitlets.Bool(True)
+    decimals = traitlets.Int(2)
+    precision = traitlets.Int(4)  # digits in the table view
+    vmin = traitlets.Float(0.0)
+    vmax = traitlets.Float(1.0)
+    palette = traitlets.List(traitlets.Unicode())
+    highlight_rows = traitlets.List(traitlets.Int())
+    highlight_cols = traitlets.List(traitlets.Int())
+    highlight_cells = traitlets.List(traitlets.List(traitlets.Int()))
+    explained = traitlets.Bool(False)  # the cells have explanations (asked for one by one)
+    editable = traitlets.Bool(False)
+    message = traitlets.Unicode("")
+    description = traitlets.Unicode("")
+    font_size = traitlets.Float(13.0)
+    cell_size = traitlets.Float(40.0)
+    highlight_color = traitlets.Unicode("#d62728")
+    line_width = traitlets.Float(2.0)
 
     def __init__(
         self,
@@ -235,38 +198,21 @@ class HeatmapView(anywidget.AnyWidget):
         self._explanations: Explanations = []
         self._edit_callbacks: list[Callable[[int, int, float], None]] = []
         self._select_callbacks: list[Callable[[int, int], None]] = []
-        self.on_msg(self._handle_message)
+        self.layout = Layout()
         self.update(matrix, row_labels=row_labels, col_labels=col_labels, explanations=explanations)
         if matrix is None:
             self._layout()  # the style's look before the first frame
         style.register(self)
 
     # ------------------------------------------------------------------ kernel → browser
-    def join(self, group: ViewGroup, key: str) -> HeatmapView:
-        """Send what a change of this view moves through ``group`` (see :class:`ViewGroup`), as view ``key``."""
-        if self.group is not group:
-            name = group.add(key)
-            group.stage(name, self.get_state(self.drawn_traits()))
-            with self.hold_sync():
-                self.group_key = name
-                self.group = group
-        return self
+    @contextmanager
+    def hold_sync(self) -> Iterator[None]:
+        """Kept from the widget this used to be: a view sends nothing (its explorer sends what it draws)."""
+        yield
 
-    @staticmethod
-    def drawn_traits() -> frozenset[str]:
-        """The synced traits a change moves (those a group carries)."""
-        return DRAWN
-
-    def send_state(self, key: str | Sequence[str] | None = None) -> None:
-        """ipywidgets' sync; in a group, the traits a change moves go to :meth:`ViewGroup.stage` instead."""
-        if self.group is None or key is None:
-            return super().send_state(key)
-        names = {key} if isinstance(key, str) else set(key)
-        drawn = names & DRAWN
-        if names - drawn:
-            super().send_state(names - drawn)
-        if drawn:
-            self.group.stage(self.group_key, self.get_state(drawn))
+    def look(self) -> dict[str, object]:
+        """What the page draws the same in every state: axis labels, digits of the table, style, editable."""
+        return {name: getattr(self, name) for name in LOOK}
 
     def frame(
         self,
@@ -415,7 +361,7 @@ class HeatmapView(anywidget.AnyWidget):
         if callable(self._explanations):
             table = self._explanations()
             self._explanations = [[str(t) for t in row] for row in table] if table else []
-        return self._explanations
+        return [list(row) for row in self._explanations]
 
     def explain(self, row: int, col: int) -> str:
         """The explanation of cell ``(row, col)`` (``""`` for none): what the browser shows on hover."""
@@ -437,7 +383,7 @@ class HeatmapView(anywidget.AnyWidget):
     def highlight_boxes(self) -> list[tuple[float, float, float, float]]:
         """The outlines as ``(x, y, width, height)`` in cell units, cell ``(i, j)`` centred on ``(j, i)``."""
         n_rows, n_cols = self.data.shape
-        boxes = [(-0.5, i - 0.5, n_cols, 1) for i in self.highlight_rows]
+        boxes: list[tuple[float, float, float, float]] = [(-0.5, i - 0.5, n_cols, 1) for i in self.highlight_rows]
         boxes += [(j - 0.5, -0.5, 1, n_rows) for j in self.highlight_cols]
         boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in self.highlight_cells]
         return boxes
@@ -485,26 +431,6 @@ class HeatmapView(anywidget.AnyWidget):
         """Choose cell ``(row, col)`` as the browser does (calls the :meth:`on_select` callbacks)."""
         for callback in self._select_callbacks:
             callback(row, col)
-
-    @command
-    def explain_cell(self, msg: dict, buffers: list) -> tuple[str, list]:
-        """The page's ``invoke("explain_cell", {row, col})``: that cell's explanation (``""`` for none)."""
-        try:
-            row, col = int(msg["row"]), int(msg["col"])
-        except (KeyError, TypeError, ValueError):
-            return "", []
-        return self.explain(row, col), []
-
-    def _handle_message(self, _widget, content: dict, _buffers) -> None:
-        kind = content.get("kind")
-        try:
-            row, col = int(content["row"]), int(content["col"])
-        except (KeyError, TypeError, ValueError):
-            return
-        if kind == "edit":
-            self.edit(row, col, str(content.get("text", "")))
-        elif kind == "select":
-            self.select(row, col)
 
     # ------------------------------------------------------------------ look
     def _layout_of(self, shape: Sequence[int]) -> tuple[bool, float]:
@@ -568,13 +494,6 @@ class HeatmapView(anywidget.AnyWidget):
         """PNG of the current state, drawn with seaborn (for readers without a kernel)."""
         return heatmap_png([self.spec()])
 
-    def _repr_mimebundle_(self, **kwargs):
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle or {})
-        picture, metadata = png_bundle(self.to_png(), repr(self))
-        data.update(picture)
-        return data, metadata
-
     def __repr__(self) -> str:
         n_rows, n_cols = self.data.shape
         title = f", {self.title!r}" if self.title else ""
@@ -595,10 +514,13 @@ def _describe(title: str, data: np.ndarray, row_labels: Sequence[str], col_label
     )
 
 
-#: the traits of :class:`HeatmapView` a change moves (what a :class:`ViewGroup` carries): the numbers and
+#: the traits of :class:`HeatmapView` a change moves (what an explorer's ``shown`` carries per view): the numbers and
 #: what follows from them (limits, palette, cell size, annotations); the style stays in the view's own model
 DRAWN = frozenset(
     {"buffer", "shape", "vmin", "vmax", "palette", "cell_size", "annotate", "decimals"}
     | {"description", "title", "row_labels", "col_labels", "message"}
     | {"highlight_rows", "highlight_cols", "highlight_cells", "explained"}
 )
+
+#: the traits of :class:`HeatmapView` that stay from one state to the next (in the explorer's ``tree``)
+LOOK = ("xlabel", "ylabel", "precision", "editable", "font_size", "highlight_color", "line_width")

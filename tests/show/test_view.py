@@ -1,5 +1,6 @@
-"""HeatmapView (attnlib.show.view), the Python side of the live heatmap: the numbers, labels and limits it
-sends, explanations, edits and selections from the browser, its PNG fallback and its packaged front end."""
+"""HeatmapView (attnlib.show.view), the Python half of the live heatmap: the numbers, labels and limits it
+draws, explanations, edits and selections from the browser, its PNG fallback and its packaged front end (the
+messages themselves travel in the explorer's one model: tests/show/test_page.py)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import subprocess
 
 import numpy as np
 import pytest
-from test_explorer import sent  # noqa: F401  (the fixture: a comm that records what widgets send)
 
 from attnlib.formatting import annotation, explain_softmax
 from attnlib.show import HeatmapView, parse_cell, style
@@ -56,20 +56,19 @@ def test_explanations_given_as_a_function_are_written_once_when_first_asked_for(
 
     view = HeatmapView(np.eye(2), explanations=table)
     assert calls == [] and view.explained  # a change sends numbers; no text is written yet
-    assert "explanations" not in view.get_state()
-    assert view.explain_cell({"row": 1, "col": 0}, []) == ("c", [])  # the page's invoke("explain_cell", …)
-    assert view.explain_cell({"row": 0, "col": 1}, []) == ("b", [])
+    assert "explanations" not in view.drawn(view.frame(np.eye(2), explanations=table))  # the page gets none
+    assert view.explain(1, 0) == "c"  # what the page's {kind: "explain"} message is answered with
+    assert view.explain(0, 1) == "b"
     assert calls == [1]  # the whole table once, then from memory
-    assert view.explain_cell({"row": 5, "col": 5}, []) == ("", [])  # outside: nothing, no error
-    assert view.explain_cell({"row": "x"}, []) == ("", [])
+    assert view.explain(5, 5) == ""  # outside: nothing, no error
 
 
 def test_an_explanation_asked_for_after_an_update_is_the_new_one() -> None:
     view = HeatmapView(np.eye(2), explanations=[["1", "2"], ["3", "4"]])
     view.update(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]])
-    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == "5"
+    assert view.explain(0, 0) == "5"
     view.update(np.eye(2) * 3)  # a new matrix without texts: the old ones are stale
-    assert view.explain_cell({"row": 0, "col": 0}, [])[0] == ""
+    assert view.explain(0, 0) == ""
 
 
 def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
@@ -121,13 +120,13 @@ def test_view_good_edit_without_callback_changes_the_cell_and_clears_the_message
     assert view.values == [[1.0, 2.5], [0.0, 1.0]] and view.message == ""
 
 
-def test_view_edit_goes_through_the_browser_message_to_the_callback() -> None:
+def test_view_edit_goes_to_the_callback_and_a_cell_outside_is_refused() -> None:
     view = HeatmapView(np.eye(2), editable=True)
     seen = []
     view.on_edit(lambda i, j, v: seen.append((i, j, v)))
-    view._handle_message(view, {"kind": "edit", "row": 1, "col": 0, "text": "-3"}, [])
+    assert view.edit(1, 0, "-3") is True
     assert seen == [(1, 0, -3.0)]
-    view._handle_message(view, {"kind": "edit", "row": 5, "col": 0, "text": "1"}, [])
+    assert view.edit(5, 0, "1") is False
     assert "outside the 2×2 matrix" in view.message and seen == [(1, 0, -3.0)]
 
 
@@ -143,12 +142,11 @@ def test_view_callback_error_is_shown_and_nothing_changes() -> None:
     assert view.values == [[1.0, 0.0], [0.0, 1.0]]
 
 
-def test_view_select_message_calls_back() -> None:
+def test_view_select_calls_back() -> None:
     view = HeatmapView(np.eye(3))
     chosen = []
     view.on_select(lambda i, j: chosen.append((i, j)))
-    view._handle_message(view, {"kind": "select", "row": 2, "col": 1}, [])
-    view._handle_message(view, {"kind": "select"}, [])  # malformed: ignored
+    view.select(2, 1)
     assert chosen == [(2, 1)]
 
 
@@ -176,49 +174,20 @@ def test_view_png_fallback_and_restyle() -> None:
 
 
 def test_view_ships_its_front_end_in_the_package() -> None:
-    from attnlib.show.view import STATIC
-
     js = (STATIC / "heatmap.js").read_text()
     urls = set(re.findall(r"https?://[^\s\"'`]+", js))
-    assert "export default" in js and urls <= {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xhtml"}, urls
+    assert "export function createHeatmap" in js and urls <= {"http://www.w3.org/2000/svg"}, urls
     assert (STATIC / "heatmap.css").is_file()
 
 
-def test_views_of_a_group_send_what_a_change_moves_through_it(sent) -> None:  # noqa: F811 (the fixture)
-    from attnlib.show import ViewGroup
+def test_a_view_is_no_widget_and_keeps_its_look_apart_from_what_a_change_moves() -> None:
+    from attnlib.show.view import DRAWN, LOOK
 
-    group = ViewGroup()
-    a, b, alone = HeatmapView(np.eye(2), title="a"), HeatmapView(np.zeros((1, 3))), HeatmapView(np.eye(2))
-    a.join(group, "a")
-    b.join(group, "b")
-    assert a.group is group and a.group_key != b.group_key and a.join(group, "a") is a  # joining twice: no change
-    entry_a, entry_b = getattr(group, a.group_key), getattr(group, b.group_key)
-    assert entry_a["title"] == "a" and entry_b["shape"] == [1, 3]  # what a change moves, from the start
-    sent.clear()
-    with group.hold_sync():
-        a.update(np.eye(2) * 3)
-        b.highlight(cells=[(0, 2)])
-        alone.update(np.ones((2, 2)))
-    assert [w for w, _ in sent].count(group.model_id) == 1 and not [w for w, _ in sent if w in (a.model_id, b.model_id)]
-    message = next(msg for w, msg in sent if w == group.model_id)
-    assert set(message["state"]) == {a.group_key, b.group_key}  # the views that moved, in one message
-    assert message["state"][b.group_key]["highlight_cells"] == [[0, 2]]
-    assert [a.group_key, "buffer"] in message["buffer_paths"]  # the matrix stays binary
-    assert np.frombuffer(getattr(group, a.group_key)["buffer"], "<f8").tolist() == [3.0, 0.0, 0.0, 3.0]
-    assert [msg["buffer_paths"] for w, msg in sent if w == alone.model_id] == [
-        [["buffer"]]
-    ]  # on its own: its own message
-    sent.clear()
-    with group.hold_sync():
-        b.update(np.ones((1, 3)))
-    assert set(next(msg for w, msg in sent if w == group.model_id)["state"]) == {
-        b.group_key
-    }  # a did not move: not sent
-    sent.clear()
-    a.update(np.eye(2) * 3)  # the same numbers: nothing leaves
-    assert not sent
-    assert {"buffer", "palette", "cell_size"} <= a.drawn_traits()  # all that a new matrix moves
-    assert not {"group", "group_key", "font_size", "highlight_color", "line_width"} & a.drawn_traits()
+    view = HeatmapView(np.eye(2), xlabel="key", title="a")
+    assert not hasattr(view, "comm") and not hasattr(view, "model_id")  # no model of its own
+    assert view.look()["xlabel"] == "key" and set(view.look()) == set(LOOK)
+    assert not DRAWN & set(LOOK)
+    assert set(view.drawn(view.frame(np.eye(2)))) == DRAWN
 
 
 # --------------------------------------------------------------------------- the page formats as Python

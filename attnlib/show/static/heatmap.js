@@ -1,13 +1,11 @@
 // @ts-check
-// HeatmapView's front end: a matrix drawn as SVG from the numbers the kernel sends (attnlib/show/view.py).
-// The frame (title, labels, colour bar) is rebuilt when something moves; the grid's cells (a rectangle
-// and, when annotated, a number each) are kept from one change to the next and recoloured; a matrix
-// of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
-// A view that joined a group (an explorer's ViewGroup) draws from its entry in the group's model, so the
-// views of one change arrive in one message and are drawn in one frame; on its own, from its own model.
-// The browser sends {kind: "edit", row, col, text} (a number typed into a cell) and {kind: "select",
-// row, col} (a cell clicked or chosen with Enter / Space); a cell's explanation is asked for with
-// anywidget's invoke("explain_cell", {row, col}). No build step, no CDN: this file is the whole front end.
+// A heatmap of an explorer's front end (explorer.js): a matrix drawn as SVG from the numbers attnlib computes
+// (attnlib/show/view.py, HeatmapView.drawn). The frame (title, labels, colour bar) is rebuilt when something
+// moves; the grid's cells (a rectangle and, when annotated, a number each) are kept from one change to the next
+// and recoloured; a matrix of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
+// The view is not a widget: createHeatmap(el, host) returns {draw(state)}, and its host (the explorer) carries
+// what the view sends ({kind: "edit", row, col, text}: a number typed into a cell; {kind: "select", row, col}: a
+// cell clicked or chosen with Enter / Space) and answers host.explain(row, col) (a cell's explanation, or "").
 
 /**
  * @typedef Model
@@ -35,53 +33,20 @@
  * @prop {number} cell_size
  * @prop {string} highlight_color
  * @prop {number} line_width
- * @prop {string | null} group  the group's model as "IPY_MODEL_<id>", or null
- * @prop {string} group_key  this view's entry in the group
  */
-/** @typedef {Record<string, Partial<Model>>} GroupModel  one trait per view: what a change moves */
-
-/** @typedef {import("@anywidget/types").AnyModel<Model>} AnyModel */
-/** @typedef {import("@anywidget/types").AnyModel<GroupModel>} AnyGroup */
 /** @typedef {{get: <K extends keyof Model>(name: K) => Model[K]}} Drawn what a draw reads */
-/** @typedef {import("@anywidget/types").Experimental} Experimental */
+/** @typedef {{send: (msg: Record<string, unknown>) => void, explain: (row: number, col: number) => Promise<string>,
+ *   asks: () => boolean}} Host what the view needs of its explorer */
 /** @typedef {[number, number]} Cell */
 /** @typedef {{rows: number[][], nRows: number, nCols: number}} Matrix */
 /** @typedef {{key: string, nRows: number, nCols: number, cell: number, x0: number, y0: number,
  *   gridW: number, gridH: number, title: SVGTextElement, ticks: SVGTextElement[]}} Geometry */
 
-/** @type {(keyof Model)[]} the traits a draw reads */
-const DRAWN = [
-  "buffer",
-  "shape",
-  "row_labels",
-  "col_labels",
-  "title",
-  "xlabel",
-  "ylabel",
-  "annotate",
-  "decimals",
-  "precision",
-  "vmin",
-  "vmax",
-  "palette",
-  "highlight_rows",
-  "highlight_cols",
-  "highlight_cells",
-  "editable",
-  "message",
-  "description",
-  "font_size",
-  "cell_size",
-  "highlight_color",
-  "line_width",
-  "explained",
-];
 const SVG = "http://www.w3.org/2000/svg";
 const HOVER_COLOUR = "#ff8c00";
 // more cells than this are one pixel each on a canvas, scaled up without smoothing: restyling and
 // painting thousands of rectangles per change costs more (docs/performance.md, lesson 12)
 const VECTOR_MAX = 1024;
-const ANSWER_MS = 2000;
 
 // ---------------------------------------------------------------------------------------- numbers
 /** The number written in a cell, the tooltip or the table, exactly as Python's
@@ -249,28 +214,20 @@ function buildParts(el) {
   };
 }
 
-/** What the view draws: its entry in its group, else (and for what the entry lacks) its own model.
- * @param {AnyModel} model @param {() => AnyGroup | null} groupNow @returns {Drawn} */
-function drawnFrom(model, groupNow) {
-  const entry = () => groupNow()?.get(model.get("group_key"));
-  return {
+/** @param {HTMLElement} el @param {Host} host */
+function createView(el, host) {
+  /** @type {Partial<Model>} */
+  const state = {};
+  /** @type {Drawn} */
+  const model = {
     get(name) {
-      const state = entry();
-      return state && name in state ? /** @type {Model[typeof name]} */ (state[name]) : model.get(name);
+      return /** @type {any} */ (state[name]);
     },
   };
-}
-
-/** @param {AnyModel} own @param {HTMLElement} el @param {Experimental} experimental */
-function createView(own, el, experimental) {
-  /** @type {{group: AnyGroup | null}} */
-  const joined = { group: null };
-  const model = drawnFrom(own, () => joined.group);
   return {
     model,
-    own,
-    joined,
-    experimental,
+    state,
+    host,
     parts: buildParts(el),
     matrix: readMatrix(model),
     /** @type {Geometry | null} */ geometry: null,
@@ -692,15 +649,15 @@ function inside(v, [i, j]) {
   return i < v.matrix.nRows && j < v.matrix.nCols;
 }
 
-/** Ask the kernel for cell c's explanation, then show it where that cell is shown (the latest answer only).
+/** Ask the explorer for cell c's explanation, then show it where that cell is shown (the latest answer only).
  * @param {View} v @param {Cell} c */
 function explain(v, c) {
-  if (!v.model.get("explained")) return;
+  if (!asks(v)) return;
   const asked = ++v.asked;
   const shows = (/** @type {Cell | null} */ d) => d !== null && d[0] === c[0] && d[1] === c[1];
-  v.experimental
-    .invoke("explain_cell", { row: c[0], col: c[1] }, { signal: AbortSignal.timeout(ANSWER_MS) })
-    .then(([text]) => {
+  v.host
+    .explain(c[0], c[1])
+    .then((text) => {
       if (asked !== v.asked) return;
       if (shows(v.tipped)) tooltipText(v, c, String(text));
       if (document.activeElement === v.parts.grid && shows(v.focused)) announce(v, String(text));
@@ -708,6 +665,11 @@ function explain(v, c) {
     .catch(() => {
       if (asked === v.asked && shows(v.tipped)) tooltipText(v, c, "");
     }); // no kernel: the value alone
+}
+
+/** Whether cells have explanations to ask for (none on a page with no kernel). @param {View} v */
+function asks(v) {
+  return Boolean(v.model.get("explained")) && v.host.asks();
 }
 
 /** @param {View} v @param {Cell} c @param {string | null} why  null: asked for */
@@ -727,7 +689,7 @@ function showTooltip(v, c) {
   if (!inside(v, c)) return hideTooltip(v);
   const tip = v.parts.tooltip;
   v.tipped = c;
-  tooltipText(v, c, v.model.get("explained") ? null : "");
+  tooltipText(v, c, asks(v) ? null : "");
   const box = cellBox(v, c);
   Object.assign(tip.style, { left: box.left + box.size + 6 + "px", top: box.top + "px" });
   tip.hidden = false;
@@ -782,7 +744,7 @@ function startEdit(v, c) {
   editor.select();
   editor.addEventListener("keydown", (ev) => {
     ev.stopPropagation();
-    if (ev.key === "Enter") v.own.send({ kind: "edit", row: c[0], col: c[1], text: editor.value });
+    if (ev.key === "Enter") v.host.send({ kind: "edit", row: c[0], col: c[1], text: editor.value });
     if (ev.key === "Enter" || ev.key === "Escape") {
       focusCell(v, ...c); // back to the cell first, then away with the editor
       stopEdit(v);
@@ -800,7 +762,7 @@ function stopEdit(v) {
 
 /** @param {View} v @param {Cell} c */
 function choose(v, c) {
-  v.own.send({ kind: "select", row: c[0], col: c[1] });
+  v.host.send({ kind: "select", row: c[0], col: c[1] });
   startEdit(v, c);
 }
 
@@ -858,44 +820,18 @@ function listen(v) {
   });
 }
 
-/** The group `model` joined, or null. @param {AnyModel} model @returns {Promise<AnyGroup | null>} */
-async function groupOf(model) {
-  const ref = model.get("group");
-  return ref ? model.widget_manager.get_model(ref.replace(/^IPY_MODEL_/, "")) : null;
-}
-
-/** @type {import("@anywidget/types").Render<Model>} */
-async function render({ model, el, experimental }) {
-  const v = createView(model, el, experimental);
+/** A heatmap in `el`: `draw(state)` shows a state (the view's fixed look and what a change moves, together).
+ * @param {HTMLElement} el @param {Host} host */
+export function createHeatmap(el, host) {
+  const v = createView(el, host);
   listen(v);
-  // one draw per message, whatever number of traits it changed, made as soon as the message is read: the
-  // views of one change (one message, their group's) are drawn before the next frame, which shows them
-  let queued = false;
-  const queueDraw = () => {
-    if (queued) return;
-    queued = true;
-    queueMicrotask(() => {
-      queued = false;
+  return {
+    root: v.parts.root,
+    /** @param {Partial<Model>} state */
+    draw(state) {
+      for (const key of Object.keys(v.state)) delete (/** @type {any} */ (v.state)[key]);
+      Object.assign(v.state, state);
       draw(v);
-    });
-  };
-  let key = ""; // the group's trait listened to (a later group_key may differ)
-  const join = async () => {
-    v.joined.group?.off(`change:${key}`, queueDraw);
-    v.joined.group = await groupOf(model);
-    key = model.get("group_key");
-    v.joined.group?.on(`change:${key}`, queueDraw);
-  };
-  const rejoin = () => join().then(queueDraw);
-  await join();
-  for (const name of DRAWN) model.on(`change:${name}`, queueDraw);
-  model.on("change:group", rejoin);
-  draw(v);
-  return () => {
-    for (const name of DRAWN) model.off(`change:${name}`, queueDraw);
-    model.off("change:group", rejoin);
-    v.joined.group?.off(`change:${key}`, queueDraw);
+    },
   };
 }
-
-export default { render };
