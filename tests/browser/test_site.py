@@ -24,7 +24,15 @@ import nbformat
 import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module, offline
-from harness.static_pages import open_page, serve, wait_for_widgets
+from harness.static_pages import (
+    check_explorers,
+    compare_numbers,
+    open_page,
+    python_numbers,
+    sample_states,
+    serve,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -179,6 +187,48 @@ def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> 
     files = {site / unquote(urlparse(url).path).lstrip("/") for url in loaded if url.startswith(server)}
     weight = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
     assert weight <= _site_build().PAGE_BUDGET, f"{lesson.stem}: {weight / 1e6:.2f} MB gzip"
+
+
+def _lesson_url(site: Path, request: pytest.FixtureRequest, lesson: Path, how: str) -> str:
+    if how == "file":
+        return (site / "notebooks" / f"{lesson.stem}.html").as_uri()
+    return f"{request.getfixturevalue('server')}/notebooks/{lesson.stem}.html"
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_explorers_answer_with_no_kernel(
+    site: Path, browser, request: pytest.FixtureRequest, lesson: Path, how: str
+) -> None:
+    """Every control a page with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
+    page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
+    try:
+        wait_for_widgets(page)
+        problems = check_explorers(page)
+    finally:
+        page.close()
+    assert not problems, "\n".join(problems)
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not errors, f"page errors: {errors}"
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_page_numbers_are_pythons(site: Path, browser, lesson: Path) -> None:
+    """At random states reached through the page's controls, every number a view shows is the one Python
+    shows: ``compute(values)`` of the same explorer (the lesson run again in a kernel), formatted by
+    ``attnlib.formatting.annotation``."""
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        states = sample_states(page, seed=int(lesson.name[:2]))
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    if not states:
+        pytest.skip(f"{lesson.stem}: no explorer a page with no kernel can move")
+    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    assert not problems, "\n".join(problems)
 
 
 def test_each_lesson_page_offers_its_learner_notebook(site: Path) -> None:

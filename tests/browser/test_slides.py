@@ -19,7 +19,15 @@ import nbformat
 import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module
-from harness.static_pages import open_page, serve, wait_for_widgets
+from harness.static_pages import (
+    check_explorers,
+    compare_numbers,
+    open_page,
+    python_numbers,
+    sample_states,
+    serve,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -111,9 +119,35 @@ def test_explorers_are_drawn_from_their_saved_state(deck: Path, opened) -> None:
     expected = _widget_outputs(deck)
     assert expected >= 1, "lesson 04 displays its explorers"
     assert wait_for_widgets(page) == expected
-    assert page.locator(".attn-heatmap svg").count() >= expected  # the explorers' own front end drew
+    assert page.locator(".attnlib-explorer").count() >= 1  # the explorers' own front end drew
     assert page.get_by_text("Error displaying widget").count() == 0
     assert errors == []
+
+
+def test_explorers_answer_with_no_kernel(opened) -> None:
+    """Every control a deck with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note."""
+    page, blocked, errors = opened
+    wait_for_widgets(page)
+    problems = check_explorers(page)
+    assert not problems, "\n".join(problems)
+    assert blocked == [] and errors == [], (blocked, errors)
+
+
+def test_deck_numbers_are_pythons(deck: Path, browser) -> None:
+    """At random states reached through the deck's controls, every number a view shows is Python's:
+    ``compute(values)`` of the same explorer (the lesson run again in a kernel) formatted by ``annotation``."""
+    page, blocked, errors = open_page(browser, deck.as_uri())
+    try:
+        wait_for_widgets(page)
+        states = sample_states(page, seed=4)
+    finally:
+        page.close()
+    assert states, "lesson 04's explorers have controls a deck can move"
+    assert not blocked and not errors, (blocked, errors)
+    lesson = deck.parent.parent / "notebooks" / DECK_LESSON.name
+    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    assert not problems, "\n".join(problems)
 
 
 def test_slides_advance(opened) -> None:
