@@ -262,6 +262,8 @@ def check_explorers(page) -> list[str]:
     - a control that is disabled is named by the explorer's ``[data-note="no-kernel"]`` note, and an explorer
       has that note only when it disables something.
     """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     problems = []
     for k, explorer in enumerate(explorers(page)):
         who = f"{explorer['explorer']} (#{k})"
@@ -275,7 +277,11 @@ def check_explorers(page) -> list[str]:
             moved = False
             for _ in range(2):  # a second step when the first happens to show the same
                 before = drawn(page, k)
-                move(page, k, control)
+                try:
+                    move(page, k, control)
+                except PlaywrightTimeout:
+                    problems.append(f"{who} {control['name']}: enabled, but a change draws nothing")
+                    break
                 after = drawn(page, k)
                 if after["source"] != "table":
                     problems.append(f"{who} {control['name']}: drawn from {after['source']!r}, not the table")
