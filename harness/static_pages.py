@@ -298,13 +298,19 @@ def sample_states(page, seed: int = 0, moves: int = 3) -> list[tuple[int, dict, 
     each, ``(k, the values drawn, each view's numbers as the page shows them)``."""
     import random
 
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     rng = random.Random(seed)
     states = []
     for k, explorer in enumerate(explorers(page)):
         can = [c for c in explorer["controls"] if movable(c)]
         for _ in range(moves if can else 0):
             control = rng.choice(can)
-            move(page, k, control, step=rng.randint(1, max(1, (control["options"] or 2) - 1)))
+            try:
+                move(page, k, control, step=rng.randint(1, max(1, (control["options"] or 2) - 1)))
+            except PlaywrightTimeout as silent:
+                who = f"{explorer['explorer']} {control['name']}"
+                raise AssertionError(f"{who}: enabled, but a change draws nothing") from silent
             now = drawn(page, k)
             states.append((k, now["values"], {name: view["texts"] for name, view in now["views"].items()}))
     return states
