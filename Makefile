@@ -119,10 +119,10 @@ bench-ops: $(STAMP) chromium  ## running the course: nbval, make test on a fresh
 	$(BIN)/python -m bench.bench_hub
 	$(BIN)/python -m bench.report
 
-slides: $(STAMP) node_modules/.package-lock.json  ## a static reveal.js deck per lesson in slides/, works offline
+slides: $(STAMP) node_modules/.package-lock.json  ## a reveal.js deck per lesson in slides/, explorers drawn with no kernel, offline (executes the lessons into build/slides-src)
 	$(BIN)/python scripts/build_slides.py $(or $(NB),$(NOTEBOOKS))
 
-site: $(STAMP) node_modules/.package-lock.json  ## the series as a static website in build/site/ (offline; BINDER_REF=tag pins the launch links)
+site: $(STAMP) node_modules/.package-lock.json  ## the series as a website in build/site/, explorers drawn with no kernel, offline (executes the lessons; BINDER_REF=tag pins the launch links)
 	$(BIN)/python site/build.py --out build/site $(if $(BINDER_REF),--binder-ref $(BINDER_REF))
 
 hub: $(STAMP) node_modules/.package-lock.json  ## a JupyterHub for a class on this machine, as root: one OS account per learner (deploy/classhub.py; http://hub.localhost:8000, ports 8000-8002)

@@ -91,6 +91,27 @@ def browser(data: dict) -> str:
     return _rows(head, rows) + f"\n\n{summary}\n\n{_changes(data)} per explorer; {results.measured_on(data)}."
 
 
+def static(data: dict) -> str:
+    """bench/bench_static.py: each control of each explorer with no kernel, site and deck, disk and http."""
+    goal = data["goal"]
+    columns = ["site file", "site http", "deck file", "deck http"]
+    head = ["lesson, explorer, control", *(f"{c}: median / p90 ms" for c in columns), f"goal ≤ {goal[0]} / {goal[1]}"]
+    rows = []
+    for name, cols in data["rows"].items():
+        shown = [cols.get(c) for c in columns]
+        met = all(f["median"] <= goal[0] and f["p90"] <= goal[1] for f in shown if f)
+        rows.append([name, *(f"{f['median']:.0f} / {f['p90']:.0f}" if f else "-" for f in shown), _met(met)])
+    every = data["all"]
+    checks = (
+        f"All {every['n']} changes: {every['median']:.0f} / {every['p90']:.0f} ms; {data['pages']} pages, "
+        f"{len(data['blocked'])} requests that left the page, {len(data['errors'])} page or console errors."
+    )
+    return (
+        _rows(head, rows)
+        + f"\n\n{checks}\n\n{data['changes']} changes per control and page; {results.measured_on(data)}."
+    )
+
+
 def kernel(data: dict) -> str:
     rows = [
         [name, f"{f['median']:.1f}", f"{f['p90']:.1f}", f"{f['messages']:.0f}", _met(f["median"] <= KERNEL_GOAL)]
@@ -200,6 +221,7 @@ GUIDE = results.REPO / "docs" / "teaching-guide.md"
 #: table name (bench/results/<name>.json) → its renderer and the page that holds it
 TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
     "browser": (browser, PAGE),
+    "static": (static, PAGE),
     "kernel": (kernel, PAGE),
     "attention": (attention, PAGE),
     "scale": (scale, PAGE),

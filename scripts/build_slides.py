@@ -9,9 +9,11 @@ needed files are copied once into ``<out>/_vendor/`` and every deck points at th
 URLs, so the folder ``slides/`` (next to ``images/``, which the lessons embed as ``../images/…``)
 opens from disk with no network. Theme ``white`` (the default theme pulls web fonts).
 
-The stored outputs and widget state of each notebook are shown as they are (widgets in their
-initial state, without a kernel); to present with live widgets use jupyterlab-slideshow
-(docs/teaching-guide.md). Exit status 1 if a deck still references a remote URL.
+Each lesson is first executed with its widget state into ``build/slides-src/`` (scripts/widget_state.py;
+``notebooks/`` keeps no state), and the deck draws its widgets from that state with html-manager and
+anywidget's front end (copied from the installed wheel into ``_vendor/``): the explorers are drawn by the
+page with no kernel; to present with a kernel use jupyterlab-slideshow (docs/teaching-guide.md). Exit
+status 1 if a deck still references a remote URL.
 """
 
 from __future__ import annotations
@@ -54,8 +56,12 @@ PACKAGES: dict[str, tuple[str, ...]] = {
 # nbconvert's reveal template imports MermaidJS from a CDN on every page; the lessons draw no
 # Mermaid diagrams, so this template leaves that block out
 TEMPLATE = "offline_reveal.html.j2"
+# after require.js, anywidget-paths.js tells requirejs where anywidget's front end is (scripts/widget_state.py)
 TEMPLATE_SOURCE = (
     "{%- extends 'index.html.j2' -%}\n{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}\n"
+    "{%- block html_head_js_requirejs -%}{{ super() }}\n"
+    f'<script src="{VENDOR}/anywidget-paths.js"></script>\n'
+    "{%- endblock html_head_js_requirejs -%}\n"
 )
 
 REMOTE = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//|https?://(?:unpkg|cdn)""")
@@ -107,11 +113,28 @@ def remote_references(html: str) -> list[str]:
     return sorted({html[max(0, m.start() - 20) : m.end() + 60] for m in REMOTE.finditer(html)})
 
 
-def build(notebooks: list[Path], out: Path) -> list[Path]:
-    """Write ``out/<name>.slides.html`` for each notebook; returns the decks written."""
+def _widget_state():
+    """scripts/widget_state.py as a module (the shared widget-state build step)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("widget_state", ROOT / "scripts" / "widget_state.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def build(notebooks: list[Path], out: Path, *, executed: Path | None = ROOT / "build" / "slides-src") -> list[Path]:
+    """Write ``out/<name>.slides.html`` for each notebook; returns the decks written.
+
+    ``executed``: the folder the lessons are executed into first, with widget state (live explorers);
+    ``None`` shows each notebook's stored outputs as they are (no state: the PNG fallbacks)."""
     ensure_node_modules()
     out.mkdir(parents=True, exist_ok=True)
     copy_vendor(out)
+    state = _widget_state()
+    state.copy_front_end(out / VENDOR)
+    if executed is not None:
+        notebooks = state.execute_all(notebooks, executed)
     slides = exporter()
     written = []
     for path in notebooks:
@@ -130,9 +153,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="build_slides.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="lessons (default: notebooks/NN_*.ipynb)")
     parser.add_argument("--out", type=Path, default=ROOT / "slides", help="folder for the decks (default: slides/)")
+    parser.add_argument(
+        "--executed",
+        type=Path,
+        default=ROOT / "build" / "slides-src",
+        help="folder the lessons are executed into with widget state (default: build/slides-src/)",
+    )
     args = parser.parse_args(argv)
     notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
-    for deck in build(notebooks, args.out):
+    for deck in build(notebooks, args.out, executed=args.executed):
         print(f"wrote {deck}")
     return 0
 

@@ -6,10 +6,10 @@ Outputs are never pasted: this is the only way they get into the notebooks. Each
 in its own kernel from this environment, with a per-cell timeout and no timing metadata (so that
 re-executing changes nothing but what really changed).
 
-Widget state is NOT stored: the live views are anywidgets, whose saved state would embed their
-JavaScript once per view (and a static page would then try to load the anywidget front end from
-a CDN). Readers without a kernel (GitHub, nbviewer, the static decks) see each explorer's PNG
-fallback, drawn with seaborn, which is part of every explorer's output.
+Widget state is NOT stored: it would make a lesson about twenty times larger. Readers of the
+notebook without a kernel (GitHub, nbviewer) see each explorer's PNG fallback, drawn with seaborn,
+which is part of every explorer's output; the site and the decks execute the lessons again with
+their widget state, under build/ (scripts/widget_state.py).
 """
 
 from __future__ import annotations

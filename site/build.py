@@ -5,10 +5,12 @@ Usage: python site/build.py [--out build/site] [--src build/site-src]
 1. Prepares a Sphinx source folder (``--src``, rebuilt every time) laid out like the repository,
    so every relative link of the lessons and the README works unchanged:
    ``index.md`` (README.md, the lesson index, plus site/index.md's toctree), ``notebooks/NN_*.ipynb``
-   (the learner edition of every lesson matching the glob: teacher notes out, widget state out),
+   (the learner edition of every lesson matching the glob, teacher notes out, executed here with its
+   widget state by scripts/widget_state.py, so the explorers are live in the page with no kernel),
    ``images/``, ``docs/teaching-guide.md``, ``docs/documents.md``, ``CONTRIBUTING.md``, ``LICENSE``.
-2. Copies MathJax 2 (the parts a page needs) from node_modules/ (``npm ci``, package.json) into
-   ``_static/mathjax``.
+2. Copies MathJax 2 (the parts a page needs) and the widget front end (require.js, html-manager's
+   ``embed-amd.js``, anywidget's AMD module from the installed wheel) from node_modules/ (``npm ci``,
+   package.json) and the Python package into ``_static/mathjax`` and ``_static/_vendor``.
 3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
    to a remote script, stylesheet, image or font.
 4. Puts each lesson's learner edition beside its page (``notebooks/NN_name.ipynb``, the page's
@@ -23,6 +25,7 @@ a teacher pins a class to a tag with ``make site BINDER_REF=v1.0``.
 from __future__ import annotations
 
 import argparse
+import gzip
 import importlib.util
 import json
 import os
@@ -49,9 +52,17 @@ MATHJAX_PARTS = (
     "fonts/HTML-CSS/TeX/woff",
     "package.json",
 )
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # a badge image from the web, [![alt](https://…)](link): the site keeps the link, drops the image
 REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
 # a script, stylesheet, image or font loaded from the web
+# the widget front end every page with widget state loads, in this order (site/conf.py's nb_ipywidgets_js):
+# name in _static/_vendor -> file in node_modules; anywidget-paths.js (scripts/widget_state.py) goes after
+# require.js and points requirejs at anywidget.js, the installed wheel's front end
+WIDGET_JS = (
+    ("require.js", "requirejs/require.js"),
+    ("embed-amd.js", "@jupyter-widgets/html-manager/dist/embed-amd.js"),
+)
 REMOTE_ASSET = re.compile(r"""<(?:script|link|img|source|iframe)\b[^>]*\b(?:src|href)\s*=\s*["'](?:https?:)?//[^"']*""")
 
 
@@ -63,18 +74,25 @@ def _script(name: str):
 
 
 def lesson_page(path: Path, learner_edition) -> nbformat.NotebookNode:
-    """A lesson as its page shows it: the learner edition, no widget state, README links -> home page."""
+    """A lesson as its page shows it: the learner edition of ``path`` (an executed copy with widget state),
+    README links -> home page."""
     nb = learner_edition(nbformat.read(path, as_version=4))
-    nb.metadata.pop("widgets", None)
+    saved = _script("widget_state").widget_state(nb)
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = cell.source.replace("](../README.md", "](../index.md")
+        for output in cell.get("outputs", []):  # a view with no saved model shows its PNG fallback
+            view = output.get("data", {}).get(WIDGET_VIEW)
+            if view is not None and view.get("model_id") not in saved:
+                del output["data"][WIDGET_VIEW]
     return nb
 
 
-def prepare(src: Path) -> list[Path]:
-    """Write the Sphinx source folder; returns the lessons it holds."""
+def prepare(src: Path, live: str = "all") -> list[Path]:
+    """Write the Sphinx source folder; returns the lessons it holds. ``live``: the lessons executed with
+    widget state (``all`` or numbers such as ``04,07``); the others show their stored outputs (the PNGs)."""
     editions = _script("build_editions")
+    state = _script("widget_state")
     shutil.rmtree(src, ignore_errors=True)
     (src / "notebooks").mkdir(parents=True)
     (src / "docs").mkdir()
@@ -87,10 +105,20 @@ def prepare(src: Path) -> list[Path]:
     for name in ("CONTRIBUTING.md", "LICENSE"):
         shutil.copy2(REPO / name, src / name)
     lessons = sorted((REPO / "notebooks").glob(LESSONS))
+    chosen = [p for p in lessons if live.replace(" ", "") in ("", "all") or p.name[:2] in live.split(",")]
+    executed = {p.name: p for p in state.execute_all(chosen, src.parent / f"{src.name}-executed")}
     for path in lessons:
-        nbformat.write(lesson_page(path, editions.learner_edition), src / "notebooks" / path.name)
+        page = lesson_page(executed.get(path.name, path), editions.learner_edition)
+        nbformat.write(page, src / "notebooks" / path.name)
     slides = _script("build_slides")
     slides.ensure_node_modules()  # npm ci when node_modules/ is missing
+    vendor = src / "_static" / "_vendor"
+    for name, part in WIDGET_JS:
+        (vendor / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(slides.NODE_MODULES / part, vendor / name)
+    for font in (slides.NODE_MODULES / "@jupyter-widgets/html-manager/dist").glob("*.woff2"):
+        shutil.copy2(font, vendor / font.name)  # html-manager's CSS loads its icon font beside embed-amd.js
+    state.copy_front_end(vendor)
     mathjax = slides.NODE_MODULES / "mathjax"
     for part in MATHJAX_PARTS:
         source, target = mathjax / part, src / "_static" / "mathjax" / part
@@ -109,6 +137,63 @@ def remote_assets(out: Path) -> list[str]:
         text = page.read_text("utf-8")
         found += [f"{page.relative_to(out)}: {m.group(0)[:160]}" for m in REMOTE_ASSET.finditer(text)]
     return found
+
+
+# what a lesson page may weigh, everything it loads gzip-compressed (issue #37's goal)
+PAGE_BUDGET = 1_500_000
+# a local file a page loads: <script src>, <img src>, <source src>, <link rel="stylesheet" href> (not the
+# navigation links, rel="next" / "prev" / "search", which load nothing)
+LOCAL_ASSET = re.compile(
+    r"""<(?:script|img|source)\b[^>]*\bsrc\s*=\s*["']([^"'#?]+)"""
+    r"""|<link\b(?=[^>]*\brel\s*=\s*["']stylesheet["'])[^>]*\bhref\s*=\s*["']([^"'#?]+)"""
+)
+# what the page's scripts load themselves, in _static/: requirejs loads anywidget's front end on pages with
+# widget state; MathJax (config TeX-AMS_CHTML) its output jax, fonts data and the web fonts the lessons' math
+# uses (measured in Chromium: tests/browser/test_site.py counts every file a page really loads)
+WIDGET_LOADS = ("_vendor/anywidget.js",)
+MATHJAX_LOADS = tuple(
+    f"mathjax/{part}"
+    for part in (
+        "config/TeX-AMS_CHTML.js",
+        "jax/output/CommonHTML/jax.js",
+        "jax/output/CommonHTML/fonts/TeX/fontdata.js",
+        "jax/output/CommonHTML/autoload/mtable.js",
+        "jax/output/CommonHTML/fonts/TeX/AMS-Regular.js",
+        "jax/element/mml/optable/GeneralPunctuation.js",
+        *(
+            f"fonts/HTML-CSS/TeX/woff/MathJax_{font}.woff"
+            for font in (
+                "Main-Regular",
+                "Math-Italic",
+                "AMS-Regular",
+                "Size1-Regular",
+                "Size2-Regular",
+                "Size4-Regular",
+            )
+        ),
+    )
+)
+
+
+def _gzip_size(path: Path, cache: dict[Path, int]) -> int:
+    if path not in cache:
+        cache[path] = len(gzip.compress(path.read_bytes(), 9)) if path.is_file() else 0
+    return cache[path]
+
+
+def page_weights(out: Path) -> dict[str, int]:
+    """Every lesson page of the site in ``out`` -> the bytes it loads, each file gzip-compressed: the page,
+    the local files it refers to, and what its scripts load (:data:`WIDGET_LOADS`, :data:`MATHJAX_LOADS`)."""
+    cache: dict[Path, int] = {}
+    weights = {}
+    for page in sorted((out / "notebooks").glob("*.html")):
+        text = page.read_text("utf-8")
+        refs = [src or href for src, href in LOCAL_ASSET.findall(text)]
+        files = {(page.parent / ref).resolve() for ref in refs if "//" not in ref}
+        loads = (WIDGET_LOADS if "widget-state+json" in text else ()) + (MATHJAX_LOADS if "mathjax" in text else ())
+        files |= {(out / "_static" / name).resolve() for name in loads}
+        weights[page.relative_to(out).as_posix()] = _gzip_size(page, cache) + sum(_gzip_size(f, cache) for f in files)
+    return weights
 
 
 def repository() -> str:
@@ -157,8 +242,12 @@ def page_text(out: Path) -> str:
     return PAGE_TEXT_JS % json.dumps(pages, ensure_ascii=False)
 
 
-def build(out: Path, src: Path, binder_ref: str | None = None) -> list[Path]:
-    """Prepare ``src`` and build the site into ``out``; returns the lessons built."""
+def build(
+    out: Path, src: Path, binder_ref: str | None = None, live: str = "all", budget: int | None = PAGE_BUDGET
+) -> list[Path]:
+    """Prepare ``src`` and build the site into ``out``; returns the lessons built (``live``: see
+    :func:`prepare`). Fails when a lesson page loads more than ``budget`` bytes gzip in all (``None``: no
+    limit, for a benchmark that measures what there is)."""
     try:
         from sphinx.cmd.build import build_main
     except ImportError:
@@ -171,7 +260,7 @@ def build(out: Path, src: Path, binder_ref: str | None = None) -> list[Path]:
     if binder_ref:
         os.environ["BINDER_REF"] = binder_ref
 
-    lessons = prepare(src)
+    lessons = prepare(src, live)
     shutil.rmtree(out, ignore_errors=True)
     code = build_main(["-b", "html", "-q", "-j", "1", "-d", str(src / "_doctrees"), str(src), str(out)])
     if code:
@@ -179,6 +268,9 @@ def build(out: Path, src: Path, binder_ref: str | None = None) -> list[Path]:
     remote = remote_assets(out)
     if remote:
         raise SystemExit("error: the site still loads from the web:\n" + "\n".join(remote))
+    heavy = {page: size for page, size in page_weights(out).items() if budget is not None and size > budget}
+    if heavy:
+        raise SystemExit(f"error: lesson pages over {budget / 1e6} MB gzip in all (bytes): {heavy}")
     editions = _script("build_editions")
     for path in lessons:  # what each page's "Download this notebook" link gives: the learner edition
         nb = editions.learner_edition(nbformat.read(path, as_version=4))
@@ -213,10 +305,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "build" / "site")
     parser.add_argument("--src", type=Path, default=REPO / "build" / "site-src")
     parser.add_argument("--binder-ref", help="branch, tag or commit the launch links open (default: HEAD)")
+    parser.add_argument("--live", default="all", help="lessons executed with live explorers: all, or e.g. 04,07")
     args = parser.parse_args(argv)
     start = time.perf_counter()
-    lessons = build(args.out, args.src, args.binder_ref)
+    lessons = build(args.out, args.src, args.binder_ref, args.live)
     size = sum(p.stat().st_size for p in args.out.rglob("*") if p.is_file())
+    weights = page_weights(args.out)
+    print(
+        "lesson pages, everything each loads, gzip:",
+        ", ".join(f"{Path(p).stem[:2]} {w / 1e6:.2f} MB" for p, w in weights.items()),
+    )
     print(f"site: {len(lessons)} lessons in {args.out} ({size / 1e6:.1f} MB) in {time.perf_counter() - start:.0f} s")
     return 0
 

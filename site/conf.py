@@ -2,8 +2,9 @@
 
 Offline by construction: the Furo theme ships its CSS/JS in the wheel (system fonts, no web fonts),
 MathJax 2 is served from ``_static/mathjax`` (copied from the npm package in package.json), myst-nb
-shows the stored outputs without executing anything and loads no widget JavaScript (the live
-explorers show their static PNG fallback), and search is Sphinx's own offline index.
+shows the outputs site/build.py stored (with widget state) without executing anything, the widget
+front end comes from ``_static/_vendor`` (require.js and html-manager from node_modules, anywidget's
+AMD module from the installed wheel), and search is Sphinx's own offline index.
 """
 
 from __future__ import annotations
@@ -45,9 +46,13 @@ myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]  # lessons start at h1 and some sections skip a level
 
 nb_execution_mode = "off"  # the stored outputs are the ones nbval checks; never re-executed here
-nb_ipywidgets_js = {}  # no require.js / widget manager from a CDN: explorers show their PNG fallback
-# a widget's view is never rendered on the site; its mimebundle's image/png (the fallback) is
-nb_mime_priority_overrides = [("html", "application/vnd.jupyter.widget-view+json", None)]
+# the widget front end from the site itself (site/build.py copies it), on pages with widget state only;
+# paths are relative to _static/ (Sphinx's add_js_file), not "_static/…"
+nb_ipywidgets_js = {
+    "_vendor/require.js": {},
+    "_vendor/anywidget-paths.js": {},  # requirejs finds "anywidget" in _vendor/, not on a CDN
+    "_vendor/embed-amd.js": {},
+}
 
 # the launch link on every lesson page: a plain link, nothing is loaded when the page is viewed.
 # site/build.py sets BINDER_REPO from pyproject.toml's [project.urls] Repository (its one home).

@@ -1,15 +1,20 @@
 """`make site` works offline: every lesson page loads in headless Chromium with every non-local
-request blocked (and none attempted), no page error, math typeset by the site's own MathJax, every
-image present (the live explorers' PNG fallbacks included); every internal link resolves.
+request blocked (and none attempted), no page or console error, math typeset by the site's own MathJax,
+every image present, every explorer drawn live from its saved widget state (from disk and over http);
+every internal link resolves.
 
 The site is built once per module into a temporary folder with site/build.py (the same code as
-`make site`), so the test needs no earlier build step and checks the tree as it is. Skipped when
-Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
-when there is no Chromium.
+`make site`), so the test needs no earlier build step and checks the tree as it is. The lessons of
+BROWSER_LESSONS (e.g. ``04,07,12``; unset or ``all``: every lesson) are executed with their widget state,
+as `make site` executes all; the others show their stored outputs (each explorer's PNG fallback). Skipped
+when Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
+when there is no Chromium. Nothing waits on the clock: each step waits for what it checks.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
 import re
 import shutil
 from pathlib import Path
@@ -19,12 +24,25 @@ import nbformat
 import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module, offline
+from harness.static_pages import (
+    check_explorers,
+    compare_numbers,
+    open_page,
+    python_numbers,
+    sample_states,
+    serve,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = find_chromium()
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+# the lessons executed with widget state here (`make site`: all of them)
+LIVE = os.environ.get("BROWSER_LESSONS", "all").replace(" ", "") or "all"
+LIVE_LESSONS = [p for p in LESSONS if LIVE == "all" or p.name[:2] in LIVE.split(",")]
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""")
 
 
@@ -39,8 +57,14 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (REPO / "node_modules" / "mathjax" / "package.json").is_file() and shutil.which("npm") is None:
         pytest.skip("no npm to fetch MathJax into node_modules/ (package-lock.json)")
     root = tmp_path_factory.mktemp("site")
-    _site_build().build(root / "html", root / "src")
+    _site_build().build(root / "html", root / "src", live=LIVE)
     return root / "html"
+
+
+@pytest.fixture(scope="module")
+def server(site: Path):
+    with serve(site) as base:
+        yield base
 
 
 def test_every_lesson_has_a_page(site: Path) -> None:
@@ -110,18 +134,21 @@ async () => {
 PAGES = [f"notebooks/{p.stem}" for p in LESSONS] + ["index", "docs/teaching-guide", "CONTRIBUTING", "search"]
 
 
-def _png_outputs(lesson: Path) -> int:
+def _outputs(lesson: Path) -> tuple[int, int, int]:
+    """(figures, widgets, fallbacks) a lesson displays: PNG outputs that are not widgets, widget outputs,
+    and widget outputs with a PNG fallback (every explorer's)."""
     nb = nbformat.read(lesson, as_version=4)
-    return sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    data = [o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    figures = sum("image/png" in d and WIDGET_VIEW not in d for d in data)
+    return figures, sum(WIDGET_VIEW in d for d in data), sum(WIDGET_VIEW in d and "image/png" in d for d in data)
 
 
 @pytest.mark.parametrize("name", PAGES)
 def test_page_offline(site: Path, browser, name: str) -> None:
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    blocked, errors = offline(page)
+    page, blocked, errors = open_page(browser, (site / f"{name}.html").as_uri())
     try:
-        page.goto((site / f"{name}.html").as_uri(), wait_until="load")
         state = page.evaluate(PAGE_STATE_JS)
+        drawn = wait_for_widgets(page)
     finally:
         page.close()
     assert not blocked, f"requests to the network: {blocked}"
@@ -132,9 +159,76 @@ def test_page_offline(site: Path, browser, name: str) -> None:
     assert not state["broken"], f"images not shown: {state['broken']}"
     if name.startswith("notebooks/"):
         lesson = REPO / f"{name}.ipynb"
+        figures, widgets, fallbacks = _outputs(lesson)
+        live = lesson in LIVE_LESSONS
         assert state["math"] > 0, state
-        assert state["outputImages"] >= _png_outputs(lesson), state  # every figure and explorer fallback
+        # every figure; every widget live (drawn from its saved state) or, not executed here, its PNG
+        assert state["outputImages"] >= figures + (0 if live else fallbacks), state
+        assert drawn == (widgets if live else 0), (drawn, widgets)
         assert state["launch"], state
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> None:
+    """Served over http, a lesson page loads its widget front end from the site only and draws its explorers."""
+    loaded: list[str] = []
+    page, blocked, errors = open_page(browser, f"{server}/notebooks/{lesson.stem}.html", loaded=loaded)
+    try:
+        drawn = wait_for_widgets(page)
+        texts = page.get_by_text("Error displaying widget").count()
+        page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
+        page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # its fonts loaded too
+    finally:
+        page.close()
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not errors, f"page errors: {errors}"
+    assert drawn == _outputs(lesson)[1] and texts == 0
+    # everything the page loaded, each file gzip-compressed, within the budget site/build.py enforces
+    files = {site / unquote(urlparse(url).path).lstrip("/") for url in loaded if url.startswith(server)}
+    weight = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
+    assert weight <= _site_build().PAGE_BUDGET, f"{lesson.stem}: {weight / 1e6:.2f} MB gzip"
+
+
+def _lesson_url(site: Path, request: pytest.FixtureRequest, lesson: Path, how: str) -> str:
+    if how == "file":
+        return (site / "notebooks" / f"{lesson.stem}.html").as_uri()
+    return f"{request.getfixturevalue('server')}/notebooks/{lesson.stem}.html"
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_explorers_answer_with_no_kernel(
+    site: Path, browser, request: pytest.FixtureRequest, lesson: Path, how: str
+) -> None:
+    """Every control a page with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
+    page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
+    try:
+        wait_for_widgets(page)
+        problems = check_explorers(page)
+    finally:
+        page.close()
+    assert not problems, "\n".join(problems)
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not errors, f"page errors: {errors}"
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_page_numbers_are_pythons(site: Path, browser, lesson: Path) -> None:
+    """At random states reached through the page's controls, every number a view shows is the one Python
+    shows: ``compute(values)`` of the same explorer (the lesson run again in a kernel), formatted by
+    ``attnlib.formatting.annotation``."""
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        states = sample_states(page, seed=int(lesson.name[:2]))
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    if not states:
+        pytest.skip(f"{lesson.stem}: no explorer a page with no kernel can move")
+    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    assert not problems, "\n".join(problems)
 
 
 def test_each_lesson_page_offers_its_learner_notebook(site: Path) -> None:

@@ -1,12 +1,13 @@
-"""A `make slides` deck works offline in headless Chromium: no CDN, no page error, math typeset,
-the explorers shown as their PNG fallbacks, slides advance.
+"""A `make slides` deck works with no kernel and no network in headless Chromium, opened from disk and over
+http: no CDN, no page or console error, math typeset, every explorer drawn live from its saved widget state,
+slides advance.
 
-The deck is built from a copy of lesson 04 executed here with ``scripts/execute_notebooks.py``
-(no widget state stored), so it shows what the next `make execute` + `make slides` will give.
-
-Every request that is not ``file://`` (or localhost) is blocked and recorded; the test fails if
-the deck tried any. Skipped only when there is no Chromium or no npm (needed once to fetch
-reveal.js, MathJax … from package-lock.json into node_modules/).
+The deck is built as `make slides` builds it: scripts/build_slides.py executes a copy of lesson 04 with its
+widget state (scripts/widget_state.py) into a temporary folder, so it shows what the next `make slides` will
+give. Every request that is not ``file://`` (or the test's own server on 127.0.0.1) is blocked and recorded;
+the test fails if the deck tried any. Nothing waits on the clock: each step waits for what it checks.
+Skipped only when there is no Chromium or no npm (needed once to fetch reveal.js, MathJax … from
+package-lock.json into node_modules/).
 """
 
 from __future__ import annotations
@@ -14,9 +15,19 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import nbformat
 import pytest
 
-from harness.labdriver import find_chromium, headless_chromium, load_module, offline
+from harness.labdriver import find_chromium, headless_chromium, load_module
+from harness.static_pages import (
+    check_explorers,
+    compare_numbers,
+    open_page,
+    python_numbers,
+    sample_states,
+    serve,
+    wait_for_widgets,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -24,6 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = find_chromium()
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 DECK_LESSON = next((p for p in LESSONS if p.name.startswith("04_")), LESSONS[0] if LESSONS else None)
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def _build_slides():
@@ -45,9 +57,14 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (root / "notebooks").mkdir()
     lesson = root / "notebooks" / DECK_LESSON.name
     shutil.copy(DECK_LESSON, lesson)
-    load_module(REPO / "scripts" / "execute_notebooks.py").execute(str(lesson))
-    (deck,) = build_slides.build([lesson], root / "slides")
+    (deck,) = build_slides.build([lesson], root / "slides", executed=root / "executed")
     return deck
+
+
+@pytest.fixture(scope="module")
+def server(deck: Path):
+    with serve(deck.parent.parent) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
@@ -56,20 +73,29 @@ def browser():
         yield chromium
 
 
-@pytest.fixture
-def opened(deck: Path, browser):
-    """The deck opened from disk; yields (page, blocked requests, page errors)."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    blocked, errors = offline(page, local_servers=True)
-    page.goto(deck.as_uri())
+@pytest.fixture(params=["file", "http"])
+def opened(request, deck: Path, browser):
+    """The deck opened from disk or over http; yields (page, blocked requests, page and console errors)."""
+    if request.param == "file":
+        url = deck.as_uri()
+    else:
+        url = f"{request.getfixturevalue('server')}/slides/{deck.name}"
+    page, blocked, errors = open_page(browser, url, viewport={"width": 1280, "height": 800})
     page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
     yield page, blocked, errors
     page.close()
 
 
+def _widget_outputs(deck: Path) -> int:
+    nb = nbformat.read(deck.parent.parent / "executed" / f"{deck.name.split('.')[0]}.ipynb", as_version=4)
+    return sum(WIDGET_VIEW in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
 def test_deck_loads_nothing_remote(deck: Path, opened) -> None:
     page, blocked, errors = opened
-    page.wait_for_timeout(1500)  # late loaders (widget renderer, MathJax extensions)
+    wait_for_widgets(page)  # the widget renderer and anywidget's front end: the last scripts a deck loads
+    page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
+    page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # MathJax's own loads done
     assert blocked == [], f"the deck tried the network: {blocked}"
     assert errors == [], f"page errors: {errors}"
     html = deck.read_text(encoding="utf-8")
@@ -86,18 +112,42 @@ def test_math_is_typeset(opened) -> None:
     assert errors == []
 
 
-def test_explorers_show_their_fallback_images(deck: Path, opened) -> None:
+def test_explorers_are_drawn_from_their_saved_state(deck: Path, opened) -> None:
     page, _, errors = opened
     html = deck.read_text(encoding="utf-8")
-    assert "application/vnd.jupyter.widget-state+json" not in html  # no saved state to render
-    page.wait_for_function(
-        "() => [...document.querySelectorAll('img[src^=\"data:image/png\"]')].some(i => i.naturalWidth > 0)",
-        timeout=60_000,
-    )
-    n_png = page.evaluate("() => document.querySelectorAll('img[src^=\"data:image/png\"]').length")
-    assert n_png >= 2, f"expected the explorers' fallback PNGs (and the lesson's figures), got {n_png}"
+    assert "application/vnd.jupyter.widget-state+json" in html  # the state the deck draws with no kernel
+    expected = _widget_outputs(deck)
+    assert expected >= 1, "lesson 04 displays its explorers"
+    assert wait_for_widgets(page) == expected
+    assert page.locator(".attnlib-explorer").count() >= 1  # the explorers' own front end drew
     assert page.get_by_text("Error displaying widget").count() == 0
     assert errors == []
+
+
+def test_explorers_answer_with_no_kernel(opened) -> None:
+    """Every control a deck with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note."""
+    page, blocked, errors = opened
+    wait_for_widgets(page)
+    problems = check_explorers(page)
+    assert not problems, "\n".join(problems)
+    assert blocked == [] and errors == [], (blocked, errors)
+
+
+def test_deck_numbers_are_pythons(deck: Path, browser) -> None:
+    """At random states reached through the deck's controls, every number a view shows is Python's:
+    ``compute(values)`` of the same explorer (the lesson run again in a kernel) formatted by ``annotation``."""
+    page, blocked, errors = open_page(browser, deck.as_uri())
+    try:
+        wait_for_widgets(page)
+        states = sample_states(page, seed=4)
+    finally:
+        page.close()
+    assert states, "lesson 04's explorers have controls a deck can move"
+    assert not blocked and not errors, (blocked, errors)
+    lesson = deck.parent.parent / "notebooks" / DECK_LESSON.name
+    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    assert not problems, "\n".join(problems)
 
 
 def test_slides_advance(opened) -> None:
@@ -106,10 +156,7 @@ def test_slides_advance(opened) -> None:
     before = page.evaluate("location.hash")
     for _ in range(3):  # fragments may take a key press or two first
         page.keyboard.press("ArrowRight")
-        page.wait_for_timeout(200)
-    after = page.evaluate("location.hash")
-    assert after != before, f"still on slide {before} after three ArrowRight"
+    page.wait_for_function(f"() => location.hash !== {before!r}", timeout=10_000)
     page.keyboard.press("Home")
-    page.wait_for_timeout(200)
-    assert page.evaluate("location.hash") in ("#/", "#/0", "")
+    page.wait_for_function("() => ['#/', '#/0', ''].includes(location.hash)", timeout=10_000)
     assert errors == []

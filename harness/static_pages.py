@@ -1,0 +1,335 @@
+"""Helpers for the pages that have no kernel (the site and the decks): open them from disk or over http in
+headless Chromium, with every other request blocked and recorded, and wait until their widgets are drawn.
+
+Used by tests/browser/test_site.py, tests/browser/test_slides.py and bench/bench_static.py.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .labdriver import offline
+
+WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
+
+# html-manager draws each saved view into a div.widget-subarea it puts before the view's <script>
+WIDGETS_DRAWN_JS = f"""() => {{
+  const views = [...document.querySelectorAll('{WIDGET_VIEW}')];
+  return views.every(s => {{
+    const area = s.previousElementSibling;
+    return area && area.classList.contains('widget-subarea') && area.childElementCount > 0;
+  }});
+}}"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serve(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` over http on 127.0.0.1 (a free port) while the block runs; yields the base URL."""
+    handler = functools.partial(_Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def open_page(browser, url: str, *, viewport: dict | None = None, loaded: list[str] | None = None):
+    """A new page of ``browser`` at ``url`` with every request but file:, data:, blob: and 127.0.0.1 blocked;
+    returns (page, blocked URLs, page errors and console errors). ``loaded``: a list that receives the URL of
+    every request the page completes."""
+    page = browser.new_page(viewport=viewport or {"width": 1280, "height": 900})
+    blocked, errors = offline(page, local_servers=True)
+    if loaded is not None:
+        page.on("requestfinished", lambda request: loaded.append(request.url))
+    page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
+    page.goto(url, wait_until="load")
+    return page, blocked, errors
+
+
+def wait_for_widgets(page, timeout: float = 60_000) -> int:
+    """Wait until html-manager has drawn every saved widget view of ``page``; returns how many there are."""
+    page.wait_for_function(WIDGETS_DRAWN_JS, timeout=timeout)
+    return page.locator(WIDGET_VIEW).count()
+
+
+# ------------------------------------------------------------------------------------ explorers in a page
+# the DOM contract of issue #37 (attnlib/show/static/explorer.js): root .attnlib-explorer[data-explorer], each
+# control's input [data-control], each view [data-view], each text [data-text]; after drawing a state the root
+# dispatches "attnlib:shown" and counts it in data-shown. The page keeps, per root, the values last shown.
+WATCH_JS = """() => {
+  if (window.__attnWatch) return;
+  window.__attnWatch = true;
+  document.addEventListener('attnlib:shown', (ev) => {
+    ev.target.__attnValues = ev.detail.values;
+    ev.target.__attnSource = ev.detail.source;
+  }, true);
+}"""
+
+# every explorer of the page: its class, its controls (tag, type, disabled), its views and whether it has the
+# no-kernel note
+EXPLORERS_JS = """() => [...document.querySelectorAll('.attnlib-explorer')].map((root) => ({
+  explorer: root.dataset.explorer,
+  shown: Number(root.dataset.shown),
+  note: root.querySelector('[data-note="no-kernel"]')?.textContent || null,
+  views: [...root.querySelectorAll('[data-view]')].map((v) => v.dataset.view),
+  controls: [...root.querySelectorAll('[data-control]')].map((c) => ({
+    name: c.dataset.control,
+    tag: c.tagName.toLowerCase(),
+    type: c.getAttribute('type') || (c.getAttribute('role') === 'radiogroup' ? 'radiogroup' : ''),
+    disabled: c.matches('[role=radiogroup]') ? [...c.querySelectorAll('button')].every((b) => b.disabled)
+      : c.disabled,
+    options: c.tagName === 'SELECT' ? c.options.length : c.matches('[role=radiogroup]')
+      ? c.querySelectorAll('button').length : null,
+  })),
+}))"""
+
+# what explorer k draws now: every view's numbers (the grid's cell texts), colours, pixels (a canvas) and whole
+# markup (outlines, labels, title), every text; and the values it was drawn for
+DRAWN_JS = """(k) => {
+  const root = document.querySelectorAll('.attnlib-explorer')[k];
+  const views = {};
+  for (const v of root.querySelectorAll('[data-view]')) {
+    const texts = [...v.querySelectorAll('svg.attn-heatmap-grid text')].map((t) => t.textContent);
+    const fills = [...v.querySelectorAll('svg.attn-heatmap-grid rect')].map((r) => r.getAttribute('fill'));
+    const canvas = v.querySelector('canvas.attn-heatmap-pixels');
+    const pixels = canvas && canvas.width ? canvas.toDataURL() : '';
+    views[v.dataset.view] = {texts, fills, pixels, html: v.innerHTML};
+  }
+  const texts = Object.fromEntries([...root.querySelectorAll('[data-text]')].map((t) => [t.dataset.text, t.innerHTML]));
+  return {views, texts, values: root.__attnValues || null, source: root.__attnSource || null,
+          shown: Number(root.dataset.shown)};
+}"""
+
+# in a reveal.js deck, go to the slide that holds explorer k (other slides are hidden) through its address
+# (#/h/v: nbconvert's decks keep reveal.js in require.js, not in window); elsewhere nothing
+SHOW_SLIDE_JS = """(k) => {
+  const inner = document.querySelectorAll('.attnlib-explorer')[k].closest('.reveal .slides section');
+  if (!inner || inner.classList.contains('present')) return;
+  const outer = inner.parentElement.closest('.reveal .slides section') || inner;
+  const h = [...outer.parentElement.children].filter((s) => s.tagName === 'SECTION').indexOf(outer);
+  const v = outer === inner ? 0 : [...outer.children].filter((s) => s.tagName === 'SECTION').indexOf(inner);
+  location.hash = `#/${h}/${v}`;
+}"""
+
+ENUMERABLE = {"select", "range", "checkbox", "radiogroup"}
+
+
+def kind_of(control: dict) -> str:
+    """``select``, ``range``, ``checkbox``, ``radiogroup`` (the controls a table enumerates) or ``typed``."""
+    if control["tag"] == "select":
+        return "select"
+    if control["type"] in ("range", "checkbox", "radiogroup"):
+        return control["type"]
+    return "typed"
+
+
+def movable(control: dict) -> bool:
+    """Whether a page with no kernel can move ``control``: enabled, enumerable, and with somewhere to go."""
+    return not control["disabled"] and kind_of(control) in ENUMERABLE and (control["options"] or 2) > 1
+
+
+def explorers(page) -> list[dict]:
+    """Every explorer of ``page`` (:data:`EXPLORERS_JS`), once each has drawn its first state."""
+    page.evaluate(WATCH_JS)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.attnlib-explorer')].every((r) => Number(r.dataset.shown) > 0)"
+    )
+    return page.evaluate(EXPLORERS_JS)
+
+
+def drawn(page, k: int) -> dict:
+    """What explorer ``k`` of ``page`` draws now (:data:`DRAWN_JS`)."""
+    return page.evaluate(DRAWN_JS, k)
+
+
+def move(page, k: int, control: dict, step: int = 1) -> None:
+    """Change control ``control`` of explorer ``k`` through real input (a key press on a menu or a slider, a
+    click on a check box or a button), ``step`` places on, and wait until the explorer has drawn the change
+    (its ``data-shown`` grew): never on the clock."""
+    page.evaluate(SHOW_SLIDE_JS, k)
+    root = page.locator(".attnlib-explorer").nth(k)
+    root.wait_for(state="visible")
+    before = int(root.get_attribute("data-shown") or 0)
+    target = root.locator(f'[data-control="{control["name"]}"]')
+    kind = kind_of(control)
+    if kind == "select":
+        n = control["options"]
+        now = int(target.evaluate("(s) => s.selectedIndex"))
+        target.select_option(index=(now + step) % n)
+    elif kind == "range":
+        at_end = target.evaluate("(r) => Number(r.value) >= Number(r.max)")
+        target.focus()
+        page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+    elif kind == "checkbox":
+        target.click()
+    elif kind == "radiogroup":
+        buttons = target.locator("button")
+        now = int(
+            target.evaluate("(g) => [...g.querySelectorAll('button')].findIndex((b) => b.ariaChecked === 'true')")
+        )
+        buttons.nth((now + step) % control["options"]).click()
+    else:
+        raise ValueError(f"control {control['name']!r} ({control['tag']}) is typed into, not enumerable")
+    page.wait_for_function(
+        "([k, before]) => Number(document.querySelectorAll('.attnlib-explorer')[k].dataset.shown) > before",
+        arg=[k, before],
+        timeout=10_000,
+    )
+
+
+# ---------------------------------------------------------------------------------- Python's side of it
+PROBE = """
+import gc, json
+from attnlib.formatting import annotation
+from attnlib.show.explorer import Explorer
+_ask = json.loads({ask!r})
+_by_id = {{}}
+for _o in gc.get_objects():
+    if isinstance(_o, Explorer):
+        _by_id[_o.page.model_id] = _o
+_order = [i for i in _ask["ids"] if i in _by_id]
+_answer = []
+for _k, _values in _ask["states"]:
+    _ex = _by_id[_order[_k]]
+    _v = dict(_ex.values_now())  # then each control set as the page has it, through the explorer's transition
+    for _n, _x in _values.items():
+        _v = dict(_ex.transition({{**_v, _n: _x}}, _n))
+    _shown = _ex.compute(_v)
+    _answer.append({{name: [annotation(float(x), f.decimals) for x in f.matrix.reshape(-1)]
+                     for name, f in _shown.views.items()}})
+print("ATTNLIB-NUMBERS", json.dumps(_answer))
+"""
+
+
+def python_numbers(lesson: Path, states: list[tuple[int, dict]]) -> list[dict[str, list[str]]]:
+    """For each ``(k, values)``: every view's numbers as Python shows them, ``compute(values)`` of the ``k``-th
+    explorer the lesson displays formatted by :func:`attnlib.formatting.annotation` (row by row), the values
+    reached from the explorer's own state by setting each control through its ``transition`` (which resets
+    what a learner would type for another example). The lesson runs in a fresh kernel first (nbclient), as the
+    site's build ran it."""
+    import json
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(lesson, as_version=4)
+    client = NotebookClient(
+        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
+    )
+    with client.setup_kernel():
+        for index, cell in enumerate(nb.cells):
+            if cell.cell_type == "code":
+                client.execute_cell(cell, index)
+        ids = [
+            o["data"][WIDGET_VIEW_MIME]["model_id"]
+            for c in nb.cells
+            for o in c.get("outputs", [])
+            if WIDGET_VIEW_MIME in o.get("data", {})
+        ]
+        probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": states})))
+        nb.cells.append(probe)
+        client.execute_cell(probe, len(nb.cells) - 1)
+    text = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout")
+    line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
+    if line is None:
+        raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
+    return json.loads(line.split(" ", 1)[1])
+
+
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def check_explorers(page) -> list[str]:
+    """Move every control of every explorer on ``page`` that a page with no kernel can move, and check the
+    contract with no kernel; returns what is wrong (empty: all good):
+
+    - each enabled enumerable control moves the explorer's views or texts, drawn from the table (``source``
+      ``"table"``), never waiting for a kernel;
+    - a control that is disabled is named by the explorer's ``[data-note="no-kernel"]`` note, and an explorer
+      has that note only when it disables something.
+    """
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    problems = []
+    for k, explorer in enumerate(explorers(page)):
+        who = f"{explorer['explorer']} (#{k})"
+        off = [c["name"] for c in explorer["controls"] if c["disabled"]]
+        if off and not explorer["note"]:
+            problems.append(f"{who}: {off} are disabled with no no-kernel note")
+        if explorer["note"] and not off:
+            problems.append(f"{who}: a no-kernel note but every control is enabled")
+        problems += [f"{who}: the note does not name {name!r}" for name in off if name not in (explorer["note"] or "")]
+        for control in filter(movable, explorer["controls"]):
+            moved = False
+            for _ in range(2):  # a second step when the first happens to show the same
+                before = drawn(page, k)
+                try:
+                    move(page, k, control)
+                except PlaywrightTimeout:
+                    problems.append(f"{who} {control['name']}: enabled, but a change draws nothing")
+                    break
+                after = drawn(page, k)
+                if after["source"] != "table":
+                    problems.append(f"{who} {control['name']}: drawn from {after['source']!r}, not the table")
+                if (after["views"], after["texts"]) != (before["views"], before["texts"]):
+                    moved = True
+                    break
+            if not moved:
+                problems.append(f"{who} {control['name']}: two changes moved no view and no text")
+    return problems
+
+
+def sample_states(page, seed: int = 0, moves: int = 3) -> list[tuple[int, dict, dict[str, list[str]]]]:
+    """``moves`` random changes of each explorer's enabled enumerable controls on ``page`` (seeded); after
+    each, ``(k, the values drawn, each view's numbers as the page shows them)``."""
+    import random
+
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    rng = random.Random(seed)
+    states = []
+    for k, explorer in enumerate(explorers(page)):
+        can = [c for c in explorer["controls"] if movable(c)]
+        for _ in range(moves if can else 0):
+            control = rng.choice(can)
+            try:
+                move(page, k, control, step=rng.randint(1, max(1, (control["options"] or 2) - 1)))
+            except PlaywrightTimeout as silent:
+                who = f"{explorer['explorer']} {control['name']}"
+                raise AssertionError(f"{who}: enabled, but a change draws nothing") from silent
+            now = drawn(page, k)
+            states.append((k, now["values"], {name: view["texts"] for name, view in now["views"].items()}))
+    return states
+
+
+def compare_numbers(states: list[tuple[int, dict, dict[str, list[str]]]], python: list[dict]) -> list[str]:
+    """Where the numbers a page drew differ from Python's (:func:`python_numbers` of the same states); a view
+    drawn without numbers in its cells (a large matrix) is compared by its count of cells only when it has some."""
+    problems = []
+    compared = 0
+    for (k, values, page_views), py_views in zip(states, python, strict=True):
+        for name, texts in page_views.items():
+            if not texts:
+                continue
+            compared += 1
+            if texts != py_views.get(name):
+                problems.append(
+                    f"explorer #{k} at {values}: view {name!r} shows {texts[:6]}…, Python {py_views.get(name, [])[:6]}…"
+                )
+    if states and not compared:
+        problems.append("no view with numbers in its cells was compared")
+    return problems
