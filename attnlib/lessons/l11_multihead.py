@@ -233,7 +233,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 def parameters(answer: object) -> Feedback:
     """``sum(p.numel() for p in MultiHeadAttention(512, num_heads=8).parameters())``, predicted."""
     per_projection = D_MODEL * D_MODEL + D_MODEL  # weight (512, 512) and bias (512,)
-    wrong = [
+    wrong: list[tuple[float, str] | tuple[float, str, str]] = [
         (
             NUM_HEADS * 4 * per_projection,
             "Eight heads do not need eight sets of projections: one (512 × 512) projection is *split* into "
@@ -379,7 +379,7 @@ def cross_attention(answer: object) -> Feedback:
     from ..modules import MultiHeadAttention as Module
 
     x_dec, x_enc, w_q, w_k, w_v = _cross_inputs()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             _cross(x_dec, x_dec, w_q, w_k, w_v),
             "That is self-attention over the decoder: in cross-attention the keys and the values come from the "

@@ -58,7 +58,10 @@ class HeadsExplorer(Explorer):
     def __init__(self, model: TinyTransformer, sequence: list[int], *, layer: int = 0, head: int = 0) -> None:
         super().__init__()
         self.model = model
-        n_layers, n_heads = len(model.blocks), model.blocks[0].attention.num_heads
+        first = model.blocks[0]
+        if not isinstance(first, Block):
+            raise ValueError(f"model must be built of attnlib's Block (its heads are read), got {type(first).__name__}")
+        n_layers, n_heads = len(model.blocks), first.attention.num_heads
         c = self.controls
         c["layer"] = ui.Dropdown(
             options=[(f"layer {i + 1}", i) for i in range(n_layers)], value=layer, description="layer"

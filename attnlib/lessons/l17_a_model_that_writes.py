@@ -24,6 +24,7 @@ from torch import Tensor
 from .. import language
 from ..show import plots, ui
 from ..show.explorer import Explorer, HeatmapView, Shown
+from ..transformer import TinyTransformer
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
@@ -156,7 +157,7 @@ class WriterExplorer(Explorer):
 
     def __init__(
         self,
-        model: torch.nn.Module,
+        model: TinyTransformer,
         characters: Sequence[str],
         *,
         prompt: str = "MACBETH.\n",
