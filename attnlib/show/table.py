@@ -65,7 +65,7 @@ import gzip
 import hashlib
 import itertools
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
@@ -577,15 +577,20 @@ def _clamped(clamps: Sequence[Table], values: Mapping[str, object]) -> bool:
         row = table.find(values, free=False)
         if row is None:
             continue
-        cells = iter(table.rows[row])
-        for output in table.outputs:
-            kind, control, _ = _output(output)
-            held = [next(cells) for _ in _cells(output)]
-            if kind == "controls":
-                traits = json.loads(table.pool[held[0]])
-                if "value" in traits and not _same(traits["value"], values[control]):
-                    return True
+        for control, traits in _control_traits(table, row):
+            if "value" in traits and not _same(traits["value"], values[control]):
+                return True
     return False
+
+
+def _control_traits(table: Table, row: int) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The dependent controls' traits that row ``row`` of ``table`` holds, as ``(control, traits)``."""
+    cells = iter(table.rows[row])
+    for output in table.outputs:
+        kind, control, _ = _output(output)
+        held = [next(cells) for _ in _cells(output)]
+        if kind == "controls":
+            yield control, json.loads(table.pool[held[0]])
 
 
 def build_part(explorer: Explorer, part: Part, *, limit: int = 200_000, clamps: Sequence[Table] = ()) -> Table:
@@ -805,14 +810,9 @@ class Tables:
             row = table.find(out, free=False)
             if row is None:
                 continue
-            cells = iter(table.rows[row])
-            for output in table.outputs:
-                kind, control, _ = _output(output)
-                held = [next(cells) for _ in _cells(output)]
-                if kind == "controls":
-                    traits = json.loads(table.pool[held[0]])
-                    if "value" in traits:
-                        out[control] = traits["value"]
+            for control, traits in _control_traits(table, row):
+                if "value" in traits:
+                    out[control] = traits["value"]
         return out
 
 
