@@ -611,15 +611,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_lesson_in_jupyterlab(lab, lesson: str, request) -> None:
-    if lesson.startswith("07_"):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="inpage c62d9d5 (tables in chunks): a change of any control of lesson 07's PipelineExplorer "
-                "draws nothing; the page sends values, and neither a state nor a chunk comes back",
-            )
-        )
+def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
     server, page, problems = lab
     problems.clear()
     start = time.perf_counter()

@@ -275,3 +275,55 @@ def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_not
     change_in_page(widget, seed=seeds[other])
     assert updates(sent, widget) == []  # the kernel's tables cover it: the page draws it from the chunk
     assert explorer.controls["seed"].value == seeds[other]
+
+
+PAGE_CHANGE = """
+import { pageChange } from %s;
+import { decodeTable } from %s;
+import { readFileSync } from "node:fs";
+const revive = (v) => Array.isArray(v) ? v.map(revive) : v !== null && typeof v === "object"
+  ? ("$bytes" in v ? new DataView(new Uint8Array(Buffer.from(v.$bytes, "base64")).buffer)
+     : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]))) : v;
+const [payload, current, free, name, value] = revive(JSON.parse(readFileSync(process.argv[2], "utf8")));
+const out = pageChange(decodeTable(payload), current, free, name, value);
+process.stdout.write(JSON.stringify({values: out.values, free: out.free, drawn: out.state !== null}));
+"""
+
+
+def _bytes_as_json(value: object) -> object:
+    import base64
+
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode()}
+    if isinstance(value, dict):
+        return {k: _bytes_as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bytes_as_json(v) for v in value]
+    return value
+
+
+def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts_it(tmp_path, sent) -> None:
+    """Lesson 07's pipeline: a new example resets the inputs (not a control); the page draws it from the table
+    with the new inputs, and the kernel, whose tables cover it, sends nothing back (else the page drew nothing)."""
+    from attnlib.lessons.pipeline import PipelineExplorer
+
+    explorer = PipelineExplorer("001", scaled=False)
+    widget = explorer.page
+    other = next(o for o in choices(explorer.controls["example"]) if o != explorer.controls["example"].value)
+    case = [widget.table, widget.values, widget.shown["free"], "example", other]
+    (tmp_path / "case.json").write_text(json.dumps(_bytes_as_json(case)))
+    runner = tmp_path / "change.mjs"
+    runner.write_text(
+        PAGE_CHANGE % (json.dumps((STATIC / "explorer.js").as_uri()), json.dumps((STATIC / "table.js").as_uri()))
+    )
+    out = json.loads(
+        subprocess.run(
+            [node(), str(runner), str(tmp_path / "case.json")], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert out["drawn"], "the page has no state for the new example: it would draw nothing"
+    assert out["free"] != widget.shown["free"]  # the example's inputs, not the old ones
+    sent.clear()
+    change_in_page(widget, **out["values"])
+    assert updates(sent, widget) == []  # covered: the kernel stays quiet, so the page must draw it itself
+    assert widget.free() == out["free"]

@@ -87,6 +87,27 @@ export function uncovered(tree, table) {
   return out;
 }
 
+/** A control moved in the page: the values and the free (typed, not a control) state after the table's
+ * transition — a reset moves both: lesson 07's example sets new inputs — and the state the table has for them
+ * (null: not in the table, or its chunk is not loaded).
+ * @param {import("./table.js").Table | null} table @param {Values} current the controls' values
+ * @param {Values} free @param {string} name @param {unknown} value
+ * @returns {{values: Values, free: Values, state: Shown | null}} */
+export function pageChange(table, current, free, name, value) {
+  const asked = { ...current, [name]: value };
+  if (!table) return { values: asked, free, state: null };
+  const moved = transition(table, { ...asked, ...free }, name);
+  /** @type {Values} */
+  const values = {};
+  /** @type {Values} */
+  const after = { ...free };
+  for (const [n, v] of Object.entries(moved)) {
+    if (n in current) values[n] = v;
+    else after[n] = v;
+  }
+  return { values, free: after, state: lookup(table, { ...values, ...after }) };
+}
+
 const CONTROL_KINDS = [
   "dropdown",
   "toggle-buttons",
@@ -287,9 +308,6 @@ function render({ model, el }) {
   // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
   /** @type {Values} */
   let free = { ...(model.get("shown")?.free || {}) };
-  const names = new Set(Object.keys(current));
-  /** The enumerable and typed controls' values of `values` (what the page sends). @param {Values} values */
-  const controlsOf = (values) => Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name)));
   /** @type {Map<string, Control>} */
   const controls = new Map();
   /** @type {Map<string, {draw: (state: Record<string, unknown>) => void, look: Record<string, unknown>}>} */
@@ -382,10 +400,9 @@ function render({ model, el }) {
 
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
-    let next = { ...current, [name]: value };
-    if (table) next = controlsOf(transition(table, { ...next, ...free }, name));
-    const state = table ? lookup(table, { ...next, ...free }) : null;
+    const { values: next, free: after, state } = pageChange(table, current, free, name, value);
     current = next;
+    free = after;
     waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
@@ -408,12 +425,13 @@ function render({ model, el }) {
     if (!waitingFor) return;
     waitingFor.asked.delete(`${content.part}/${content.index}`);
     if (waitingFor.asked.size) return;
-    const next = controlsOf(transition(table, { ...current, ...free }, waitingFor.name));
+    const { name } = waitingFor;
+    const { values: next, free: after, state } = pageChange(table, current, free, name, current[name]);
     waitingFor = null;
-    const state = lookup(table, { ...next, ...free });
     if (!state) return;
     const moved = valuesKey(next) !== valuesKey(current);
     current = next;
+    free = after;
     apply(state, next, "table");
     if (moved) {
       model.set("values", next);
