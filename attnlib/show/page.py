@@ -6,11 +6,13 @@ Synced traits:
   texts; the message), from :meth:`Explorer.tree`. (Not ``layout``: that name is ipywidgets' own trait of
   every DOM widget, a model of CSS the page would try to draw.)
 - ``values``: control name → value, both ways.
-- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin"}``, kernel → page: what is
-  shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a clamp
-  moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``: the
-  typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
-  (:func:`attnlib.show.table.page_value`).
+- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin", "seq"}``, kernel → page:
+  what is shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a
+  clamp moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``:
+  the typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares
+  it (:func:`attnlib.show.table.page_value`); ``seq``: how many page changes the kernel adopted quietly, so
+  that a state equal to the last one sent still reaches a page that has moved since (traitlets sends only a
+  trait that changed), while the same state again with no page change in between sends nothing.
 - ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
   first) the page looks changes up in; empty when the explorer has none (no ``table_parts``, and more than
   :data:`GRID_COMBINATIONS` combinations of its controls' grids or more than :data:`TABLE_STATES` states): then
@@ -96,6 +98,7 @@ class ExplorerWidget(anywidget.AnyWidget):
     def __init__(self, explorer: Explorer, *, table: bool = True) -> None:
         self._explorer = explorer
         self._pushing = True
+        self._adopted = 0  # page changes adopted quietly (shown's "seq")
         self.table_seconds = 0.0
         self.tables: Tables | None = None
         from .explorer import Explorer
@@ -128,7 +131,7 @@ class ExplorerWidget(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ kernel → page
     def _tagged(self, shown: Mapping[str, object], asked: Mapping[str, object] | None = None) -> dict[str, object]:
-        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page"}
+        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page", "seq": self._adopted}
         if asked is not None and dict(asked) != shown["values"]:
             out["asked"] = dict(asked)
         return out
@@ -171,6 +174,7 @@ class ExplorerWidget(anywidget.AnyWidget):
         explorer.adopt(after)
         explorer._update_or_explain()
         if explorer.control_values() == asked and self.covers(explorer.values_now()):
+            self._adopted += 1  # the page no longer shows the shown trait: the next push must reach it
             return  # the page drew it from the table: nothing goes back
         with self.hold_sync():
             self._pushing = True

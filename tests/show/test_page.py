@@ -327,3 +327,19 @@ def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts
     change_in_page(widget, **out["values"])
     assert updates(sent, widget) == []  # covered: the kernel stays quiet, so the page must draw it itself
     assert widget.free() == out["free"]
+
+
+def test_python_back_to_the_state_it_last_sent_reaches_a_page_that_moved(sent, softmax) -> None:
+    """The page moves (drawn from its table: nothing goes back); Python sets the explorer back to the state it
+    last sent: the shown goes with the values (traitlets would drop a shown equal to the trait's)."""
+    explorer, widget = softmax
+    before = explorer.control_values()
+    change_in_page(widget, query=2)
+    assert updates(sent, widget) == []
+    explorer.controls["query"].value = before["query"]
+    (message,) = updates(sent, widget)
+    assert message["state"]["shown"]["values"] == before == message["state"]["values"]
+    sent.clear()
+    explorer.update()  # the same state again, the page has not moved: nothing leaves
+    explorer.publish()
+    assert updates(sent, widget) == []
