@@ -284,3 +284,35 @@ def test_search_opened_from_disk_shows_excerpts(site: Path, browser) -> None:
     assert not blocked and not errors, (blocked, errors)
     assert len(excerpts) == results, (len(excerpts), results)
     assert all("softmax" in text.lower() for text in excerpts), excerpts[:3]
+
+
+NO_KERNEL_NOTES_JS = """() => [...document.querySelectorAll('.attnlib-explorer')].map(root => {
+  const note = root.querySelector('[data-note="no-kernel"]');
+  const controls = [...root.querySelectorAll('[data-control]')].map(c => ({
+    name: c.dataset.control,
+    disabled: c.matches('[role=radiogroup]') ? [...c.querySelectorAll('button')].every(b => b.disabled) : c.disabled,
+  }));
+  return {explorer: root.dataset.explorer, note: note ? note.textContent : null, controls};
+})"""
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_controls_the_note_names_stay_disabled(site: Path, browser, lesson: Path) -> None:
+    """With no kernel, a control the no-kernel note names stays disabled once the saved state is drawn (whose
+    controls' traits say ``disabled: false``)."""
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        explorers = page.evaluate(NO_KERNEL_NOTES_JS)
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    named = [
+        (e, c)
+        for e in explorers
+        if e["note"]
+        for c in e["controls"]
+        if re.search(rf"\b{c['name']}\b", e["note"].split(":")[0])
+    ]
+    enabled = [f"{e['explorer']}.{c['name']}" for e, c in named if not c["disabled"]]
+    assert not enabled, f"named by the no-kernel note but enabled: {enabled}"

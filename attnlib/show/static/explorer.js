@@ -303,6 +303,8 @@ function render({ model, el }) {
     "data-shown": "0",
     "data-lm-suppress-shortcuts": "true",
   });
+  // with no kernel, the controls the table does not cover stay disabled, whatever a state's traits say
+  const off = kernel ? [] : uncovered(tree, table);
   /** @type {Values} */
   let current = { ...(model.get("values") || {}) };
   // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
@@ -378,7 +380,9 @@ function render({ model, el }) {
    * @param {Values} values @param {"table" | "kernel" | "initial"} source */
   const apply = (state, values, source) => {
     for (const [name, traits] of Object.entries(state.controls || {}))
-      controls.get(name)?.set(/** @type {Record<string, unknown>} */ (traits));
+      controls
+        .get(name)
+        ?.set({ .../** @type {Record<string, unknown>} */ (traits), ...(off.includes(name) && { disabled: true }) });
     for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
@@ -465,7 +469,6 @@ function render({ model, el }) {
   });
   root.append(build(tree));
   if (!kernel) {
-    const off = uncovered(tree, table);
     for (const name of off) controls.get(name)?.disable(true);
     if (off.length) {
       const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
