@@ -316,3 +316,37 @@ def test_controls_the_note_names_stay_disabled(site: Path, browser, lesson: Path
     ]
     enabled = [f"{e['explorer']}.{c['name']}" for e, c in named if not c["disabled"]]
     assert not enabled, f"named by the no-kernel note but enabled: {enabled}"
+
+
+INITIAL_EVENTS_JS = """
+window.attnlibShown = [];
+document.addEventListener('attnlib:shown', (event) => window.attnlibShown.push({
+  source: event.detail.source,
+  explorer: event.target.dataset.explorer,
+  connected: event.target.isConnected,
+}));
+"""
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_a_listener_on_the_document_sees_each_explorers_initial_state(site: Path, browser, lesson: Path) -> None:
+    """Each explorer's first "attnlib:shown" (source "initial") is dispatched once its root is in the document, so a
+    listener on the document sees one per explorer."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    blocked, errors = offline(page, local_servers=True)
+    page.add_init_script(INITIAL_EVENTS_JS)
+    try:
+        page.goto((site / "notebooks" / f"{lesson.stem}.html").as_uri(), wait_until="load")
+        wait_for_widgets(page)
+        page.wait_for_function(
+            "() => window.attnlibShown.filter(e => e.source === 'initial').length"
+            " >= document.querySelectorAll('.attnlib-explorer').length",
+            timeout=10_000,
+        )
+        roots = page.evaluate("() => document.querySelectorAll('.attnlib-explorer').length")
+        seen = page.evaluate("() => window.attnlibShown")
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    initial = [e for e in seen if e["source"] == "initial"]
+    assert roots > 0 and len(initial) == roots and all(e["connected"] for e in initial), (roots, seen)

@@ -395,8 +395,36 @@ function render({ model, el }) {
     const said = state.message ?? "";
     if (message && message.innerHTML !== said) message.innerHTML = said;
     for (const [node, out] of ruled) out.hidden = !visible(node, values);
-    root.dataset.shown = String(Number(root.dataset.shown) + 1);
-    root.dispatchEvent(new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values } }));
+    announce(source, values);
+  };
+
+  /** @type {(() => void)[]} the events of states drawn before the root was in the document */
+  const pending = [];
+  /** The event of a drawn state (and `data-shown`), once the root is in the document: a listener on the document
+   * sees every one, the initial one included, in order.
+   * @param {"table" | "kernel" | "initial"} source @param {Values} values */
+  const announce = (source, values) => {
+    const fire = () => {
+      root.dataset.shown = String(Number(root.dataset.shown) + 1);
+      root.dispatchEvent(
+        new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values: { ...values } } }),
+      );
+    };
+    if (root.isConnected && !pending.length) return fire();
+    pending.push(fire);
+    if (pending.length > 1) return;
+    const flush = () => {
+      for (const f of pending.splice(0)) f();
+    };
+    queueMicrotask(() => {
+      if (root.isConnected) return flush();
+      const watch = new MutationObserver(() => {
+        if (!root.isConnected) return;
+        watch.disconnect();
+        flush();
+      });
+      watch.observe(document, { childList: true, subtree: true });
+    });
   };
 
   /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
