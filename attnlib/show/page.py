@@ -13,11 +13,14 @@ Synced traits:
   it (:func:`attnlib.show.table.page_value`); ``seq``: how many page changes the kernel adopted quietly, so
   that a state equal to the last one sent still reaches a page that has moved since (traitlets sends only a
   trait that changed), while the same state again with no page change in between sends nothing.
-- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
-  first) the page looks changes up in; empty when the explorer has none (no ``table_parts``, and more than
-  :data:`GRID_COMBINATIONS` combinations of its controls' grids or more than :data:`TABLE_STATES` states): then
-  every change goes through the kernel. A page that needs a chunk asks for it (``{kind: "chunk", part,
-  index}``), answered by :func:`attnlib.show.table.chunk_message`.
+- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`) the page looks changes up in;
+  empty when the explorer has none (no ``table_parts``, and more than :data:`GRID_COMBINATIONS` combinations of
+  its controls' grids or more than :data:`TABLE_STATES` states): then every change goes through the kernel. A
+  table in chunks ships every chunk when they weigh at most :data:`INLINE_CHUNKS` bytes gzip together (lesson
+  08: 21 seeds, 89 kB), so that a saved page with no kernel has all its states; else (lesson 12: 594 kB) only
+  the chunks of the state shown first: a page that needs another asks for it (``{kind: "chunk", part,
+  index}``), answered by :func:`attnlib.show.table.chunk_message`, and a page with no kernel shows its no-kernel
+  note for it.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -33,6 +36,7 @@ their ``export`` keywords removed) into one string at import time, so there is n
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 import time
@@ -43,12 +47,12 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .table import Tables, TableTooLarge, build_tables, chunk_message, page_value
+from .table import Tables, TableTooLarge, build_tables, chunk_message, page_bytes, page_value
 
 if TYPE_CHECKING:
     from .explorer import Explorer
 
-__all__ = ["GRID_COMBINATIONS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
+__all__ = ["GRID_COMBINATIONS", "INLINE_CHUNKS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
 STATIC = Path(__file__).parent / "static"
 #: the front end's modules, in the order the bundle needs them (a module after those it uses)
@@ -58,6 +62,10 @@ TABLE_STATES = 600
 #: the controls' grids are walked only when they have at most this many combinations (the states reachable from
 #: the explorer's state are fewer: lesson 02's 1 536 combinations hold 514 states)
 GRID_COMBINATIONS = 2048
+#: every chunk of a table goes in the page when all of them take at most this many bytes gzip (level 1)
+INLINE_CHUNKS = 150_000
+#: ... and is not even measured when its chunks' matrices take more than this many bytes raw (lesson 12: 40 MB)
+INLINE_CHUNKS_RAW = 4_000_000
 
 
 def bundle(modules: tuple[str, ...] = MODULES) -> str:
@@ -80,6 +88,16 @@ def bundle(modules: tuple[str, ...] = MODULES) -> str:
 def grid_size(explorer: Explorer) -> int:
     """The number of combinations of the explorer's enumerable controls (an upper bound of its table's rows)."""
     return math.prod(len(values) for values in explorer.control_grid().values())
+
+
+def page_tables(tables: Tables) -> dict[str, Any]:
+    """``tables`` as the page gets them: every chunk when they are small (:data:`INLINE_CHUNKS`), else the
+    chunks of the state shown first."""
+    chunked = [t for t in tables.parts if t.chunk is not None]
+    if not chunked or sum(len(m) for t in chunked for m in t.matrices) > INLINE_CHUNKS_RAW:
+        return tables.to_page("current")
+    every = tables.to_page("all")
+    return every if len(gzip.compress(page_bytes(every), 1)) <= INLINE_CHUNKS else tables.to_page("current")
 
 
 class ExplorerWidget(anywidget.AnyWidget):
@@ -117,7 +135,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             tree=explorer.tree(),
             values=values,
             shown=self._tagged(explorer.shown_now()),
-            table=self.tables.to_page("current") if self.tables is not None else {},
+            table=page_tables(self.tables) if self.tables is not None else {},
             kernel=True,
             explorer=type(explorer).__name__,
         )

@@ -350,3 +350,30 @@ def test_a_listener_on_the_document_sees_each_explorers_initial_state(site: Path
     assert not blocked and not errors, (blocked, errors)
     initial = [e for e in seen if e["source"] == "initial"]
     assert roots > 0 and len(initial) == roots and all(e["connected"] for e in initial), (roots, seen)
+
+
+MOVE_TO_ANOTHER_CHUNK_JS = """(root) => {
+  const range = root.querySelector('input[type=range][data-control="d_model"]');
+  const before = Number(range.value);
+  range.value = String(before === Number(range.min) ? Number(range.max) : Number(range.min));
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+  range.dispatchEvent(new Event('change', {bubbles: true}));
+  return [...root.querySelectorAll('[data-note="no-kernel"]')].map(n => n.textContent);
+}"""
+
+
+def test_a_chunk_a_page_with_no_kernel_lacks_is_named_by_its_note(site: Path, browser) -> None:
+    """Lesson 12's table is too large to ship whole (chunks by d_model): with no kernel, a d_model whose chunk the
+    page was saved without shows the no-kernel note naming it, instead of silently drawing nothing."""
+    lesson = REPO / "notebooks" / "12_positions.ipynb"
+    if lesson not in LIVE_LESSONS:
+        pytest.skip("lesson 12 is not executed here (BROWSER_LESSONS)")
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        root = page.locator('.attnlib-explorer[data-explorer="PositionsExplorer"]').first
+        notes = root.evaluate(MOVE_TO_ANOTHER_CHUNK_JS)
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    assert any("d_model" in note and "kernel" in note for note in notes), notes

@@ -263,9 +263,8 @@ def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_not
     widget = explorer.page
     tables = widget.tables
     assert tables is not None and widget.table["parts"][0]["chunk"]["control"] == "seed"
-    held = widget.table["parts"][0]["chunks"]
     seeds = tables.chunk_values(0)
-    other = next(i for i in range(len(seeds)) if str(i) not in held)
+    other = next(i for i, seed in enumerate(seeds) if seed != explorer.controls["seed"].value)
     sent.clear()
     custom(widget, kind="chunk", part=0, index=other)
     (message,) = updates(sent, widget)
@@ -343,3 +342,25 @@ def test_python_back_to_the_state_it_last_sent_reaches_a_page_that_moved(sent, s
     explorer.update()  # the same state again, the page has not moved: nothing leaves
     explorer.publish()
     assert updates(sent, widget) == []
+
+
+def test_a_table_in_small_chunks_ships_every_chunk_and_a_large_one_the_first(sent) -> None:
+    """Lesson 08's chunks (by seed) are small: the page holds them all, so a saved page with no kernel draws every
+    seed; lesson 12's are not: the page holds the first state's chunks and asks for the others."""
+    import gzip
+
+    from attnlib.lessons.l08_scaling import ScalingExplorer
+    from attnlib.lessons.l12_positions import PositionsExplorer
+    from attnlib.show.page import INLINE_CHUNKS
+    from attnlib.show.table import page_bytes
+
+    small = ScalingExplorer().page
+    assert small.tables is not None
+    (part,) = [p for p in small.table["parts"] if "chunk" in p]
+    assert len(part["chunks"]) == len(small.tables.chunk_values(0)) > 1
+    assert len(gzip.compress(page_bytes(small.table), 1)) <= INLINE_CHUNKS
+    large = PositionsExplorer(n_tokens=24, d_model=16, position=5, frequency=0).page
+    assert large.tables is not None
+    held = [(p, len(large.tables.chunk_values(k))) for k, p in enumerate(large.table["parts"]) if "chunk" in p]
+    assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
+    assert len(gzip.compress(page_bytes(large.tables.to_page("all")), 1)) > INLINE_CHUNKS

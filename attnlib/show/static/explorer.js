@@ -146,6 +146,15 @@ function readout(value, format) {
   return digits ? value.toFixed(Number(digits[1])) : String(value);
 }
 
+/** The note of a page with no kernel: `text`, then a link to Binder. @param {string} text */
+function noKernelNote(text) {
+  const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
+  const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
+  link.textContent = "launch the lessons on Binder";
+  note.append(text, link, ".");
+  return note;
+}
+
 /** One control: a label and a native input that calls `changed(value)`.
  * @param {Node} node @param {(value: unknown) => void} changed @returns {Control} */
 function makeControl(node, changed) {
@@ -427,6 +436,9 @@ function render({ model, el }) {
     });
   };
 
+  /** @type {HTMLElement | null} the no-kernel note of a change whose chunk of the table this page lacks */
+  let chunkNote = null;
+
   /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
   let waitingFor = null;
 
@@ -438,7 +450,20 @@ function render({ model, el }) {
     waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
-    if (!kernel) return;
+    if (!kernel) {
+      // a chunk this page was saved without: say so (no kernel will send it), until a state is drawn again
+      chunkNote?.remove();
+      chunkNote = null;
+      const need = !state && table ? missing(table, { ...next, ...free }) : [];
+      if (need.length) {
+        const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
+        chunkNote = noKernelNote(
+          `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
+        );
+        root.append(chunkNote);
+      }
+      return;
+    }
     if (!state && table) {
       // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
       const need = missing(table, { ...next, ...free });
@@ -499,13 +524,8 @@ function render({ model, el }) {
   if (!kernel) {
     for (const name of off) controls.get(name)?.disable(true);
     if (off.length) {
-      const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
       const states = table ? `${table.nRows} states were computed in advance; ` : "";
-      note.append(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `);
-      const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
-      link.textContent = "launch the lessons on Binder";
-      note.append(link, ".");
-      root.append(note);
+      root.append(noKernelNote(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `));
     }
   }
   el.append(root);
