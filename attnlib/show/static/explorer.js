@@ -445,17 +445,21 @@ function render({ model, el }) {
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
     const { values: next, free: after, state } = pageChange(table, current, free, name, value);
+    const [drawn, drawnFree] = [current, free];
     current = next;
     free = after;
     waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
     if (!kernel) {
-      // a chunk this page was saved without: say so (no kernel will send it), until a state is drawn again
+      // a chunk this page was saved without: say so (no kernel will send it), until a state is drawn again; the
+      // controls go back to the state drawn, so that the others still move it
       chunkNote?.remove();
       chunkNote = null;
       const need = !state && table ? missing(table, { ...next, ...free }) : [];
       if (need.length) {
+        [current, free] = [drawn, drawnFree];
+        for (const [n, v] of Object.entries(current)) controls.get(n)?.set({ value: v });
         const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
         chunkNote = noKernelNote(
           `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
