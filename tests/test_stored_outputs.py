@@ -117,8 +117,7 @@ def test_a_mask_shown_as_the_content_is_allowed_by_name_only() -> None:
 
 
 #: lessons still showing bare booleans, each with who prints their figures; strict: it fails once they are fixed
-PENDING = {
-}
+PENDING = {}
 
 
 @pytest.mark.parametrize(

@@ -41,9 +41,9 @@ __all__ = [
 class ScalingExplorer(Explorer):
     """Random queries and keys of size ``d_k``: the softmax of ``Q Kᵀ`` unscaled and scaled side by side.
 
-    Controls: ``d_k`` (a slider over the powers of two :data:`D_K`) and ``seed``. Views: ``unscaled`` (``softmax(Q Kᵀ)``) and
-    ``scaled`` (``softmax(Q Kᵀ / sqrt(d_k))``), both ``(n_tokens, n_tokens)`` with colours fixed to
-    [0, 1]. ``stats`` gives the measured standard deviation of the scores and the mean largest
+    Controls: ``d_k`` (a slider over the powers of two :data:`D_K`) and ``seed``. Views: ``unscaled``
+    (``softmax(Q Kᵀ)``) and ``scaled`` (``softmax(Q Kᵀ / sqrt(d_k))``), both ``(n_tokens, n_tokens)`` with
+    colours fixed to [0, 1]. ``stats`` gives the measured standard deviation of the scores and the mean largest
     weight per row for both.
     """
 

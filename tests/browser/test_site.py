@@ -377,3 +377,27 @@ def test_a_chunk_a_page_with_no_kernel_lacks_is_named_by_its_note(site: Path, br
         page.close()
     assert not blocked and not errors, (blocked, errors)
     assert any("d_model" in note and "kernel" in note for note in notes), notes
+
+
+def test_pictures_ship_in_256_colours_when_smaller_and_look_the_same() -> None:
+    import base64
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    from attnlib.show.plots import heatmap_png
+
+    png = heatmap_png([{"matrix": np.linspace(0, 1, 64).reshape(8, 8), "title": "weights", "vmin": 0, "vmax": 1}])
+    data = base64.b64encode(png).decode("ascii")
+    shipped = base64.b64decode(_site_build().palette_png(data))
+    before, after = Image.open(io.BytesIO(png)), Image.open(io.BytesIO(shipped))
+    assert len(shipped) < len(png)
+    assert after.size == before.size
+    diff = np.abs(np.asarray(before.convert("RGB"), dtype=int) - np.asarray(after.convert("RGB"), dtype=int))
+    assert np.percentile(diff, 99) <= 16, f"99th percentile of the colour difference: {np.percentile(diff, 99)}"
+    transparent = Image.new("RGBA", (4, 4), (0, 0, 0, 0))
+    buffer = io.BytesIO()
+    transparent.save(buffer, "PNG")
+    kept = base64.b64encode(buffer.getvalue()).decode("ascii")
+    assert _site_build().palette_png(kept) == kept  # real transparency is left alone
