@@ -202,6 +202,14 @@ def test_explorers_answer_with_no_kernel(
 ) -> None:
     """Every control a page with no kernel can move moves its explorer's views (from the table); every other
     control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
+    if lesson.stem == "12_positions":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="lesson 12's table (594 kB gzip) ships only the chunk of the first d_model: with no kernel, "
+                "another d_model shows the no-kernel note and draws nothing (test_a_chunk_a_page_with_no_kernel_...)",
+            )
+        )
     page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
     try:
         wait_for_widgets(page)
