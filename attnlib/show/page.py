@@ -6,16 +6,21 @@ Synced traits:
   texts; the message), from :meth:`Explorer.tree`. (Not ``layout``: that name is ipywidgets' own trait of
   every DOM widget, a model of CSS the page would try to draw.)
 - ``values``: control name → value, both ways.
-- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin"}``, kernel → page: what is
-  shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a clamp
-  moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``: the
-  typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares it
-  (:func:`attnlib.show.table.page_value`).
-- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`, the chunks of the state shown
-  first) the page looks changes up in; empty when the explorer has none (no ``table_parts``, and more than
-  :data:`GRID_COMBINATIONS` combinations of its controls' grids or more than :data:`TABLE_STATES` states): then
-  every change goes through the kernel. A page that needs a chunk asks for it (``{kind: "chunk", part,
-  index}``), answered by :func:`attnlib.show.table.chunk_message`.
+- ``shown``: ``{"values", "views", "texts", "controls", "message", "free", "origin", "seq"}``, kernel → page:
+  what is shown and the values it was computed for (``asked``: the page's values it answers, when a reset or a
+  clamp moved them; ``origin``: ``"python"`` for a change made in Python, ``"page"`` for an answer); ``free``:
+  the typed state that is not a control (a typed cell: the pipeline's matrices), as the table's rule compares
+  it (:func:`attnlib.show.table.page_value`); ``seq``: how many page changes the kernel adopted quietly, so
+  that a state equal to the last one sent still reaches a page that has moved since (traitlets sends only a
+  trait that changed), while the same state again with no page change in between sends nothing.
+- ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`) the page looks changes up in;
+  empty when the explorer has none (no ``table_parts``, and more than :data:`GRID_COMBINATIONS` combinations of
+  its controls' grids or more than :data:`TABLE_STATES` states): then every change goes through the kernel. A
+  table in chunks ships every chunk when they weigh at most :data:`INLINE_CHUNKS` bytes gzip together (lesson
+  08: 21 seeds, 89 kB), so that a saved page with no kernel has all its states; else (lesson 12: 594 kB) only
+  the chunks of the state shown first: a page that needs another asks for it (``{kind: "chunk", part,
+  index}``), answered by :func:`attnlib.show.table.chunk_message`, and a page with no kernel shows its no-kernel
+  note for it.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -31,6 +36,7 @@ their ``export`` keywords removed) into one string at import time, so there is n
 
 from __future__ import annotations
 
+import gzip
 import math
 import re
 import time
@@ -41,12 +47,12 @@ from typing import TYPE_CHECKING, Any
 import anywidget
 import traitlets
 
-from .table import Tables, TableTooLarge, build_tables, chunk_message, page_value
+from .table import Tables, TableTooLarge, build_tables, chunk_message, page_bytes, page_value
 
 if TYPE_CHECKING:
     from .explorer import Explorer
 
-__all__ = ["GRID_COMBINATIONS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
+__all__ = ["GRID_COMBINATIONS", "INLINE_CHUNKS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
 STATIC = Path(__file__).parent / "static"
 #: the front end's modules, in the order the bundle needs them (a module after those it uses)
@@ -56,6 +62,10 @@ TABLE_STATES = 600
 #: the controls' grids are walked only when they have at most this many combinations (the states reachable from
 #: the explorer's state are fewer: lesson 02's 1 536 combinations hold 514 states)
 GRID_COMBINATIONS = 2048
+#: every chunk of a table goes in the page when all of them take at most this many bytes gzip (level 1)
+INLINE_CHUNKS = 150_000
+#: ... and is not even measured when its chunks' matrices take more than this many bytes raw (lesson 12: 40 MB)
+INLINE_CHUNKS_RAW = 4_000_000
 
 
 def bundle(modules: tuple[str, ...] = MODULES) -> str:
@@ -80,6 +90,16 @@ def grid_size(explorer: Explorer) -> int:
     return math.prod(len(values) for values in explorer.control_grid().values())
 
 
+def page_tables(tables: Tables) -> dict[str, Any]:
+    """``tables`` as the page gets them: every chunk when they are small (:data:`INLINE_CHUNKS`), else the
+    chunks of the state shown first."""
+    chunked = [t for t in tables.parts if t.chunk is not None]
+    if not chunked or sum(len(m) for t in chunked for m in t.matrices) > INLINE_CHUNKS_RAW:
+        return tables.to_page("current")
+    every = tables.to_page("all")
+    return every if len(gzip.compress(page_bytes(every), 1)) <= INLINE_CHUNKS else tables.to_page("current")
+
+
 class ExplorerWidget(anywidget.AnyWidget):
     """The one widget model of an explorer (see the module's docstring)."""
 
@@ -96,6 +116,7 @@ class ExplorerWidget(anywidget.AnyWidget):
     def __init__(self, explorer: Explorer, *, table: bool = True) -> None:
         self._explorer = explorer
         self._pushing = True
+        self._adopted = 0  # page changes adopted quietly (shown's "seq")
         self.table_seconds = 0.0
         self.tables: Tables | None = None
         from .explorer import Explorer
@@ -114,7 +135,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             tree=explorer.tree(),
             values=values,
             shown=self._tagged(explorer.shown_now()),
-            table=self.tables.to_page("current") if self.tables is not None else {},
+            table=page_tables(self.tables) if self.tables is not None else {},
             kernel=True,
             explorer=type(explorer).__name__,
         )
@@ -128,7 +149,7 @@ class ExplorerWidget(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ kernel → page
     def _tagged(self, shown: Mapping[str, object], asked: Mapping[str, object] | None = None) -> dict[str, object]:
-        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page"}
+        out = {**shown, "free": self.free(), "origin": "python" if asked is None else "page", "seq": self._adopted}
         if asked is not None and dict(asked) != shown["values"]:
             out["asked"] = dict(asked)
         return out
@@ -171,6 +192,7 @@ class ExplorerWidget(anywidget.AnyWidget):
         explorer.adopt(after)
         explorer._update_or_explain()
         if explorer.control_values() == asked and self.covers(explorer.values_now()):
+            self._adopted += 1  # the page no longer shows the shown trait: the next push must reach it
             return  # the page drew it from the table: nothing goes back
         with self.hold_sync():
             self._pushing = True

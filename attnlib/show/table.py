@@ -84,6 +84,7 @@ __all__ = [
     "choices",
     "chunk_message",
     "comparable",
+    "page_bytes",
     "page_value",
 ]
 
@@ -852,6 +853,11 @@ def _payload(page: Mapping[str, Any]) -> bytes:
 
     head = _json(strip(page)).encode()
     return len(head).to_bytes(4, "little") + head + b"".join(binary)
+
+
+def page_bytes(page: Mapping[str, Any]) -> bytes:
+    """A page payload (:meth:`Tables.to_page`) as the bytes of one file (what a page's size is measured on)."""
+    return _payload(page)
 
 
 def _gzip(data: bytes) -> int:

@@ -611,15 +611,7 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
-def test_lesson_in_jupyterlab(lab, lesson: str, request) -> None:
-    if lesson.startswith("07_"):
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="inpage c62d9d5 (tables in chunks): a change of any control of lesson 07's PipelineExplorer "
-                "draws nothing; the page sends values, and neither a state nor a chunk comes back",
-            )
-        )
+def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
     server, page, problems = lab
     problems.clear()
     start = time.perf_counter()
@@ -1010,12 +1002,6 @@ def test_a_slider_moves_from_the_keyboard(lab) -> None:
         _close(page, server, panel_id)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ExplorerWidget keeps, as its shown trait, the last state the kernel sent: after a change drawn from the "
-    "table, a change in Python back to that state sets an equal shown, which traitlets does not send; only values "
-    "goes, and the page stays on the table's state",
-)
 def test_python_back_to_the_last_state_it_sent_redraws(lab) -> None:
     """Lesson 05: a learner moves a control in the page (drawn from the table), then their code sets it back from
     Python to the state the kernel last sent: the page redraws that state."""

@@ -202,6 +202,14 @@ def test_explorers_answer_with_no_kernel(
 ) -> None:
     """Every control a page with no kernel can move moves its explorer's views (from the table); every other
     control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
+    if lesson.stem == "12_positions":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="lesson 12's table (594 kB gzip) ships only the chunk of the first d_model: with no kernel, "
+                "another d_model shows the no-kernel note and draws nothing (test_a_chunk_a_page_with_no_kernel_...)",
+            )
+        )
     page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
     try:
         wait_for_widgets(page)
@@ -284,6 +292,99 @@ def test_search_opened_from_disk_shows_excerpts(site: Path, browser) -> None:
     assert not blocked and not errors, (blocked, errors)
     assert len(excerpts) == results, (len(excerpts), results)
     assert all("softmax" in text.lower() for text in excerpts), excerpts[:3]
+
+
+NO_KERNEL_NOTES_JS = """() => [...document.querySelectorAll('.attnlib-explorer')].map(root => {
+  const note = root.querySelector('[data-note="no-kernel"]');
+  const controls = [...root.querySelectorAll('[data-control]')].map(c => ({
+    name: c.dataset.control,
+    disabled: c.matches('[role=radiogroup]') ? [...c.querySelectorAll('button')].every(b => b.disabled) : c.disabled,
+  }));
+  return {explorer: root.dataset.explorer, note: note ? note.textContent : null, controls};
+})"""
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_controls_the_note_names_stay_disabled(site: Path, browser, lesson: Path) -> None:
+    """With no kernel, a control the no-kernel note names stays disabled once the saved state is drawn (whose
+    controls' traits say ``disabled: false``)."""
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        explorers = page.evaluate(NO_KERNEL_NOTES_JS)
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    named = [
+        (e, c)
+        for e in explorers
+        if e["note"]
+        for c in e["controls"]
+        if re.search(rf"\b{c['name']}\b", e["note"].split(":")[0])
+    ]
+    enabled = [f"{e['explorer']}.{c['name']}" for e, c in named if not c["disabled"]]
+    assert not enabled, f"named by the no-kernel note but enabled: {enabled}"
+
+
+INITIAL_EVENTS_JS = """
+window.attnlibShown = [];
+document.addEventListener('attnlib:shown', (event) => window.attnlibShown.push({
+  source: event.detail.source,
+  explorer: event.target.dataset.explorer,
+  connected: event.target.isConnected,
+}));
+"""
+
+
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_a_listener_on_the_document_sees_each_explorers_initial_state(site: Path, browser, lesson: Path) -> None:
+    """Each explorer's first "attnlib:shown" (source "initial") is dispatched once its root is in the document, so a
+    listener on the document sees one per explorer."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    blocked, errors = offline(page, local_servers=True)
+    page.add_init_script(INITIAL_EVENTS_JS)
+    try:
+        page.goto((site / "notebooks" / f"{lesson.stem}.html").as_uri(), wait_until="load")
+        wait_for_widgets(page)
+        page.wait_for_function(
+            "() => window.attnlibShown.filter(e => e.source === 'initial').length"
+            " >= document.querySelectorAll('.attnlib-explorer').length",
+            timeout=10_000,
+        )
+        roots = page.evaluate("() => document.querySelectorAll('.attnlib-explorer').length")
+        seen = page.evaluate("() => window.attnlibShown")
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    initial = [e for e in seen if e["source"] == "initial"]
+    assert roots > 0 and len(initial) == roots and all(e["connected"] for e in initial), (roots, seen)
+
+
+MOVE_TO_ANOTHER_CHUNK_JS = """(root) => {
+  const range = root.querySelector('input[type=range][data-control="d_model"]');
+  const before = Number(range.value);
+  range.value = String(before === Number(range.min) ? Number(range.max) : Number(range.min));
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+  range.dispatchEvent(new Event('change', {bubbles: true}));
+  return [...root.querySelectorAll('[data-note="no-kernel"]')].map(n => n.textContent);
+}"""
+
+
+def test_a_chunk_a_page_with_no_kernel_lacks_is_named_by_its_note(site: Path, browser) -> None:
+    """Lesson 12's table is too large to ship whole (chunks by d_model): with no kernel, a d_model whose chunk the
+    page was saved without shows the no-kernel note naming it, instead of silently drawing nothing."""
+    lesson = REPO / "notebooks" / "12_positions.ipynb"
+    if lesson not in LIVE_LESSONS:
+        pytest.skip("lesson 12 is not executed here (BROWSER_LESSONS)")
+    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    try:
+        wait_for_widgets(page)
+        root = page.locator('.attnlib-explorer[data-explorer="PositionsExplorer"]').first
+        notes = root.evaluate(MOVE_TO_ANOTHER_CHUNK_JS)
+    finally:
+        page.close()
+    assert not blocked and not errors, (blocked, errors)
+    assert any("d_model" in note and "kernel" in note for note in notes), notes
 
 
 def test_pictures_ship_in_256_colours_when_smaller_and_look_the_same() -> None:

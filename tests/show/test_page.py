@@ -263,9 +263,8 @@ def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_not
     widget = explorer.page
     tables = widget.tables
     assert tables is not None and widget.table["parts"][0]["chunk"]["control"] == "seed"
-    held = widget.table["parts"][0]["chunks"]
     seeds = tables.chunk_values(0)
-    other = next(i for i in range(len(seeds)) if str(i) not in held)
+    other = next(i for i, seed in enumerate(seeds) if seed != explorer.controls["seed"].value)
     sent.clear()
     custom(widget, kind="chunk", part=0, index=other)
     (message,) = updates(sent, widget)
@@ -275,3 +274,93 @@ def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_not
     change_in_page(widget, seed=seeds[other])
     assert updates(sent, widget) == []  # the kernel's tables cover it: the page draws it from the chunk
     assert explorer.controls["seed"].value == seeds[other]
+
+
+PAGE_CHANGE = """
+import { pageChange } from %s;
+import { decodeTable } from %s;
+import { readFileSync } from "node:fs";
+const revive = (v) => Array.isArray(v) ? v.map(revive) : v !== null && typeof v === "object"
+  ? ("$bytes" in v ? new DataView(new Uint8Array(Buffer.from(v.$bytes, "base64")).buffer)
+     : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, revive(x)]))) : v;
+const [payload, current, free, name, value] = revive(JSON.parse(readFileSync(process.argv[2], "utf8")));
+const out = pageChange(decodeTable(payload), current, free, name, value);
+process.stdout.write(JSON.stringify({values: out.values, free: out.free, drawn: out.state !== null}));
+"""
+
+
+def _bytes_as_json(value: object) -> object:
+    import base64
+
+    if isinstance(value, bytes):
+        return {"$bytes": base64.b64encode(value).decode()}
+    if isinstance(value, dict):
+        return {k: _bytes_as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_bytes_as_json(v) for v in value]
+    return value
+
+
+def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts_it(tmp_path, sent) -> None:
+    """Lesson 07's pipeline: a new example resets the inputs (not a control); the page draws it from the table
+    with the new inputs, and the kernel, whose tables cover it, sends nothing back (else the page drew nothing)."""
+    from attnlib.lessons.pipeline import PipelineExplorer
+
+    explorer = PipelineExplorer("001", scaled=False)
+    widget = explorer.page
+    other = next(o for o in choices(explorer.controls["example"]) if o != explorer.controls["example"].value)
+    case = [widget.table, widget.values, widget.shown["free"], "example", other]
+    (tmp_path / "case.json").write_text(json.dumps(_bytes_as_json(case)))
+    runner = tmp_path / "change.mjs"
+    runner.write_text(
+        PAGE_CHANGE % (json.dumps((STATIC / "explorer.js").as_uri()), json.dumps((STATIC / "table.js").as_uri()))
+    )
+    out = json.loads(
+        subprocess.run(
+            [node(), str(runner), str(tmp_path / "case.json")], capture_output=True, text=True, check=True
+        ).stdout
+    )
+    assert out["drawn"], "the page has no state for the new example: it would draw nothing"
+    assert out["free"] != widget.shown["free"]  # the example's inputs, not the old ones
+    sent.clear()
+    change_in_page(widget, **out["values"])
+    assert updates(sent, widget) == []  # covered: the kernel stays quiet, so the page must draw it itself
+    assert widget.free() == out["free"]
+
+
+def test_python_back_to_the_state_it_last_sent_reaches_a_page_that_moved(sent, softmax) -> None:
+    """The page moves (drawn from its table: nothing goes back); Python sets the explorer back to the state it
+    last sent: the shown goes with the values (traitlets would drop a shown equal to the trait's)."""
+    explorer, widget = softmax
+    before = explorer.control_values()
+    change_in_page(widget, query=2)
+    assert updates(sent, widget) == []
+    explorer.controls["query"].value = before["query"]
+    (message,) = updates(sent, widget)
+    assert message["state"]["shown"]["values"] == before == message["state"]["values"]
+    sent.clear()
+    explorer.update()  # the same state again, the page has not moved: nothing leaves
+    explorer.publish()
+    assert updates(sent, widget) == []
+
+
+def test_a_table_in_small_chunks_ships_every_chunk_and_a_large_one_the_first(sent) -> None:
+    """Lesson 08's chunks (by seed) are small: the page holds them all, so a saved page with no kernel draws every
+    seed; lesson 12's are not: the page holds the first state's chunks and asks for the others."""
+    import gzip
+
+    from attnlib.lessons.l08_scaling import ScalingExplorer
+    from attnlib.lessons.l12_positions import PositionsExplorer
+    from attnlib.show.page import INLINE_CHUNKS
+    from attnlib.show.table import page_bytes
+
+    small = ScalingExplorer().page
+    assert small.tables is not None
+    (part,) = [p for p in small.table["parts"] if "chunk" in p]
+    assert len(part["chunks"]) == len(small.tables.chunk_values(0)) > 1
+    assert len(gzip.compress(page_bytes(small.table), 1)) <= INLINE_CHUNKS
+    large = PositionsExplorer(n_tokens=24, d_model=16, position=5, frequency=0).page
+    assert large.tables is not None
+    held = [(p, len(large.tables.chunk_values(k))) for k, p in enumerate(large.table["parts"]) if "chunk" in p]
+    assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
+    assert len(gzip.compress(page_bytes(large.tables.to_page("all")), 1)) > INLINE_CHUNKS

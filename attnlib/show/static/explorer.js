@@ -87,6 +87,27 @@ export function uncovered(tree, table) {
   return out;
 }
 
+/** A control moved in the page: the values and the free (typed, not a control) state after the table's
+ * transition — a reset moves both: lesson 07's example sets new inputs — and the state the table has for them
+ * (null: not in the table, or its chunk is not loaded).
+ * @param {import("./table.js").Table | null} table @param {Values} current the controls' values
+ * @param {Values} free @param {string} name @param {unknown} value
+ * @returns {{values: Values, free: Values, state: Shown | null}} */
+export function pageChange(table, current, free, name, value) {
+  const asked = { ...current, [name]: value };
+  if (!table) return { values: asked, free, state: null };
+  const moved = transition(table, { ...asked, ...free }, name);
+  /** @type {Values} */
+  const values = {};
+  /** @type {Values} */
+  const after = { ...free };
+  for (const [n, v] of Object.entries(moved)) {
+    if (n in current) values[n] = v;
+    else after[n] = v;
+  }
+  return { values, free: after, state: lookup(table, { ...values, ...after }) };
+}
+
 const CONTROL_KINDS = [
   "dropdown",
   "toggle-buttons",
@@ -123,6 +144,15 @@ function readout(value, format) {
   if (typeof value !== "number") return String(value);
   const digits = format && /\.(\d+)f/.exec(format);
   return digits ? value.toFixed(Number(digits[1])) : String(value);
+}
+
+/** The note of a page with no kernel: `text`, then a link to Binder. @param {string} text */
+function noKernelNote(text) {
+  const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
+  const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
+  link.textContent = "launch the lessons on Binder";
+  note.append(text, link, ".");
+  return note;
 }
 
 /** One control: a label and a native input that calls `changed(value)`.
@@ -282,14 +312,13 @@ function render({ model, el }) {
     "data-shown": "0",
     "data-lm-suppress-shortcuts": "true",
   });
+  // with no kernel, the controls the table does not cover stay disabled, whatever a state's traits say
+  const off = kernel ? [] : uncovered(tree, table);
   /** @type {Values} */
   let current = { ...(model.get("values") || {}) };
   // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
   /** @type {Values} */
   let free = { ...(model.get("shown")?.free || {}) };
-  const names = new Set(Object.keys(current));
-  /** The enumerable and typed controls' values of `values` (what the page sends). @param {Values} values */
-  const controlsOf = (values) => Object.fromEntries(Object.entries(values).filter(([name]) => names.has(name)));
   /** @type {Map<string, Control>} */
   const controls = new Map();
   /** @type {Map<string, {draw: (state: Record<string, unknown>) => void, look: Record<string, unknown>}>} */
@@ -360,7 +389,9 @@ function render({ model, el }) {
    * @param {Values} values @param {"table" | "kernel" | "initial"} source */
   const apply = (state, values, source) => {
     for (const [name, traits] of Object.entries(state.controls || {}))
-      controls.get(name)?.set(/** @type {Record<string, unknown>} */ (traits));
+      controls
+        .get(name)
+        ?.set({ .../** @type {Record<string, unknown>} */ (traits), ...(off.includes(name) && { disabled: true }) });
     for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
@@ -373,23 +404,70 @@ function render({ model, el }) {
     const said = state.message ?? "";
     if (message && message.innerHTML !== said) message.innerHTML = said;
     for (const [node, out] of ruled) out.hidden = !visible(node, values);
-    root.dataset.shown = String(Number(root.dataset.shown) + 1);
-    root.dispatchEvent(new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values } }));
+    announce(source, values);
   };
+
+  /** @type {(() => void)[]} the events of states drawn before the root was in the document */
+  const pending = [];
+  /** The event of a drawn state (and `data-shown`), once the root is in the document: a listener on the document
+   * sees every one, the initial one included, in order.
+   * @param {"table" | "kernel" | "initial"} source @param {Values} values */
+  const announce = (source, values) => {
+    const fire = () => {
+      root.dataset.shown = String(Number(root.dataset.shown) + 1);
+      root.dispatchEvent(
+        new CustomEvent("attnlib:shown", { bubbles: true, detail: { source, values: { ...values } } }),
+      );
+    };
+    if (root.isConnected && !pending.length) return fire();
+    pending.push(fire);
+    if (pending.length > 1) return;
+    const flush = () => {
+      for (const f of pending.splice(0)) f();
+    };
+    queueMicrotask(() => {
+      if (root.isConnected) return flush();
+      const watch = new MutationObserver(() => {
+        if (!root.isConnected) return;
+        watch.disconnect();
+        flush();
+      });
+      watch.observe(document, { childList: true, subtree: true });
+    });
+  };
+
+  /** @type {HTMLElement | null} the no-kernel note of a change whose chunk of the table this page lacks */
+  let chunkNote = null;
 
   /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
   let waitingFor = null;
 
   /** A control moved in the page. @param {string} name @param {unknown} value */
   const changed = (name, value) => {
-    let next = { ...current, [name]: value };
-    if (table) next = controlsOf(transition(table, { ...next, ...free }, name));
-    const state = table ? lookup(table, { ...next, ...free }) : null;
+    const { values: next, free: after, state } = pageChange(table, current, free, name, value);
+    const [drawn, drawnFree] = [current, free];
     current = next;
+    free = after;
     waitingFor = null;
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
-    if (!kernel) return;
+    if (!kernel) {
+      // a chunk this page was saved without: say so (no kernel will send it), until a state is drawn again; the
+      // controls go back to the state drawn, so that the others still move it
+      chunkNote?.remove();
+      chunkNote = null;
+      const need = !state && table ? missing(table, { ...next, ...free }) : [];
+      if (need.length) {
+        [current, free] = [drawn, drawnFree];
+        for (const [n, v] of Object.entries(current)) controls.get(n)?.set({ value: v });
+        const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
+        chunkNote = noKernelNote(
+          `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
+        );
+        root.append(chunkNote);
+      }
+      return;
+    }
     if (!state && table) {
       // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
       const need = missing(table, { ...next, ...free });
@@ -408,12 +486,13 @@ function render({ model, el }) {
     if (!waitingFor) return;
     waitingFor.asked.delete(`${content.part}/${content.index}`);
     if (waitingFor.asked.size) return;
-    const next = controlsOf(transition(table, { ...current, ...free }, waitingFor.name));
+    const { name } = waitingFor;
+    const { values: next, free: after, state } = pageChange(table, current, free, name, current[name]);
     waitingFor = null;
-    const state = lookup(table, { ...next, ...free });
     if (!state) return;
     const moved = valuesKey(next) !== valuesKey(current);
     current = next;
+    free = after;
     apply(state, next, "table");
     if (moved) {
       model.set("values", next);
@@ -447,16 +526,10 @@ function render({ model, el }) {
   });
   root.append(build(tree));
   if (!kernel) {
-    const off = uncovered(tree, table);
     for (const name of off) controls.get(name)?.disable(true);
     if (off.length) {
-      const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
       const states = table ? `${table.nRows} states were computed in advance; ` : "";
-      note.append(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `);
-      const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
-      link.textContent = "launch the lessons on Binder";
-      note.append(link, ".");
-      root.append(note);
+      root.append(noKernelNote(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `));
     }
   }
   el.append(root);
