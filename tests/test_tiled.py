@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import PROPERTY, attention_inputs, ensure_visible
+from attention_strategies import PROPERTY, attention_inputs, ensure_visible
 from hypothesis import given
 from hypothesis import strategies as st
 

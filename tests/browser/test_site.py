@@ -222,10 +222,18 @@ def test_explorers_answer_with_no_kernel(
 
 
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_page_numbers_are_pythons(site: Path, browser, lesson: Path) -> None:
+def test_page_numbers_are_pythons(site: Path, browser, request: pytest.FixtureRequest, lesson: Path) -> None:
     """At random states reached through the page's controls, every number a view shows is the one Python
     shows: ``compute(values)`` of the same explorer (the lesson run again in a kernel), formatted by
     ``attnlib.formatting.annotation``."""
+    if lesson.stem == "12_positions":
+        request.applymarker(
+            pytest.mark.xfail(
+                strict=True,
+                reason="lesson 12's views are 64-position matrices drawn without numbers in their cells: the page "
+                "has no number to compare (its tables are compared with compute() in tests/show/test_table.py)",
+            )
+        )
     page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
     try:
         wait_for_widgets(page)
