@@ -41,7 +41,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench import results
-from harness.labdriver import CHROMIUM_ARGS, find_chromium, open_and_run_all, start_lab_on_lessons
+from harness.labdriver import CHROMIUM_ARGS, SETTLED_JS, find_chromium, open_and_run_all, start_lab_on_lessons
 
 LESSONS = results.REPO / "notebooks"
 
@@ -169,15 +169,6 @@ ARM_JS = f"""
 }}
 """
 
-# the kernel has answered every message the page sent before: two comm-info requests answered in turn (the
-# kernel answers its shell messages in order; ipywidgets holds a model's next message until the kernel is idle
-# after the one before, so the second request follows it), then the next frame has begun
-SETTLED_JS = """async (id) => {
-  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
-  const kernel = panel.sessionContext.session.kernel;
-  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
-  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
-}"""
 
 # the controls of output k a learner changes: [kind, index] (a ToggleButtons' chosen button is left out); an
 # explorer of the one-model design: its [data-control] inputs, by name ([kind, name])

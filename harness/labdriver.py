@@ -289,6 +289,17 @@ async (id) => {
 """
 
 # done: kernel idle and every code cell of the notebook shows an execution count in its prompt
+# the kernel has handled every widget message the page sent before: two comm-info requests answered in turn
+# (the kernel answers its shell messages in order, and ipywidgets holds a model's next message until the kernel
+# is idle after the one before, so the second request follows it), then a frame for the redraw.
+# comm_info_request leaves JupyterLab's kernel status idle, as widget messages do
+SETTLED_JS = """async (id) => {
+  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
+  const kernel = panel.sessionContext.session.kernel;
+  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
+  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
+}"""
+
 STATE_JS = """
 (id) => {
   const panel = document.getElementById(id);

@@ -674,14 +674,9 @@ def model_forward(answer: object) -> Feedback:
 
     Checked on configurations and ids the lesson never used: attnlib's ``TinyTransformer`` with random
     parameters, copied into yours, must give the same logits."""
-    if answer is None or answer is Ellipsis:
-        return Feedback(False, "Replace the ... with your class MyTransformer, then run the cell again.", tried=False)
-    if answer is TinyTransformer or answer is Block:
-        return library_feedback("your MyTransformer", f"attnlib's {answer.__name__}")
-    if not (isinstance(answer, type) and issubclass(answer, nn.Module)):
-        return Feedback(
-            False, "Hand in the class itself, check('attention_learns.6', MyTransformer): an nn.Module subclass."
-        )
+    refused = _not_a_model_class(answer, "attention_learns.6")
+    if refused is not None:
+        return refused
     if issubclass(answer, TinyTransformer) and not any(
         "forward" in vars(c) for c in answer.__mro__[: answer.__mro__.index(TinyTransformer)]
     ):
@@ -828,8 +823,8 @@ def model_forward(answer: object) -> Feedback:
 PART_CASES = (((13, 12, 2, 1, 10, True), (3, 6)), ((6, 8, 1, 2, 7, False), (2, 4)))
 
 
-def _build_yours(answer: object, exercise_name: str, method: str, config: tuple, seed: int) -> nn.Module | Feedback:
-    """The learner's ``MyTransformer(*config)`` (seeded), or the sentence saying why there is none."""
+def _not_a_model_class(answer: object, exercise_name: str) -> Feedback | None:
+    """Why ``answer`` is not a MyTransformer class to check (the stub, attnlib's own class, not a class), or None."""
     if answer is None or answer is Ellipsis:
         return Feedback(False, "Replace the ... with your class MyTransformer, then run the cell again.", tried=False)
     if answer is TinyTransformer or answer is Block:
@@ -838,6 +833,14 @@ def _build_yours(answer: object, exercise_name: str, method: str, config: tuple,
         return Feedback(
             False, f"Hand in the class itself, check('{exercise_name}', MyTransformer): an nn.Module subclass."
         )
+    return None
+
+
+def _build_yours(answer: object, exercise_name: str, method: str, config: tuple, seed: int) -> nn.Module | Feedback:
+    """The learner's ``MyTransformer(*config)`` (seeded), or the sentence saying why there is none."""
+    refused = _not_a_model_class(answer, exercise_name)
+    if refused is not None:
+        return refused
     if issubclass(answer, TinyTransformer):
         return library_feedback("your MyTransformer", "attnlib's TinyTransformer (write the class, do not inherit it)")
     if not callable(getattr(answer, method, None)):

@@ -29,6 +29,7 @@ from harness.labdriver import (
     DONE_JS,
     OPEN_NOTEBOOK_JS,
     RUN_ALL_JS,
+    SETTLED_JS,
     STATE_JS,
     WIDGETS_JS,
     cell_pixels,
@@ -139,18 +140,6 @@ def _wait_done(page, panel_id: str, timeout: float) -> dict:
             f"lesson did not finish within {timeout:.0f} s: {page.evaluate(STATE_JS, panel_id)}"
         ) from None
     return page.evaluate(STATE_JS, panel_id)
-
-
-# the kernel has handled every widget message the page sent before: two comm-info requests answered in turn
-# (the kernel answers its shell messages in order, and ipywidgets holds a control's next message until the
-# kernel is idle after the one before, so the second request follows it), then a frame for the redraw.
-# comm_info_request leaves JupyterLab's kernel status idle, as widget messages do
-SETTLED_JS = """async (id) => {
-  const panel = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);
-  const kernel = panel.sessionContext.session.kernel;
-  for (let k = 0; k < 2; k++) await kernel.requestCommInfo({});
-  await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve)));
-}"""
 
 
 # ----------------------------------------------------------------------------- one model per explorer (#37)

@@ -195,6 +195,12 @@ def _lesson_url(site: Path, request: pytest.FixtureRequest, lesson: Path, how: s
     return f"{request.getfixturevalue('server')}/notebooks/{lesson.stem}.html"
 
 
+def _pin_lesson_12(request: pytest.FixtureRequest, lesson: Path, reason: str) -> None:
+    """Mark the test a strict xfail for lesson 12's page, whose gap ``reason`` names (it fails once closed)."""
+    if lesson.stem == "12_positions":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
 @pytest.mark.parametrize("how", ["file", "http"])
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
 def test_explorers_answer_with_no_kernel(
@@ -202,14 +208,12 @@ def test_explorers_answer_with_no_kernel(
 ) -> None:
     """Every control a page with no kernel can move moves its explorer's views (from the table); every other
     control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
-    if lesson.stem == "12_positions":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="lesson 12's table (594 kB gzip) ships only the chunk of the first d_model: with no kernel, "
-                "another d_model shows the no-kernel note and draws nothing (test_a_chunk_a_page_with_no_kernel_...)",
-            )
-        )
+    _pin_lesson_12(
+        request,
+        lesson,
+        "lesson 12's table (594 kB gzip) ships only the chunk of the first d_model: with no kernel, another "
+        "d_model shows the no-kernel note and draws nothing (test_a_chunk_a_page_with_no_kernel_...)",
+    )
     page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
     try:
         wait_for_widgets(page)
@@ -226,14 +230,12 @@ def test_page_numbers_are_pythons(site: Path, browser, request: pytest.FixtureRe
     """At random states reached through the page's controls, every number a view shows is the one Python
     shows: ``compute(values)`` of the same explorer (the lesson run again in a kernel), formatted by
     ``attnlib.formatting.annotation``."""
-    if lesson.stem == "12_positions":
-        request.applymarker(
-            pytest.mark.xfail(
-                strict=True,
-                reason="lesson 12's views are 64-position matrices drawn without numbers in their cells: the page "
-                "has no number to compare (its tables are compared with compute() in tests/show/test_table.py)",
-            )
-        )
+    _pin_lesson_12(
+        request,
+        lesson,
+        "lesson 12's views are 64-position matrices drawn without numbers in their cells: the page has no number "
+        "to compare (its tables are compared with compute() in tests/show/test_table.py)",
+    )
     page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
     try:
         wait_for_widgets(page)
