@@ -43,8 +43,7 @@ font, highlight colour, line width: :meth:`HeatmapView.look`) in its ``tree``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -205,11 +204,6 @@ class HeatmapView(traitlets.HasTraits):
         style.register(self)
 
     # ------------------------------------------------------------------ kernel → browser
-    @contextmanager
-    def hold_sync(self) -> Iterator[None]:
-        """Kept from the widget this used to be: a view sends nothing (its explorer sends what it draws)."""
-        yield
-
     def look(self) -> dict[str, object]:
         """What the page draws the same in every state: axis labels, digits of the table, style, editable."""
         return {name: getattr(self, name) for name in LOOK}
@@ -278,18 +272,16 @@ class HeatmapView(traitlets.HasTraits):
         return {name: getattr(self, name) for name in DRAWN}
 
     def show(self, frame: Frame) -> HeatmapView:
-        """Show ``frame`` (every drawn trait set from it alone): one message, one redraw."""
+        """Show ``frame``: every drawn trait set from it alone (its explorer sends what it draws)."""
         drawn = self.drawn(frame)
-        with self.hold_sync():
-            self.data = frame.matrix
-            self.cmap = limits(
-                frame.matrix, cmap=self._fixed_cmap, vmin=self._fixed_limits[0], vmax=self._fixed_limits[1]
-            )[2]
-            for name, value in drawn.items():
-                if getattr(self, name) != value:
-                    setattr(self, name, value)
-            self._explanations = []
-            self._explain(frame.explanations or [])
+        self.data = frame.matrix
+        lo, hi = self._fixed_limits
+        self.cmap = limits(frame.matrix, cmap=self._fixed_cmap, vmin=lo, vmax=hi)[2]
+        for name, value in drawn.items():
+            if getattr(self, name) != value:
+                setattr(self, name, value)
+        self._explanations = []
+        self._explain(frame.explanations or [])
         return self
 
     def update(
@@ -307,46 +299,44 @@ class HeatmapView(traitlets.HasTraits):
         A side whose labels are not given keeps them when its size is unchanged (else ``1 … n``).
         Explanations not given are cleared when the matrix changes (they would be stale).
         """
-        with self.hold_sync():
-            if matrix is not None:
-                data = as_numpy(matrix)
-                if not np.isfinite(data).all():
-                    raise ValueError(f"{self.title or 'the heatmap'}: the matrix has NaN or infinite entries")
-                reshaped = data.shape != self.data.shape
-                self.data = data
-                if reshaped:
-                    self._layout()
-                    if row_labels is None:
-                        self.row_labels = _labels(None, data.shape[0])
-                    if col_labels is None:
-                        self.col_labels = _labels(None, data.shape[1])
-                    self.highlight()
-                self._colours()
-                self.shape = list(data.shape)
-                self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
-                if explanations is None:
-                    self._explain([])
-            if row_labels is not None:
-                self.row_labels = _labels(row_labels, self.data.shape[0])
-            if col_labels is not None:
-                self.col_labels = _labels(col_labels, self.data.shape[1])
-            if title is not None:
-                self.title = title
-            if decimals is not None:
-                self.decimals = decimals
-            if explanations is not None:
-                self._explain(explanations)
-            self.description = self._describe()
+        if matrix is not None:
+            data = as_numpy(matrix)
+            if not np.isfinite(data).all():
+                raise ValueError(f"{self.title or 'the heatmap'}: the matrix has NaN or infinite entries")
+            reshaped = data.shape != self.data.shape
+            self.data = data
+            if reshaped:
+                self._layout()
+                if row_labels is None:
+                    self.row_labels = _labels(None, data.shape[0])
+                if col_labels is None:
+                    self.col_labels = _labels(None, data.shape[1])
+                self.highlight()
+            self._colours()
+            self.shape = list(data.shape)
+            self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
+            if explanations is None:
+                self._explain([])
+        if row_labels is not None:
+            self.row_labels = _labels(row_labels, self.data.shape[0])
+        if col_labels is not None:
+            self.col_labels = _labels(col_labels, self.data.shape[1])
+        if title is not None:
+            self.title = title
+        if decimals is not None:
+            self.decimals = decimals
+        if explanations is not None:
+            self._explain(explanations)
+        self.description = self._describe()
         return self
 
     def highlight(
         self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
     ) -> HeatmapView:
         """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
-        with self.hold_sync():
-            self.highlight_rows = [int(i) for i in rows]
-            self.highlight_cols = [int(j) for j in cols]
-            self.highlight_cells = [[int(i), int(j)] for i, j in cells]
+        self.highlight_rows = [int(i) for i in rows]
+        self.highlight_cols = [int(j) for j in cols]
+        self.highlight_cells = [[int(i), int(j)] for i, j in cells]
         return self
 
     def _explain(self, explanations: Explanations) -> None:
@@ -460,10 +450,9 @@ class HeatmapView(traitlets.HasTraits):
 
     def restyle(self) -> None:
         """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
-        with self.hold_sync():
-            self._layout()
-            self.cmap = ""
-            self._colours()
+        self._layout()
+        self.cmap = ""
+        self._colours()
 
     def _describe(self) -> str:
         return _describe(self.title, self.data, self.row_labels, self.col_labels)
