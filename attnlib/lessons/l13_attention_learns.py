@@ -50,6 +50,7 @@ from ._check import (
     exercise,
     library_feedback,
     run_learner_code,
+    to_answer_tensor,
 )
 
 __all__ = [
@@ -785,15 +786,18 @@ def model_forward(answer: object) -> Feedback:
                     "readout-tied",
                 ),
             ]
-        verdict = compare_tensor(got, expected, name=f"the logits of {call}", wrong=wrong, atol=1e-4)
+        logits = to_answer_tensor(got, f"the logits of {call}")  # a list or an array too, as compare_tensor takes
+        if isinstance(logits, Feedback):
+            return logits
+        verdict = compare_tensor(logits, expected, name=f"the logits of {call}", wrong=wrong, atol=1e-4)
         if not verdict.correct:
             if verdict.message.endswith("check that entry by hand."):
                 changed = ids.clone()
                 changed[:, -1] = (changed[:, -1] + 1) % vocab
                 with torch.no_grad():
                     later = _unwrap(model(changed))
-                if causal and isinstance(later, Tensor) and later.shape == got.shape:
-                    if not torch.allclose(later[:, :-1], got[:, :-1], atol=1e-5):
+                if causal and isinstance(later, Tensor) and later.shape == logits.shape:
+                    if not torch.allclose(later[:, :-1].double(), logits[:, :-1], atol=1e-5):
                         return Feedback(
                             False,
                             "Changing only the LAST token changed your logits at earlier positions: the future "
@@ -807,7 +811,7 @@ def model_forward(answer: object) -> Feedback:
                     "the read-out.",
                 )
             return verdict
-        worst = max(worst, float((got.detach().double() - expected.double()).abs().max()))
+        worst = max(worst, float((logits - expected.double()).abs().max()))
     return Feedback(
         True,
         "Embedding, positions, your blocks, the final norm, the read-out and the causal mask: given the same "

@@ -11,6 +11,7 @@ from torch import nn
 
 from attnlib import MultiHeadAttention, pretrained
 from attnlib.lessons import check
+from attnlib.lessons._check import CHECKER_FAILED
 from attnlib.lessons.l13_attention_learns import TrainingExplorer, attnlib_twin, parse_tokens, pick_yours
 from attnlib.modules import causal_mask
 from attnlib.tasks import ReverseTask
@@ -268,6 +269,16 @@ def test_model_typical_mistakes_get_their_hint():
         return self.readout(x)
 
     assert "final layer norm" in check("attention_learns.6", _model(no_final_norm)).message
+
+
+def test_model_logits_as_a_list_or_an_array_are_checked():
+    """compare_tensor takes logits as a nested list or an array; 13.6 then read .detach() and .shape of them."""
+    forward = MyTransformer.forward
+    assert check("attention_learns.6", _model(lambda self, ids: forward(self, ids).tolist())).correct
+    assert check("attention_learns.6", _model(lambda self, ids: forward(self, ids).detach().numpy())).correct
+    off = check("attention_learns.6", _model(lambda self, ids: (forward(self, ids) + 0.5).tolist()))
+    assert not off.correct and not off.message.startswith(CHECKER_FAILED)
+    assert "off by up to 0.5" in off.message
 
 
 def test_model_library_and_junk_are_refused_kindly():
