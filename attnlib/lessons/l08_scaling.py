@@ -12,6 +12,7 @@ Lesson 08 exercises: dividing the scores by √d_k (step 8, applied between scor
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -24,7 +25,7 @@ from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.table import Part
 from ..steps import attention_weights, scale_scores, score, softmax
 from ._calls import compare_call
-from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, Wrong, compare_number, compare_tensor, exercise
 
 __all__ = [
     "ScalingExplorer",
@@ -56,9 +57,11 @@ class ScalingExplorer(Explorer):
         self.controls["seed"] = ui.IntSlider(value=seed, min=0, max=20, description="seed")
         labels = [f"q{i + 1}" for i in range(n_tokens)]
         key_labels = [f"k{j + 1}" for j in range(n_tokens)]
-        kw = dict(row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2)
-        self.views["unscaled"] = HeatmapView(None, title="softmax(Q Kᵀ)", **kw)
-        self.views["scaled"] = HeatmapView(None, title="softmax(Q Kᵀ / √d_k)", **kw)
+        weights_view = partial(
+            HeatmapView, None, row_labels=labels, col_labels=key_labels, vmin=0.0, vmax=1.0, decimals=2
+        )
+        self.views["unscaled"] = weights_view(title="softmax(Q Kᵀ)")
+        self.views["scaled"] = weights_view(title="softmax(Q Kᵀ / √d_k)")
         self.labels = (labels, key_labels)
         self.stats = self.texts["stats"] = ui.HTML()
         self.update()
@@ -146,7 +149,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 @exercise("scaling.1")
 def by_hand(answer: object) -> Feedback:
     """The scaled scores of s = [8, 4, 0] with d_k = 16."""
-    wrong = [
+    wrong: list[Wrong] = [
         (HAND_SCORES / HAND_D_K, "You divided by d_k = 16; the scale is √d_k = 4.", "scale-by-d"),
         (HAND_SCORES, "These are the scores unchanged: divide them by √d_k.", "scale-forgotten"),
         (softmax(HAND_SCORES / 4), "Those are already the weights; give the scaled scores, before the softmax."),
@@ -160,7 +163,7 @@ def scaled_weights(answer: object) -> Feedback:
     queries, keys = _fresh_inputs()
     d_k = queries.shape[-1]
     raw = score(queries, keys)
-    wrong = [
+    wrong: list[Wrong] = [
         (softmax(raw / d_k), "You divided by d_k = 7; divide by √d_k (math.sqrt(d_k)).", "scale-by-d"),
         (softmax(raw), "No scaling: divide the scores by √d_k before the softmax.", "scale-forgotten"),
         (
@@ -195,7 +198,7 @@ def scaled_weights(answer: object) -> Feedback:
 def per_head_divisor(answer: object) -> Feedback:
     """d_model = 512, h = 16 heads: the number each head divides its scores by, √(512 / 16) = √32."""
     d_head = D_MODEL // NUM_HEADS
-    wrong = [
+    wrong: list[tuple[float, str] | tuple[float, str, str]] = [
         (
             math.sqrt(D_MODEL),
             f"√{D_MODEL} scales by the model width; each head's queries and keys have d_head = {D_MODEL} / "
