@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
+from functools import partial
 
 import torch
 import torch.nn.functional as F
@@ -70,11 +72,11 @@ class TiledExplorer(Explorer):
         c = self.controls
         c["block_size"] = ui.IntSlider(value=block_size, min=1, max=n, description="block size")
         c["block"] = ui.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
-        kw = dict(ylabel="query")
-        self.views["scores"] = HeatmapView(None, title="S / √d_k (never held whole)", xlabel="key", **kw)
-        self.views["tile"] = HeatmapView(None, title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0, **kw)
-        self.views["state"] = HeatmapView(None, title="running m and ℓ", **kw)
-        self.views["output"] = HeatmapView(None, title="acc / ℓ so far", xlabel="feature", annotate=False, **kw)
+        by_query = partial(HeatmapView, None, ylabel="query")  # one row per query
+        self.views["scores"] = by_query(title="S / √d_k (never held whole)", xlabel="key")
+        self.views["tile"] = by_query(title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0)
+        self.views["state"] = by_query(title="running m and ℓ")
+        self.views["output"] = by_query(title="acc / ℓ so far", xlabel="feature", annotate=False)
         self.caption = self.texts["caption"] = ui.HTML()
         self.update()
         self.observe_controls()
@@ -167,6 +169,10 @@ def _fresh_inputs() -> tuple[Tensor, Tensor, Tensor]:
 
 
 BLOCK = 4  # 11 keys: blocks of 4, 4 and 3
+#: the state online softmax carries from block to block: the running maximum m, normaliser ℓ and accumulator
+OnlineStepState = tuple[Tensor, Tensor, Tensor]
+#: one block's update, ``(m, ell, acc, scores, values) -> (m', ell', acc')``: what at_scale.2 asks for
+OnlineStep = Callable[[Tensor, Tensor, Tensor, Tensor, Tensor], OnlineStepState]
 #: what at_scale.2 asks the learner to write: any of these does the whole softmax or attention at once
 WRITE_IT = (
     ATTNLIB,
@@ -240,25 +246,25 @@ HINT_HIDDEN_STATE = (
 )
 
 
-def _no_rescale(m, ell, acc, scores, values):
+def _no_rescale(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     m_new = torch.maximum(m, scores.amax(-1, keepdim=True))
     p = torch.exp(scores - m_new)
     return m_new, ell + p.sum(-1, keepdim=True), acc + p @ values
 
 
-def _acc_not_rescaled(m, ell, acc, scores, values):
+def _acc_not_rescaled(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     m_new = torch.maximum(m, scores.amax(-1, keepdim=True))
     correction, p = torch.exp(m - m_new), torch.exp(scores - m_new)
     return m_new, ell * correction + p.sum(-1, keepdim=True), acc + p @ values
 
 
-def _flipped(m, ell, acc, scores, values):
+def _flipped(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     m_new = torch.maximum(m, scores.amax(-1, keepdim=True))
     correction, p = torch.exp(m_new - m), torch.exp(scores - m_new)  # e^(m' − m): upside down
     return m_new, ell * correction + p.sum(-1, keepdim=True), acc * correction + p @ values
 
 
-def _block_maximum(m, ell, acc, scores, values):
+def _block_maximum(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     m_new = scores.amax(-1, keepdim=True)  # the block's maximum, forgetting the earlier blocks'
     correction, p = torch.exp(m - m_new), torch.exp(scores - m_new)
     return m_new, ell * correction + p.sum(-1, keepdim=True), acc * correction + p @ values
@@ -293,11 +299,11 @@ PROBE_HINTS = {
 }
 
 
-def _keeps_every_block():
+def _keeps_every_block() -> OnlineStep:
     """A step that stores every block it is given and recomputes the whole softmax: right at the end, not online."""
     seen: list[tuple[Tensor, Tensor]] = []
 
-    def step(m, ell, acc, scores, values):
+    def step(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
         if not bool(torch.isfinite(m).any()):
             seen.clear()  # a new run starts at m = −∞
         seen.append((scores, values))
@@ -309,12 +315,12 @@ def _keeps_every_block():
     return step
 
 
-def _no_maximum(m, ell, acc, scores, values):
+def _no_maximum(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     p = torch.exp(scores)  # overflows for scores above ~88 in float32
     return m, ell + p.sum(-1, keepdim=True), acc + p @ values
 
 
-def _solution(m, ell, acc, scores, values):
+def _solution(m: Tensor, ell: Tensor, acc: Tensor, scores: Tensor, values: Tensor) -> OnlineStepState:
     m_new = torch.maximum(m, scores.amax(-1, keepdim=True))
     correction, p = torch.exp(m - m_new), torch.exp(scores - m_new)
     return m_new, ell * correction + p.sum(-1, keepdim=True), acc * correction + p @ values
