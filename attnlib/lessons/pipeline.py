@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable, Sequence
 from functools import lru_cache, partial
 
 import torch
@@ -78,7 +79,7 @@ def pipeline(
     return {"queries": queries, "keys": keys, "values": values, **steps._asdict()}
 
 
-def _options(labels, letter: str) -> list[tuple[str, int]]:
+def _options(labels: Sequence[str], letter: str) -> list[tuple[str, int]]:
     return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(labels)]
 
 
@@ -131,7 +132,6 @@ class PipelineExplorer(Explorer):
         self.shapes = self.texts["shapes"] = ui.HTML()
         self.caption = self.texts["caption"] = ui.HTML()
         empty = None
-        weights_like = {"vmin": 0.0, "vmax": 1.0}
         v = self.views
         v["inputs"] = HeatmapView(empty, title="X: inputs", editable=True, ylabel="token")
         v["w_query"] = HeatmapView(empty, title="W_q", editable=True)
@@ -142,7 +142,7 @@ class PipelineExplorer(Explorer):
         v["values"] = HeatmapView(empty, title="V = X W_v")
         v["scores"] = HeatmapView(empty, title="S = Q Kᵀ", xlabel="key", ylabel="query")
         v["scaled_scores"] = HeatmapView(empty, title="S / √d_k", xlabel="key", ylabel="query")
-        v["weights"] = HeatmapView(empty, title="A = softmax", xlabel="key", ylabel="query", **weights_like)
+        v["weights"] = HeatmapView(empty, title="A = softmax", xlabel="key", ylabel="query", vmin=0.0, vmax=1.0)
         v["weighted_values"] = HeatmapView(empty, title="α_ij v_j", ylabel="key")
         v["context"] = HeatmapView(empty, title="Z = A V", ylabel="query")
         self.on_edit("inputs", self._edit("inputs"))
@@ -185,8 +185,8 @@ class PipelineExplorer(Explorer):
     @property
     def steps(self) -> dict[str, Tensor]:
         """Every step's matrix for the state now (see :func:`pipeline`)."""
-        values = self.values_now()
-        return pipeline(values["inputs"], values["projections"], scaled=values["scaled"], causal=values["causal"])
+        c = self.controls
+        return pipeline(self.inputs, self.projections, scaled=c["scaled"].value, causal=c["causal"].value)
 
     def values_now(self) -> dict[str, object]:
         """The controls' values, and ``X`` and the projections as edited (the example's until a cell is typed in)."""
@@ -204,7 +204,7 @@ class PipelineExplorer(Explorer):
         self.inputs, self.projections = values["inputs"], values["projections"]
         super().adopt(values)
 
-    def _edit(self, name: str):
+    def _edit(self, name: str) -> Callable[[int, int, float], None]:
         """A number typed into ``name`` (inputs or a projection) replaces that entry."""
 
         def apply(i: int, j: int, value: float) -> None:
