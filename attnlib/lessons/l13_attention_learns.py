@@ -679,15 +679,22 @@ def _part_feedback(name: str, shape: tuple[int, ...] | None, config: tuple) -> F
     return Feedback(False, hint, mistake)
 
 
-def _load_into_yours(model: nn.Module, twin: TinyTransformer, config: tuple) -> Feedback | None:
-    """Copy ``twin``'s parameters into the learner's ``model`` (names as in attnlib); a hint if they do not fit."""
+def _load_into_yours(
+    model: nn.Module, twin: TinyTransformer, config: tuple, parts: tuple[str, ...] | None = None
+) -> Feedback | None:
+    """Copy ``twin``'s parameters into the learner's ``model`` (names as in attnlib); a hint if they do not fit.
+
+    ``parts``: only the parameters of these parts (``("embedding", "norm", "readout")``); without, all of them,
+    and a parameter that attnlib's model has not is refused too.
+    """
     own = {_attnlib_name(name): p for name, p in model.named_parameters()}
-    for name, p in twin.named_parameters():
+    loaded = [(name, p) for name, p in twin.named_parameters() if parts is None or name.split(".")[0] in parts]
+    for name, p in loaded:
         if name not in own:
             return _part_feedback(name, None, config)
         if own[name].shape != p.shape:
             return _part_feedback(name, tuple(own[name].shape), config)
-    extra = sorted(set(own) - set(dict(twin.named_parameters())))
+    extra = sorted(set(own) - set(dict(twin.named_parameters()))) if parts is None else []
     if extra:
         return Feedback(
             False,
@@ -695,7 +702,7 @@ def _load_into_yours(model: nn.Module, twin: TinyTransformer, config: tuple) -> 
             "positions, blocks, norm and readout, and build the blocks from your MyBlock only.",
         )
     with torch.no_grad():
-        for name, p in twin.named_parameters():
+        for name, p in loaded:
             own[name].copy_(p)
     return None
 
@@ -904,21 +911,6 @@ def _build_yours(answer: object, exercise_name: str, method: str, config: tuple,
     return model
 
 
-def _load_parts(model: nn.Module, twin: TinyTransformer, config: tuple, parts: tuple[str, ...]) -> Feedback | None:
-    """Copy ``twin``'s ``parts`` into the learner's model (names as in attnlib); a hint if one is missing."""
-    own = {_attnlib_name(name): p for name, p in model.named_parameters()}
-    for name, p in twin.named_parameters():
-        if name.split(".")[0] not in parts:
-            continue
-        if name not in own:
-            return _part_feedback(name, None, config)
-        if own[name].shape != p.shape:
-            return _part_feedback(name, tuple(own[name].shape), config)
-        with torch.no_grad():
-            own[name].copy_(p)
-    return None
-
-
 def _twin(config: tuple, seed: int) -> TinyTransformer:
     vocab, d_model, heads, layers, max_len, causal = config
     build = functools.partial(TinyTransformer, vocab, d_model, heads, layers, max_len, causal=causal)
@@ -936,7 +928,7 @@ def model_embed(answer: object) -> Feedback:
         if isinstance(model, Feedback):
             return model
         twin = _twin(config, case)
-        refused = _load_parts(model, twin, config, ("embedding", "positions"))
+        refused = _load_into_yours(model, twin, config, ("embedding", "positions"))
         if refused is not None:
             return refused
         vocab, d_model, _, _, max_len, _ = config
@@ -1128,7 +1120,7 @@ def model_read_out(answer: object) -> Feedback:
         if isinstance(model, Feedback):
             return model
         twin = _twin(config, case)
-        refused = _load_parts(model, twin, config, ("embedding", "norm", "readout"))
+        refused = _load_into_yours(model, twin, config, ("embedding", "norm", "readout"))
         if refused is not None:
             return refused
         vocab, d_model = config[0], config[1]

@@ -161,9 +161,13 @@ def _longest(bytes_per_number: int = 4, heads: int = HEADS, unit: float = GIB) -
 
 
 # ---------------------------------------------------------------- scale.2: the learner's block update
-def _fresh_inputs() -> tuple[Tensor, Tensor, Tensor]:
+#: the seeds of at_scale.2's inputs: the blocks the step sees all of, and those whose first two it is not shown
+FRESH_SEED, UNSEEN_SEED = 15, 1515
+
+
+def _fresh_inputs(seed: int = FRESH_SEED) -> tuple[Tensor, Tensor, Tensor]:
     """Queries (5, 4), keys (11, 4), values (11, 3), never shown in a lesson; scores up to about ±120."""
-    gen = torch.Generator().manual_seed(15)
+    gen = torch.Generator().manual_seed(seed)
     queries = 8 * torch.randn(5, 4, generator=gen)
     return queries, 6 * torch.randn(11, 4, generator=gen), torch.randn(11, 3, generator=gen)
 
@@ -226,16 +230,6 @@ def _mistake(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Ten
     if isinstance(got, Feedback):
         raise RuntimeError(f"the course's own step {getattr(step, '__name__', step)} failed: {got}")
     return got
-
-
-def _unseen_inputs() -> tuple[Tensor, Tensor, Tensor]:
-    """Other queries (5, 4), keys (11, 4) and values (11, 3): the first two blocks are never shown to the step."""
-    gen = torch.Generator().manual_seed(1515)
-    return (
-        8 * torch.randn(5, 4, generator=gen),
-        6 * torch.randn(11, 4, generator=gen),
-        torch.randn(11, 3, generator=gen),
-    )
 
 
 HINT_HIDDEN_STATE = (
@@ -430,7 +424,7 @@ def online_step(answer: object) -> Feedback:
     )
     if not feedback.correct:
         return feedback
-    unseen = _unseen_inputs()
+    unseen = _fresh_inputs(UNSEEN_SEED)  # other inputs: the checker hands the step the state of two blocks
     handed = _run_blocks(answer, *unseen, handed_from=2 * BLOCK)
     if isinstance(handed, Feedback):
         return handed

@@ -247,27 +247,20 @@ class PipelineExplorer(Explorer):
         for name, cols in (("w_query", k_cols), ("w_key", k_cols), ("w_value", v_cols)):
             frames[name] = v[name].frame(getattr(w, name), row_labels=in_cols, col_labels=cols)
         # explanations are written when the browser asks for one (partial: the arguments of now)
-        frames["queries"] = v["queries"].frame(
-            steps["queries"],
-            row_labels=labels,
-            col_labels=k_cols,
-            explanations=partial(explain_products, x, w.w_query.T, left_name="x_{i}", right_name="W_q[:,{j}]"),
-            rows=[i],
-        )
-        frames["keys"] = v["keys"].frame(
-            steps["keys"],
-            row_labels=labels,
-            col_labels=k_cols,
-            explanations=partial(explain_products, x, w.w_key.T, left_name="x_{i}", right_name="W_k[:,{j}]"),
-            rows=[j],
-        )
-        frames["values"] = v["values"].frame(
-            steps["values"],
-            row_labels=labels,
-            col_labels=v_cols,
-            explanations=partial(explain_products, x, w.w_value.T, left_name="x_{i}", right_name="W_v[:,{j}]"),
-            rows=[j],
-        )
+        for name, weight, letter, cols, row in (  # Q, K, V = X W: the query's row outlined in Q, the key's in K, V
+            ("queries", w.w_query, "q", k_cols, i),
+            ("keys", w.w_key, "k", k_cols, j),
+            ("values", w.w_value, "v", v_cols, j),
+        ):
+            frames[name] = v[name].frame(
+                steps[name],
+                row_labels=labels,
+                col_labels=cols,
+                explanations=partial(
+                    explain_products, x, weight.T, left_name="x_{i}", right_name=f"W_{letter}[:,{{j}}]"
+                ),
+                rows=[row],
+            )
         frames["scores"] = v["scores"].frame(
             steps["scores"],
             row_labels=q_rows,
