@@ -75,12 +75,13 @@ editions: $(STAMP)  ## build the learner, credit, teacher and checked editions i
 
 # Python writes the bytecode of what the tests import, once: where PYTHONDONTWRITEBYTECODE is set (CI
 # machines) every kernel, server and hub the tests start would compile the modules it imports again
+# --durations=30: the log closes with the slowest setups and tests, so a run past its goal (≤ 10 min) says where
 test:  ## the whole suite: lint, unit tests, nbval on every lesson (each solution checked in the same run), browser tests
 	@# the Python environment and the npm packages install side by side
 	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) node_modules/.package-lock.json chromium
 	$(MAKE) --no-print-directory lint
 	$(BIN)/python scripts/build_editions.py --out build/editions
-	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder tests build/editions/checked $(NBVAL)
+	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder --durations=30 tests build/editions/checked $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
 	$(PYTEST) -n $(JOBS) --dist loadscope tests -m "not browser"
