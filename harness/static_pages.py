@@ -132,7 +132,7 @@ CELL_POINT_JS = """([k, view, i, j]) => {
   const root = document.querySelectorAll('.attnlib-explorer')[k];
   const grid = root.querySelector(`[data-view="${view}"] svg.attn-heatmap-grid`);
   if (!grid) return null;
-  grid.scrollIntoView({block: 'center', inline: 'center'});
+  grid.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});  // not smooth (Furo's): read where it is
   const box = grid.getBoundingClientRect();
   const [rows, cols] = [Number(grid.dataset.rows), Number(grid.dataset.cols)];
   const x = box.left + ((j + 0.5) * box.width) / cols, y = box.top + ((i + 0.5) * box.height) / rows;

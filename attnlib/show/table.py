@@ -41,7 +41,8 @@ A part (:meth:`Table.to_page`; ``table.js`` also reads one part alone as the who
               A change not listed sets nothing (Python's transition is the identity there)
     chunk     absent, or {control, values}: the rows come in a chunk per value of that control, in
     chunks    {"<index>": part}: the chunks held (``to_page("current")``: the explorer's state's, ``"all"``:
-              every one, for a page with no kernel to ask)
+              every one, for a page with no kernel to ask); a page with no kernel that holds only some has
+              ``chunk["files"]``: per chunk, the path of its file beside the page (:func:`chunk_files`)
 
 The rule, the same in :meth:`Tables.lookup`/:meth:`Tables.transition` and in ``table.js``'s ``lookup`` /
 ``transition``: **a part covers the page's values when every control that keys it is on a row's key and
@@ -55,8 +56,12 @@ values (so lesson 12's position is clamped by looking it up, not by computing ``
 Chunks on demand: ``table.js``'s ``missing(table, values)`` lists the ``{part, index}`` a state needs and the
 table does not hold; the page asks the kernel (a custom message) and the kernel answers with
 :func:`chunk_message` (``Widget.send(content, buffers)``), which ``addChunkMessage`` adds; a static page holds
-every chunk (``to_page("all")``) or loads :meth:`Tables.chunk` payloads from files and calls ``addChunk``.
-Then the page calls ``transition`` and ``lookup`` again.
+every chunk (``to_page("all")``) or loads the file :func:`chunk_files` wrote for it (``loadChunk``: the same
+content and buffers, a script beside the page). Then the page calls ``transition`` and ``lookup`` again.
+
+Explanations: a view's hover texts are not in a table built in the kernel (the page asks the kernel for one
+cell's). A static page's tables hold them, :func:`add_explanations`: the output ``views/<name>:explanations``,
+``{"explanations": [[text per cell] per row]}`` per row, which ``lookup`` gives with the view's other fields.
 """
 
 from __future__ import annotations
