@@ -127,12 +127,13 @@ SHOW_SLIDE_JS = """(k) => {
 }"""
 
 # where the pointer goes to hover cell (i, j) of view `view` of explorer k (its slide shown, the grid scrolled into
-# view): the cell's centre, from the grid's box and its data-rows / data-cols; null when the grid is not what is there
-CELL_POINT_JS = """([k, view, i, j]) => {
+# view unless `still`): the cell's centre, from the grid's box and its data-rows / data-cols; null when the grid is not
+# what is there
+CELL_POINT_JS = """([k, view, i, j, still]) => {
   const root = document.querySelectorAll('.attnlib-explorer')[k];
   const grid = root.querySelector(`[data-view="${view}"] svg.attn-heatmap-grid`);
   if (!grid) return null;
-  grid.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});  // not smooth (Furo's): read where it is
+  if (!still) grid.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});  // not smooth (Furo's)
   const box = grid.getBoundingClientRect();
   const [rows, cols] = [Number(grid.dataset.rows), Number(grid.dataset.cols)];
   const x = box.left + ((j + 0.5) * box.width) / cols, y = box.top + ((i + 0.5) * box.height) / rows;
@@ -389,14 +390,21 @@ def hover(page, k: int, view: str, cell: tuple[int, int]) -> dict:
     """Point at cell ``cell`` of view ``view`` of explorer ``k`` (real pointer input) and read its tooltip right
     away (:data:`TOOLTIP_JS`): a page with no kernel answers from its table in the same task, so ``pending`` is
     a hover that waits (for a kernel), never one that is slow. ``{"missed": True}`` when the cell is not under the
-    pointer (covered, or off the page)."""
-    page.evaluate(SHOW_SLIDE_JS, k)
-    page.mouse.move(0, 0)  # off every grid: the tooltip shown next is this cell's
-    point = page.evaluate(CELL_POINT_JS, [k, view, *cell])
-    if point is None:
-        return {"missed": True}
-    page.mouse.move(point["x"], point["y"])
-    return page.evaluate(TOOLTIP_JS, [k, view])
+    pointer (covered, or off the page). Tried again (three times in all) when the cell moved while the pointer
+    went there (the page's layout shifts as what scrolling brought into view loads: lazy images, MathJax)."""
+    shown: dict = {"missed": True}
+    for _ in range(3):
+        page.evaluate(SHOW_SLIDE_JS, k)
+        page.mouse.move(0, 0)  # off every grid: the tooltip shown next is this cell's
+        point = page.evaluate(CELL_POINT_JS, [k, view, *cell, False])
+        if point is None:
+            continue
+        page.mouse.move(point["x"], point["y"])
+        shown = page.evaluate(TOOLTIP_JS, [k, view])
+        if page.evaluate(CELL_POINT_JS, [k, view, *cell, True]) == point:
+            break
+        shown = {"missed": True}
+    return shown
 
 
 def sample_states(page, seed: int = 0, moves: int = 3, cells: int = 2) -> list[Sampled]:
