@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import NamedTuple
 
 from .labdriver import offline
 
@@ -125,6 +126,37 @@ SHOW_SLIDE_JS = """(k) => {
   location.hash = `#/${h}/${v}`;
 }"""
 
+# where the pointer goes to hover cell (i, j) of view `view` of explorer k (its slide shown, the grid scrolled into
+# view unless `still`): the cell's centre, from the grid's box and its data-rows / data-cols; null when the grid is not
+# what is there
+CELL_POINT_JS = """([k, view, i, j, still]) => {
+  const root = document.querySelectorAll('.attnlib-explorer')[k];
+  const grid = root.querySelector(`[data-view="${view}"] svg.attn-heatmap-grid`);
+  if (!grid) return null;
+  if (!still) grid.scrollIntoView({block: 'center', inline: 'center', behavior: 'instant'});  // not smooth (Furo's)
+  const box = grid.getBoundingClientRect();
+  const [rows, cols] = [Number(grid.dataset.rows), Number(grid.dataset.cols)];
+  const x = box.left + ((j + 0.5) * box.width) / cols, y = box.top + ((i + 0.5) * box.height) / rows;
+  return grid.contains(document.elementFromPoint(x, y)) ? {x, y} : null;
+}"""
+
+# what the tooltip of view `view` of explorer k shows: its cell's labels, value and explanation, and whether it is
+# still waiting for one
+TOOLTIP_JS = """([k, view]) => {
+  const root = document.querySelectorAll('.attnlib-explorer')[k];
+  const tip = root.querySelector(`[data-view="${view}"] .attn-heatmap-tooltip`);
+  const text = (selector) => tip.querySelector(selector)?.textContent ?? '';
+  return {shown: !tip.hidden, head: text('.attn-tip-head'), value: text('.attn-tip-value'),
+          why: text('.attn-tip-why:not(.attn-tip-pending)'), pending: Boolean(tip.querySelector('.attn-tip-pending'))};
+}"""
+
+# every view's shape as its grid says it (data-rows, data-cols), in explorer k
+SHAPES_JS = """(k) => Object.fromEntries([...document.querySelectorAll('.attnlib-explorer')[k]
+  .querySelectorAll('[data-view]')].map((v) => {
+    const grid = v.querySelector('svg.attn-heatmap-grid');
+    return [v.dataset.view, [Number(grid?.dataset.rows || 0), Number(grid?.dataset.cols || 0)]];
+  }))"""
+
 ENUMERABLE = {"select", "range", "checkbox", "radiogroup"}
 
 
@@ -203,29 +235,42 @@ for _o in gc.get_objects():
         _by_id[_o.page.model_id] = _o
 _order = [i for i in _ask["ids"] if i in _by_id]
 _answer = []
-for _k, _values in _ask["states"]:
+for _k, _values, _cells in _ask["states"]:
     _ex = _by_id[_order[_k]]
     _v = dict(_ex.values_now())  # then each control set as the page has it, through the explorer's transition
     for _n, _x in _values.items():
         _v = dict(_ex.transition({{**_v, _n: _x}}, _n))
     _shown = _ex.compute(_v)
-    _answer.append({{name: [annotation(float(x), f.decimals) for x in f.matrix.reshape(-1)]
-                     for name, f in _shown.views.items()}})
+    _hovered = {{}}
+    for _name, _at in _cells.items():
+        _view = _ex.views[_name]
+        _view.show(_shown.views[_name])  # the view at this state: what its explain() answers
+        _f = _shown.views[_name]
+        _hovered[_name] = [[f"{{_f.row_labels[i]}}, {{_f.col_labels[j]}}", float(_f.matrix[i, j]), _view.explain(i, j)]
+                           for i, j in _at]
+    _answer.append({{"numbers": {{name: [annotation(float(x), f.decimals) for x in f.matrix.reshape(-1)]
+                                 for name, f in _shown.views.items()}}, "cells": _hovered}})
 print("ATTNLIB-NUMBERS", json.dumps(_answer))
 """
 
 
-def python_numbers(lesson: Path, states: list[tuple[int, dict]]) -> list[dict[str, list[str]]]:
-    """For each ``(k, values)``: every view's numbers as Python shows them, ``compute(values)`` of the ``k``-th
-    explorer the lesson displays formatted by :func:`attnlib.formatting.annotation` (row by row), the values
-    reached from the explorer's own state by setting each control through its ``transition`` (which resets
-    what a learner would type for another example). The lesson runs in a fresh kernel first (nbclient), as the
-    site's build ran it."""
+def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
+    """For each sampled state: ``{"numbers": every view's numbers as Python shows them, "cells": per view, each
+    hovered cell's [labels, value, explanation]}``, from ``compute(values)`` of the ``k``-th explorer the lesson
+    displays (numbers formatted by :func:`attnlib.formatting.annotation`, row by row; the explanation is the
+    view's ``explain(i, j)`` once it shows that state), the values reached from the explorer's own state by
+    setting each control through its ``transition`` (which resets what a learner would type for another
+    example). The lesson runs in a fresh kernel first (nbclient), as the site's build ran it."""
     import json
 
     import nbformat
     from nbclient import NotebookClient
 
+    asked = [[s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}]
+             for s in states]  # fmt: skip
+    key = json.dumps([str(lesson), asked])
+    if key in _ANSWERS:  # the same states from disk and over http: the lesson runs once
+        return _ANSWERS[key]
     nb = nbformat.read(lesson, as_version=4)
     client = NotebookClient(
         nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
@@ -240,15 +285,19 @@ def python_numbers(lesson: Path, states: list[tuple[int, dict]]) -> list[dict[st
             for o in c.get("outputs", [])
             if WIDGET_VIEW_MIME in o.get("data", {})
         ]
-        probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": states})))
+        probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": asked})))
         nb.cells.append(probe)
         client.execute_cell(probe, len(nb.cells) - 1)
     text = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout")
     line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
     if line is None:
         raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
-    return json.loads(line.split(" ", 1)[1])
+    _ANSWERS[key] = json.loads(line.split(" ", 1)[1])
+    return _ANSWERS[key]
 
+
+#: python_states' answers, by lesson and states asked
+_ANSWERS: dict[str, list[dict]] = {}
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -293,9 +342,74 @@ def check_explorers(page) -> list[str]:
     return problems
 
 
-def sample_states(page, seed: int = 0, moves: int = 3) -> list[tuple[int, dict, dict[str, list[str]]]]:
-    """``moves`` random changes of each explorer's enabled enumerable controls on ``page`` (seeded); after
-    each, ``(k, the values drawn, each view's numbers as the page shows them)``."""
+class Sampled(NamedTuple):
+    """A state a page drew after a random change: explorer ``k``, the values drawn, each view's numbers as the
+    page writes them in its cells, and, per view, sampled cells ``(i, j)`` with what hovering each shows."""
+
+    k: int
+    values: dict
+    numbers: dict[str, list[str]]
+    hovers: dict[str, list[tuple[tuple[int, int], dict]]]
+
+
+# set the range input of control `name` of explorer k to `value` (an integer slider's own number) as a drag ends there
+SET_SLIDER_JS = """([k, name, value]) => {
+  const root = document.querySelectorAll('.attnlib-explorer')[k];
+  const range = root.querySelector(`input[type=range][data-control="${name}"]`);
+  range.value = String(value);
+  range.dispatchEvent(new Event('input', {bubbles: true}));
+  range.dispatchEvent(new Event('change', {bubbles: true}));
+}"""
+
+
+def set_slider(page, k: int, name: str, value: int, timeout: float = 10_000) -> None:
+    """Set integer slider ``name`` of explorer ``k`` to ``value`` and wait until the explorer has drawn a state
+    (its ``data-shown`` grew: from the table, once the chunk the state needs is loaded), never on the clock."""
+    page.evaluate(SHOW_SLIDE_JS, k)
+    before = int(page.locator(".attnlib-explorer").nth(k).get_attribute("data-shown") or 0)
+    page.evaluate(SET_SLIDER_JS, [k, name, value])
+    page.wait_for_function(
+        "([k, before]) => Number(document.querySelectorAll('.attnlib-explorer')[k].dataset.shown) > before",
+        arg=[k, before],
+        timeout=timeout,
+    )
+
+
+def sample_here(page, k: int, rng, cells: int = 2) -> Sampled:
+    """What explorer ``k`` draws now, with ``cells`` cells of each view (random with ``rng``) hovered."""
+    now = drawn(page, k)
+    hovers: dict[str, list[tuple[tuple[int, int], dict]]] = {}
+    for name, (rows, cols) in page.evaluate(SHAPES_JS, k).items():
+        chosen = [(rng.randrange(rows), rng.randrange(cols)) for _ in range(cells if rows and cols else 0)]
+        hovers[name] = [(cell, hover(page, k, name, cell)) for cell in chosen]
+    numbers = {name: view["texts"] for name, view in now["views"].items()}
+    return Sampled(k, now["values"], numbers, hovers)
+
+
+def hover(page, k: int, view: str, cell: tuple[int, int]) -> dict:
+    """Point at cell ``cell`` of view ``view`` of explorer ``k`` (real pointer input) and read its tooltip right
+    away (:data:`TOOLTIP_JS`): a page with no kernel answers from its table in the same task, so ``pending`` is
+    a hover that waits (for a kernel), never one that is slow. ``{"missed": True}`` when the cell is not under the
+    pointer (covered, or off the page). Tried again (three times in all) when the cell moved while the pointer
+    went there (the page's layout shifts as what scrolling brought into view loads: lazy images, MathJax)."""
+    shown: dict = {"missed": True}
+    for _ in range(3):
+        page.evaluate(SHOW_SLIDE_JS, k)
+        page.mouse.move(0, 0)  # off every grid: the tooltip shown next is this cell's
+        point = page.evaluate(CELL_POINT_JS, [k, view, *cell, False])
+        if point is None:
+            continue
+        page.mouse.move(point["x"], point["y"])
+        shown = page.evaluate(TOOLTIP_JS, [k, view])
+        if page.evaluate(CELL_POINT_JS, [k, view, *cell, True]) == point:
+            break
+        shown = {"missed": True}
+    return shown
+
+
+def sample_states(page, seed: int = 0, moves: int = 3, cells: int = 2) -> list[Sampled]:
+    """``moves`` random changes of each explorer's enabled enumerable controls on ``page`` (seeded); after each,
+    what it draws, and ``cells`` random cells of each view hovered (:func:`hover`)."""
     import random
 
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -311,25 +425,77 @@ def sample_states(page, seed: int = 0, moves: int = 3) -> list[tuple[int, dict, 
             except PlaywrightTimeout as silent:
                 who = f"{explorer['explorer']} {control['name']}"
                 raise AssertionError(f"{who}: enabled, but a change draws nothing") from silent
-            now = drawn(page, k)
-            states.append((k, now["values"], {name: view["texts"] for name, view in now["views"].items()}))
+            states.append(sample_here(page, k, rng, cells))
     return states
 
 
-def compare_numbers(states: list[tuple[int, dict, dict[str, list[str]]]], python: list[dict]) -> list[str]:
-    """Where the numbers a page drew differ from Python's (:func:`python_numbers` of the same states); a view
-    drawn without numbers in its cells (a large matrix) is compared by its count of cells only when it has some."""
+def compare_with_python(states: list[Sampled], python: list[dict]) -> list[str]:
+    """Where what a page drew differs from Python's (:func:`python_states` of the same states): the numbers in
+    the cells (a view drawn without them, a large matrix, has none), and each hovered cell's labels, value (the
+    page's full-precision number, the float64 Python holds, exactly) and explanation (``view.explain(i, j)``).
+    Fails when nothing was compared, or a hover waited for an explanation."""
     problems = []
     compared = 0
-    for (k, values, page_views), py_views in zip(states, python, strict=True):
-        for name, texts in page_views.items():
+    for state, py in zip(states, python, strict=True):
+        at = f"explorer #{state.k} at {state.values}"
+        for name, texts in state.numbers.items():
             if not texts:
                 continue
             compared += 1
-            if texts != py_views.get(name):
-                problems.append(
-                    f"explorer #{k} at {values}: view {name!r} shows {texts[:6]}…, Python {py_views.get(name, [])[:6]}…"
-                )
+            if texts != py["numbers"].get(name):
+                problems.append(f"{at}: view {name!r} shows {texts[:6]}…, Python {py['numbers'].get(name, [])[:6]}…")
+        for name, hovered in state.hovers.items():
+            for ((i, j), shown), (label, value, why) in zip(hovered, py["cells"][name], strict=True):
+                where = f"{at}: view {name!r} cell ({i}, {j})"
+                if shown.get("missed"):
+                    problems.append(f"{where}: not under the pointer")
+                    continue
+                compared += 1
+                if not shown["shown"] or shown["pending"]:
+                    problems.append(f"{where}: hovered, the tooltip {'waits' if shown['pending'] else 'is hidden'}")
+                page_value = float(shown["value"]) if shown["value"] else None
+                if (shown["head"], page_value, shown["why"]) != (label, value, why):
+                    problems.append(f"{where}: the page shows {shown}, Python {(label, value, why)}")
     if states and not compared:
-        problems.append("no view with numbers in its cells was compared")
+        problems.append("nothing was compared: no view with numbers in its cells, no cell hovered")
     return problems
+
+
+def check_chunk_walk(browser, url: str, lesson: Path, *, counted: bool, seed: int = 12, sizes: int = 5) -> list[str]:
+    """Open lesson 12's page (or deck) at ``url`` and choose ``sizes`` sampled ``d_model`` values (not the first
+    state's, whose chunk the page holds), each with a sampled ``n_tokens``, through its sliders; returns what is
+    wrong: a chunk file loaded on opening the page, a size not drawn (no chunk file, or the no-kernel note), a
+    number or a hover that is not Python's (:func:`compare_with_python`), a request leaving the page, an error.
+    ``counted``: the page's requests are seen (over http), so each size must load exactly one chunk file, once."""
+    import random
+
+    rng = random.Random(seed)
+    loaded: list[str] = []
+    page, blocked, errors = open_page(browser, url, loaded=loaded)
+    try:
+        wait_for_widgets(page)
+        k = next(i for i, e in enumerate(explorers(page)) if e["explorer"] == "PositionsExplorer")
+        first = int(page.locator(".attnlib-explorer").nth(k).locator('[data-control="d_model"]').input_value())
+        chosen = rng.sample([d for d in range(2, 65, 2) if d != first], sizes)
+        walk = [(d, rng.choice([4, 8, 16, 40, 64])) for d in chosen]
+        on_open = [u for u in loaded if "attnlib-chunks/" in u]
+        states = []
+        for d_model, n_tokens in walk:
+            set_slider(page, k, "d_model", d_model)
+            set_slider(page, k, "n_tokens", n_tokens)
+            states.append(sample_here(page, k, rng, cells=3))
+        notes = [n for n in page.locator('[data-note="no-kernel"]').all_text_contents() if "d_model" in n]
+    finally:
+        page.close()
+    problems = [f"requests to the network: {blocked}"] if blocked else []
+    problems += [f"page errors: {errors}"] if errors else []
+    problems += [f"chunk files loaded on opening the page: {on_open}"] if on_open else []
+    problems += [f"the no-kernel note for a chunk: {notes}"] if notes else []
+    reached = [(s.values["d_model"], s.values["n_tokens"]) for s in states]
+    problems += [f"the sizes drawn are {reached}, not {walk}"] if reached != walk else []
+    chunks = [u for u in loaded if "attnlib-chunks/" in u]
+    if counted and (len(chunks) != len(set(chunks)) or len(chunks) != sizes):
+        problems.append(f"{sizes} sizes chosen, chunk files loaded: {chunks}")
+    if not any(texts for s in states for texts in s.numbers.values()):
+        problems.append("no size small enough to write its numbers in its cells was drawn")
+    return problems + compare_with_python(states, python_states(lesson, states))

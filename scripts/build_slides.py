@@ -12,8 +12,10 @@ opens from disk with no network. Theme ``white`` (the default theme pulls web fo
 Each lesson is first executed with its widget state into ``build/slides-src/`` (scripts/widget_state.py;
 ``notebooks/`` keeps no state), and the deck draws its widgets from that state with html-manager and
 anywidget's front end (copied from the installed wheel into ``_vendor/``): the explorers are drawn by the
-page with no kernel; to present with a kernel use jupyterlab-slideshow (docs/teaching-guide.md). Exit
-status 1 if a deck still references a remote URL.
+page with no kernel (the chunks of a table too large to ship whole, lesson 12's, are files in
+``<out>/attnlib-chunks/`` that a deck loads when a state needs one: copy that folder with the decks); to
+present with a kernel use jupyterlab-slideshow (docs/teaching-guide.md). Exit status 1 if a deck still
+references a remote URL.
 """
 
 from __future__ import annotations
@@ -135,6 +137,7 @@ def build(notebooks: list[Path], out: Path, *, executed: Path | None = ROOT / "b
     state.copy_front_end(out / VENDOR)
     if executed is not None:
         notebooks = state.execute_all(notebooks, executed)
+        state.copy_chunks(executed, out)  # the tables' chunks the decks load when a state needs one
     slides = exporter()
     written = []
     for path in notebooks:

@@ -15,6 +15,12 @@ With the saved state, html-manager (``@jupyter-widgets/html-manager``'s ``embed-
 widget in the page from disk or over http, and anywidget's AMD front end (the wheel's
 ``nbextension/index.js``, see :func:`anywidget_js`) runs each anywidget's ``_esm`` there: the explorers
 are live without a kernel, as far as what the page holds lets them be.
+
+Before its kernel stops, each lesson runs :func:`ready_for_pages` there (a cell added for it and removed
+after): every explorer's table gets its views' hover explanations for every state (a page with no kernel
+answers a hover from its table), and the chunks a table ships without (lesson 12's, one per ``d_model``)
+are written as files into ``<out>/attnlib-chunks/``, which the site and the decks put beside their pages
+(:func:`copy_chunks`): the page loads one when a state needs it, from disk or over http.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import shutil
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -134,10 +141,91 @@ def for_pages(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
     return nb
 
 
+def ready_for_pages(folder: str | Path) -> int:
+    """Run in a lesson's kernel after its cells: every displayed explorer's table as a page with no kernel
+    reads it, its views' explanations in every row (:func:`attnlib.show.table.add_explanations`) and the
+    chunks it does not hold written as files into ``folder`` (:func:`attnlib.show.table.chunk_files`);
+    setting the ``table`` trait sends it, and nbclient saves it with the widget state. Returns how many
+    explorers changed."""
+    import gc
+
+    from attnlib.show.page import ExplorerWidget, page_tables
+    from attnlib.show.table import add_explanations, chunk_files
+
+    changed = 0
+    for widget in [o for o in gc.get_objects() if isinstance(o, ExplorerWidget)]:
+        if widget.tables is None or widget.comm is None:
+            continue
+        explained = add_explanations(widget.owner, widget.tables)
+        page = page_tables(widget.tables)
+        files = chunk_files(widget.tables, page)
+        for name, text in files.items():
+            target = Path(folder) / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        if explained or files:
+            widget.table = page
+            changed += 1
+    return changed
+
+
+# the cell :func:`execute` runs last in a lesson's kernel (and removes): this script's ready_for_pages there
+READY_CELL = """\
+import importlib.util as _util
+_spec = _util.spec_from_file_location("attnlib_widget_state", {script!r})
+_module = _util.module_from_spec(_spec)
+_spec.loader.exec_module(_module)
+_module.ready_for_pages({folder!r})
+"""
+
+
+def prune_buffers(nb: nbformat.NotebookNode) -> int:
+    """Drop each saved buffer whose place is gone from its model's state (a trait set again with another
+    shape: nbclient keeps every buffer it was ever sent, and html-manager fails on one with nowhere to go);
+    returns how many."""
+    dropped = 0
+    for model in widget_state(nb).values():
+        kept = []
+        for buffer in model.get("buffers", []):
+            place: object = model["state"]
+            for key in buffer["path"][:-1]:
+                if isinstance(place, dict) and key in place:
+                    place = place[key]
+                elif isinstance(place, list) and isinstance(key, int) and 0 <= key < len(place):
+                    place = place[key]
+                else:
+                    place = None
+                    break
+            if isinstance(place, dict | list):
+                kept.append(buffer)
+            else:
+                dropped += 1
+        if "buffers" in model:
+            model["buffers"] = kept
+    return dropped
+
+
+def copy_chunks(executed: Path, target: Path) -> int:
+    """Copy the chunk files the lessons executed into ``executed`` wrote (:func:`ready_for_pages`) into
+    ``target`` (the folder of the pages); returns how many."""
+    from attnlib.show.table import CHUNK_FOLDER
+
+    source = executed / CHUNK_FOLDER
+    if not source.is_dir():
+        return 0
+    files = sorted(source.glob("*.js"))
+    (target / CHUNK_FOLDER).mkdir(parents=True, exist_ok=True)
+    for file in files:
+        shutil.copy2(file, target / CHUNK_FOLDER / file.name)
+    return len(files)
+
+
 def execute(path: Path, out: Path) -> Path:
-    """Run ``path`` in a fresh kernel (working directory: its folder) and write it, with widget state
-    made ready for a page with no kernel (:func:`for_pages`), to ``out/<name>``; returns the written path."""
+    """Run ``path`` in a fresh kernel (working directory: its folder), then :func:`ready_for_pages` in it, and
+    write it, with widget state made ready for a page with no kernel (:func:`for_pages`), to ``out/<name>``;
+    returns the written path."""
     nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell(READY_CELL.format(script=__file__, folder=str(out.resolve()))))
     client = NotebookClient(
         nb,
         timeout=TIMEOUT,
@@ -147,8 +235,10 @@ def execute(path: Path, out: Path) -> Path:
         resources={"metadata": {"path": str(path.resolve().parent)}},
     )
     client.execute()
+    nb.cells.pop()  # the READY_CELL
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
+    prune_buffers(nb)
     for_pages(nb)
     target = out / path.name
     out.mkdir(parents=True, exist_ok=True)

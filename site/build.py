@@ -14,7 +14,9 @@ Usage: python site/build.py [--out build/site] [--src build/site-src]
 3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
    to a remote script, stylesheet, image or font.
 4. Puts each lesson's learner edition beside its page (``notebooks/NN_name.ipynb``, the page's
-   "Download this notebook" link) and writes ``_static/page-text.js``: the main text of every page,
+   "Download this notebook" link) and the chunk files of the explorers' tables that the pages load
+   when a state needs one (``notebooks/attnlib-chunks/``, written by the lessons' kernels:
+   scripts/widget_state.py), and writes ``_static/page-text.js``: the main text of every page,
    which the search page reads instead of fetching the pages (a browser refuses ``fetch`` on
    ``file://``, so results opened from disk had no excerpts).
 
@@ -129,7 +131,8 @@ def prepare(src: Path, live: str = "all") -> list[Path]:
         shutil.copy2(REPO / name, src / name)
     lessons = sorted((REPO / "notebooks").glob(LESSONS))
     chosen = [p for p in lessons if live.replace(" ", "") in ("", "all") or p.name[:2] in live.split(",")]
-    executed = {p.name: p for p in state.execute_all(chosen, src.parent / f"{src.name}-executed")}
+    shutil.rmtree(executed_folder(src), ignore_errors=True)  # no chunk files of an earlier build
+    executed = {p.name: p for p in state.execute_all(chosen, executed_folder(src))}
     for path in lessons:
         page = lesson_page(executed.get(path.name, path), editions.learner_edition)
         nbformat.write(page, src / "notebooks" / path.name)
@@ -151,6 +154,11 @@ def prepare(src: Path, live: str = "all") -> list[Path]:
         else:
             shutil.copy2(source, target)
     return lessons
+
+
+def executed_folder(src: Path) -> Path:
+    """Where :func:`prepare` executes the lessons with widget state (and their kernels write chunk files)."""
+    return src.parent / f"{src.name}-executed"
 
 
 def remote_assets(out: Path) -> list[str]:
@@ -288,6 +296,7 @@ def build(
     code = build_main(["-b", "html", "-q", "-j", "1", "-d", str(src / "_doctrees"), str(src), str(out)])
     if code:
         raise SystemExit(f"error: sphinx-build failed ({code})")
+    _script("widget_state").copy_chunks(executed_folder(src), out / "notebooks")
     remote = remote_assets(out)
     if remote:
         raise SystemExit("error: the site still loads from the web:\n" + "\n".join(remote))

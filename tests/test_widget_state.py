@@ -66,3 +66,19 @@ def test_pages_carry_each_front_end_once_and_no_kernel() -> None:
     assert nb.cells[0].get("outputs") == []
     again = widget_state.for_pages(nb)  # idempotent: a stub is not shared again
     assert len(again.cells[1].outputs) == 2
+
+
+def test_a_buffer_whose_place_is_gone_is_dropped() -> None:
+    """A trait set again with another shape leaves nbclient's earlier buffers behind: prune_buffers keeps those
+    with a place in the state (html-manager fails on the others)."""
+    nb = _executed_like("export default {};", 1)
+    model = widget_state.widget_state(nb)["m0"]
+    model["state"]["table"] = {"parts": [{"chunks": {"3": {}}}]}
+    kept = [{"path": ["table", "parts", 0, "chunks", "3", "keys"], "data": "", "encoding": "base64"}]
+    gone = [
+        {"path": ["table", "parts", 1, "keys"], "data": "", "encoding": "base64"},
+        {"path": ["table", "parts", 0, "chunks", "5", "keys"], "data": "", "encoding": "base64"},
+    ]
+    model["buffers"] = kept + gone
+    assert widget_state.prune_buffers(nb) == 2
+    assert model["buffers"] == kept

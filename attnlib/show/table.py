@@ -41,7 +41,8 @@ A part (:meth:`Table.to_page`; ``table.js`` also reads one part alone as the who
               A change not listed sets nothing (Python's transition is the identity there)
     chunk     absent, or {control, values}: the rows come in a chunk per value of that control, in
     chunks    {"<index>": part}: the chunks held (``to_page("current")``: the explorer's state's, ``"all"``:
-              every one, for a page with no kernel to ask)
+              every one, for a page with no kernel to ask); a page with no kernel that holds only some has
+              ``chunk["files"]``: per chunk, the path of its file beside the page (:func:`chunk_files`)
 
 The rule, the same in :meth:`Tables.lookup`/:meth:`Tables.transition` and in ``table.js``'s ``lookup`` /
 ``transition``: **a part covers the page's values when every control that keys it is on a row's key and
@@ -55,12 +56,17 @@ values (so lesson 12's position is clamped by looking it up, not by computing ``
 Chunks on demand: ``table.js``'s ``missing(table, values)`` lists the ``{part, index}`` a state needs and the
 table does not hold; the page asks the kernel (a custom message) and the kernel answers with
 :func:`chunk_message` (``Widget.send(content, buffers)``), which ``addChunkMessage`` adds; a static page holds
-every chunk (``to_page("all")``) or loads :meth:`Tables.chunk` payloads from files and calls ``addChunk``.
-Then the page calls ``transition`` and ``lookup`` again.
+every chunk (``to_page("all")``) or loads the file :func:`chunk_files` wrote for it (``loadChunk``: the same
+content and buffers, a script beside the page). Then the page calls ``transition`` and ``lookup`` again.
+
+Explanations: a view's hover texts are not in a table built in the kernel (the page asks the kernel for one
+cell's). A static page's tables hold them, :func:`add_explanations`: the output ``views/<name>:explanations``,
+``{"explanations": [[text per cell] per row]}`` per row, which ``lookup`` gives with the view's other fields.
 """
 
 from __future__ import annotations
 
+import base64
 import gzip
 import hashlib
 import itertools
@@ -72,16 +78,19 @@ from typing import Any, cast
 
 import numpy as np
 
-from .explorer import Explorer, Shown, choices
+from .explorer import Explorer, Frame, Shown, choices
 
 __all__ = [
+    "CHUNK_FOLDER",
     "Part",
     "Table",
     "TableTooLarge",
     "Tables",
+    "add_explanations",
     "build_table",
     "build_tables",
     "choices",
+    "chunk_files",
     "chunk_message",
     "comparable",
     "page_bytes",
@@ -835,6 +844,82 @@ def chunk_message(tables: Tables, part: int, index: int) -> tuple[dict[str, Any]
 
     payload = strip(tables.chunk(part, index))
     return {"type": "table-chunk", "part": part, "index": index, "payload": payload}, buffers
+
+
+#: the folder beside a page with no kernel that holds its tables' chunk files (:func:`chunk_files`)
+CHUNK_FOLDER = "attnlib-chunks"
+
+
+def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOLDER) -> dict[str, str]:
+    """The chunks of ``page`` (``tables.to_page(...)``) that it does not hold, as files a page with no kernel
+    loads beside it: ``{path: text}``; each chunked part of ``page`` gets ``chunk["files"]``, the path of each
+    chunk's file relative to the page (``""`` for a chunk the page holds).
+
+    A file is a classic script (a browser runs one from ``file://`` as over http, where it refuses ``fetch``)
+    that puts :func:`chunk_message`'s content and buffers (base64) in ``globalThis.attnlibChunks`` under its
+    name: ``table.js``'s ``loadChunk`` adds it with ``addChunkMessage``, as it adds the kernel's answer. Its
+    name is its content's digest, so a chunk two pages share is one file.
+    """
+    out: dict[str, str] = {}
+    for p, part in enumerate(page["parts"]):
+        if part.get("chunk") is None:
+            continue
+        files = []
+        for index in range(len(part["chunk"]["values"])):
+            if str(index) in part["chunks"]:
+                files.append("")
+                continue
+            content, buffers = chunk_message(tables, p, index)
+            body = _json({"content": content, "buffers": [base64.b64encode(b).decode("ascii") for b in buffers]})
+            key = hashlib.sha256(body.encode()).hexdigest()[:24]
+            path = f"{folder}/{key}.js"
+            out[path] = f"// attnlib: a chunk of {tables.explorer}'s table of states\n"
+            out[path] += f'(globalThis.attnlibChunks ??= {{}})["{key}"] = {body};\n'
+            files.append(path)
+        part["chunk"]["files"] = files
+    return out
+
+
+def _texts(frame: Frame) -> list[list[str]]:
+    """A frame's explanations, one text per cell (``[]`` for none): what its view's ``explain`` reads."""
+    given = frame.explanations
+    table = given() if callable(given) else given
+    return [[str(t) for t in row] for row in table] if table else []
+
+
+def add_explanations(explorer: Explorer, tables: Tables) -> list[str]:
+    """Give each part that holds a view's matrix the view's explanations (what hovering a cell shows) in every
+    row, as the output ``views/<name>:explanations`` (``{"explanations": [[text per cell] per row]}``, pooled):
+    for a page with no kernel to ask. Returns the views given some (none: nothing changes).
+
+    The texts are :meth:`Explorer.compute`'s, run for each row whose look says the view is explained (a part
+    that does not hold the look computes every row); a table built in the kernel has none: the page asks.
+    """
+    added: list[str] = []
+    for table in tables.parts:
+        names = [
+            name
+            for kind, name, which in map(_output, table.outputs)
+            if kind == "views" and which in (None, "matrix") and f"views/{name}:explanations" not in table.outputs
+        ]
+        texts: dict[str, list[str]] = {name: [] for name in names}
+        for k, values in enumerate(table.values):
+            state = table.state(k)["views"]
+            wanted = [n for n in names if cast(Mapping[str, object], state[n]).get("explained", True)]
+            shown = explorer.compute(values) if wanted else None
+            for name in names:
+                said = _texts(shown.views[name]) if shown is not None and name in wanted else []
+                texts[name].append(_json({"explanations": said}))
+        pool = {text: k for k, text in enumerate(table.pool)}
+        for name in names:
+            if all(text == _json({"explanations": []}) for text in texts[name]):
+                continue
+            table.outputs = (*table.outputs, f"views/{name}:explanations")
+            for row, text in zip(table.rows, texts[name], strict=True):
+                row.append(pool.setdefault(text, len(pool)))
+            added.append(name)
+        table.pool = list(pool)
+    return added
 
 
 def _payload(page: Mapping[str, Any]) -> bytes:

@@ -25,10 +25,11 @@ import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module, offline
 from harness.static_pages import (
+    check_chunk_walk,
     check_explorers,
-    compare_numbers,
+    compare_with_python,
     open_page,
-    python_numbers,
+    python_states,
     sample_states,
     serve,
     wait_for_widgets,
@@ -195,25 +196,14 @@ def _lesson_url(site: Path, request: pytest.FixtureRequest, lesson: Path, how: s
     return f"{request.getfixturevalue('server')}/notebooks/{lesson.stem}.html"
 
 
-def _pin_lesson_12(request: pytest.FixtureRequest, lesson: Path, reason: str) -> None:
-    """Mark the test a strict xfail for lesson 12's page, whose gap ``reason`` names (it fails once closed)."""
-    if lesson.stem == "12_positions":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
 @pytest.mark.parametrize("how", ["file", "http"])
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
 def test_explorers_answer_with_no_kernel(
     site: Path, browser, request: pytest.FixtureRequest, lesson: Path, how: str
 ) -> None:
     """Every control a page with no kernel can move moves its explorer's views (from the table); every other
-    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails."""
-    _pin_lesson_12(
-        request,
-        lesson,
-        "lesson 12's table (594 kB gzip) ships only the chunk of the first d_model: with no kernel, another "
-        "d_model shows the no-kernel note and draws nothing (test_a_chunk_a_page_with_no_kernel_...)",
-    )
+    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails (lesson 12's
+    d_model loads the chunk of the new size from its file beside the page)."""
     page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
     try:
         wait_for_widgets(page)
@@ -225,18 +215,17 @@ def test_explorers_answer_with_no_kernel(
     assert not errors, f"page errors: {errors}"
 
 
+@pytest.mark.parametrize("how", ["file", "http"])
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_page_numbers_are_pythons(site: Path, browser, request: pytest.FixtureRequest, lesson: Path) -> None:
+def test_page_numbers_and_hovers_are_pythons(
+    site: Path, browser, request: pytest.FixtureRequest, lesson: Path, how: str
+) -> None:
     """At random states reached through the page's controls, every number a view shows is the one Python
     shows: ``compute(values)`` of the same explorer (the lesson run again in a kernel), formatted by
-    ``attnlib.formatting.annotation``."""
-    _pin_lesson_12(
-        request,
-        lesson,
-        "lesson 12's views are 64-position matrices drawn without numbers in their cells: the page has no number "
-        "to compare (its tables are compared with compute() in tests/show/test_table.py)",
-    )
-    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    ``attnlib.formatting.annotation``; and hovering sampled cells of every view shows, at once (no kernel to
+    wait for), the cell's labels, its value (the float64 Python computed, exactly: a 64-position view writes no
+    number in its cells, its hover says it) and ``view.explain(i, j)`` at that state."""
+    page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
     try:
         wait_for_widgets(page)
         states = sample_states(page, seed=int(lesson.name[:2]))
@@ -245,8 +234,10 @@ def test_page_numbers_are_pythons(site: Path, browser, request: pytest.FixtureRe
     assert not blocked and not errors, (blocked, errors)
     if not states:
         pytest.skip(f"{lesson.stem}: no explorer a page with no kernel can move")
-    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    python = python_states(lesson, states)
+    problems = compare_with_python(states, python)
     assert not problems, "\n".join(problems)
+    assert sum(len(cells) for s in states for cells in s.hovers.values()) >= len(states), "cells hovered"
 
 
 def test_each_lesson_page_offers_its_learner_notebook(site: Path) -> None:
@@ -370,31 +361,63 @@ def test_a_listener_on_the_document_sees_each_explorers_initial_state(site: Path
     assert roots > 0 and len(initial) == roots and all(e["connected"] for e in initial), (roots, seen)
 
 
+POSITIONS = REPO / "notebooks" / "12_positions.ipynb"
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_every_d_model_of_lesson_12_loads_its_chunk_with_no_kernel(
+    site: Path, browser, request: pytest.FixtureRequest, how: str
+) -> None:
+    """Lesson 12's table ships the chunk of the first d_model only; another d_model loads its chunk from the file
+    beside the page (notebooks/attnlib-chunks/) when chosen, from disk and over http, and draws Python's numbers
+    (compared cell by cell where the view writes them, by hover where it is too large to): sampled sizes."""
+    if POSITIONS not in LIVE_LESSONS:
+        pytest.skip("lesson 12 is not executed here (BROWSER_LESSONS)")
+    problems = check_chunk_walk(browser, _lesson_url(site, request, POSITIONS, how), POSITIONS, counted=how == "http")
+    assert not problems, "\n".join(problems)
+
+
 MOVE_TO_ANOTHER_CHUNK_JS = """(root) => {
   const range = root.querySelector('input[type=range][data-control="d_model"]');
   const before = Number(range.value);
   range.value = String(before === Number(range.min) ? Number(range.max) : Number(range.min));
   range.dispatchEvent(new Event('input', {bubbles: true}));
   range.dispatchEvent(new Event('change', {bubbles: true}));
-  return [...root.querySelectorAll('[data-note="no-kernel"]')].map(n => n.textContent);
 }"""
 
 
-def test_a_chunk_a_page_with_no_kernel_lacks_is_named_by_its_note(site: Path, browser) -> None:
-    """Lesson 12's table is too large to ship whole (chunks by d_model): with no kernel, a d_model whose chunk the
-    page was saved without shows the no-kernel note naming it, instead of silently drawing nothing."""
-    lesson = REPO / "notebooks" / "12_positions.ipynb"
-    if lesson not in LIVE_LESSONS:
+def test_a_chunk_a_page_with_no_kernel_lacks_is_named_by_its_note(
+    site: Path, browser, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Lesson 12's page copied without its chunk files (the site's folders but notebooks/attnlib-chunks/): with no
+    kernel, a d_model whose chunk the page was saved without shows the no-kernel note naming it, instead of
+    silently drawing nothing, and the controls go back to the state drawn."""
+    if POSITIONS not in LIVE_LESSONS:
         pytest.skip("lesson 12 is not executed here (BROWSER_LESSONS)")
-    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    bare = tmp_path_factory.mktemp("bare-site")
+    for entry in site.iterdir():
+        if entry.name != "notebooks":
+            (bare / entry.name).symlink_to(entry)
+    (bare / "notebooks").mkdir()
+    for entry in (site / "notebooks").iterdir():
+        if entry.name != "attnlib-chunks":
+            (bare / "notebooks" / entry.name).symlink_to(entry)
+    assert (site / "notebooks" / "attnlib-chunks").is_dir()
+    page, blocked, errors = open_page(browser, (bare / "notebooks" / f"{POSITIONS.stem}.html").as_uri())
     try:
         wait_for_widgets(page)
         root = page.locator('.attnlib-explorer[data-explorer="PositionsExplorer"]').first
-        notes = root.evaluate(MOVE_TO_ANOTHER_CHUNK_JS)
+        before = root.locator('[data-control="d_model"]').input_value()
+        root.evaluate(MOVE_TO_ANOTHER_CHUNK_JS)
+        root.locator('[data-note="no-kernel"]', has_text="d_model").wait_for()
+        notes = root.locator('[data-note="no-kernel"]').all_text_contents()
+        after = root.locator('[data-control="d_model"]').input_value()
     finally:
         page.close()
-    assert not blocked and not errors, (blocked, errors)
+    missing_file = "console: Failed to load resource: net::ERR_FILE_NOT_FOUND"  # the chunk's file, not copied
+    assert not blocked and not [e for e in errors if e != missing_file], (blocked, errors)
     assert any("d_model" in note and "kernel" in note for note in notes), notes
+    assert after == before, "the slider goes back to the size drawn"
 
 
 def test_pictures_ship_in_256_colours_when_smaller_and_look_the_same() -> None:

@@ -4,14 +4,16 @@ slides advance.
 
 The deck is built as `make slides` builds it: scripts/build_slides.py executes a copy of lesson 04 with its
 widget state (scripts/widget_state.py) into a temporary folder, so it shows what the next `make slides` will
-give. Every request that is not ``file://`` (or the test's own server on 127.0.0.1) is blocked and recorded;
-the test fails if the deck tried any. Nothing waits on the clock: each step waits for what it checks.
-Skipped only when there is no Chromium or no npm (needed once to fetch reveal.js, MathJax … from
-package-lock.json into node_modules/).
+give; with lesson 12 too when BROWSER_LESSONS selects it (unset or ``all``: it does), whose deck loads the chunks
+of its table from the files beside it (``slides/attnlib-chunks/``). Every request that is not ``file://`` (or
+the test's own server on 127.0.0.1) is blocked and recorded; the test fails if the deck tried any. Nothing
+waits on the clock: each step waits for what it checks. Skipped only when there is no Chromium or no npm
+(needed once to fetch reveal.js, MathJax … from package-lock.json into node_modules/).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -20,10 +22,11 @@ import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module
 from harness.static_pages import (
+    check_chunk_walk,
     check_explorers,
-    compare_numbers,
+    compare_with_python,
     open_page,
-    python_numbers,
+    python_states,
     sample_states,
     serve,
     wait_for_widgets,
@@ -35,6 +38,9 @@ REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = find_chromium()
 LESSONS = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
 DECK_LESSON = next((p for p in LESSONS if p.name.startswith("04_")), LESSONS[0] if LESSONS else None)
+LIVE = os.environ.get("BROWSER_LESSONS", "all").replace(" ", "") or "all"
+# lesson 12's deck too (its table in chunks), when BROWSER_LESSONS selects lesson 12
+POSITIONS = next((p for p in LESSONS if p.name.startswith("12_") and (LIVE == "all" or "12" in LIVE.split(","))), None)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
@@ -43,7 +49,8 @@ def _build_slides():
 
 
 @pytest.fixture(scope="module")
-def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def decks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The decks of lesson 04 (and 12: :data:`POSITIONS`), built into one folder as `make slides` builds them."""
     if CHROMIUM is None:
         pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
     build_slides = _build_slides()
@@ -55,10 +62,17 @@ def deck(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("deck")
     (root / "images").symlink_to(REPO / "images")  # decks show ../images/*.png like the lessons
     (root / "notebooks").mkdir()
-    lesson = root / "notebooks" / DECK_LESSON.name
-    shutil.copy(DECK_LESSON, lesson)
-    (deck,) = build_slides.build([lesson], root / "slides", executed=root / "executed")
-    return deck
+    lessons = [root / "notebooks" / p.name for p in (DECK_LESSON, POSITIONS) if p is not None]
+    for lesson in lessons:
+        shutil.copy(REPO / "notebooks" / lesson.name, lesson)
+    built = build_slides.build(lessons, root / "slides", executed=root / "executed")
+    return {deck.name.split(".")[0]: deck for deck in built}
+
+
+@pytest.fixture(scope="module")
+def deck(decks: dict[str, Path]) -> Path:
+    """Lesson 04's deck."""
+    return decks[DECK_LESSON.stem]
 
 
 @pytest.fixture(scope="module")
@@ -134,10 +148,17 @@ def test_explorers_answer_with_no_kernel(opened) -> None:
     assert blocked == [] and errors == [], (blocked, errors)
 
 
-def test_deck_numbers_are_pythons(deck: Path, browser) -> None:
+def _url(deck: Path, request: pytest.FixtureRequest, how: str) -> str:
+    return deck.as_uri() if how == "file" else f"{request.getfixturevalue('server')}/slides/{deck.name}"
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_deck_numbers_and_hovers_are_pythons(deck: Path, browser, request: pytest.FixtureRequest, how: str) -> None:
     """At random states reached through the deck's controls, every number a view shows is Python's:
-    ``compute(values)`` of the same explorer (the lesson run again in a kernel) formatted by ``annotation``."""
-    page, blocked, errors = open_page(browser, deck.as_uri())
+    ``compute(values)`` of the same explorer (the lesson run again in a kernel) formatted by ``annotation``; and
+    hovering sampled cells shows, at once (no kernel to wait for), their labels, value and ``view.explain(i, j)``
+    at that state (lesson 04's scores explain each product)."""
+    page, blocked, errors = open_page(browser, _url(deck, request, how))
     try:
         wait_for_widgets(page)
         states = sample_states(page, seed=4)
@@ -146,7 +167,25 @@ def test_deck_numbers_are_pythons(deck: Path, browser) -> None:
     assert states, "lesson 04's explorers have controls a deck can move"
     assert not blocked and not errors, (blocked, errors)
     lesson = deck.parent.parent / "notebooks" / DECK_LESSON.name
-    problems = compare_numbers(states, python_numbers(lesson, [(k, values) for k, values, _ in states]))
+    python = python_states(lesson, states)
+    problems = compare_with_python(states, python)
+    assert not problems, "\n".join(problems)
+    explained = [why for py in python for cells in py["cells"].values() for _, _, why in cells if why]
+    assert explained, "no hovered cell has an explanation: lesson 04's scores explain every product"
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+def test_lesson_12s_deck_loads_each_chunk_from_its_file(
+    decks: dict[str, Path], browser, request: pytest.FixtureRequest, how: str
+) -> None:
+    """Lesson 12's deck ships the chunk of its first d_model only and loads another's from slides/attnlib-chunks/
+    when chosen, from disk and over http, drawing Python's numbers (harness.static_pages.check_chunk_walk)."""
+    if POSITIONS is None:
+        pytest.skip("lesson 12 is not selected here (BROWSER_LESSONS)")
+    deck = decks[POSITIONS.stem]
+    assert any((deck.parent / "attnlib-chunks").glob("*.js")), "the chunk files beside the deck"
+    lesson = deck.parent.parent / "notebooks" / POSITIONS.name
+    problems = check_chunk_walk(browser, _url(deck, request, how), lesson, counted=how == "http")
     assert not problems, "\n".join(problems)
 
 

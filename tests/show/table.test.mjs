@@ -2,7 +2,9 @@
 // 01, 05, 07, 11 and 15, lookup() of every row's values is Python's Table.state(row), and transition() of
 // every change the table's build tried is what the explorer's own transition and clamping give; for lessons 08
 // and 12 (tables in parts and chunks), lookup() is compute()'s state at every state of 08 and sampled states of
-// 12, after loading the chunks missing() asks for, and transition() is the explorer's at sampled changes.
+// 12, after loading the chunks missing() asks for, and transition() is the explorer's at sampled changes. Lesson
+// 12's chunk files (what a page with no kernel loads beside it) give the chunks Python's, through loadChunk and a
+// document whose <script> runs the file; lessons 05 and 07's rows hold their views' explanations.
 // The payloads and Python's answers come from tests/show/table_fixtures.py: run here into a temporary folder,
 // or read from $TABLE_FIXTURES when set.
 import assert from "node:assert/strict";
@@ -11,10 +13,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { runInThisContext } from "node:vm";
 import {
   addChunk,
   addChunkMessage,
+  chunkFile,
   decodeTable,
+  loadChunk,
   lookup,
   missing,
   transition,
@@ -135,5 +140,79 @@ test("a chunk sent in a kernel's message (content and buffers) is the chunk the 
     const values = fixture.rows.map(([v]) => v).find((v) => missing(viaFile, v).length === 0 && lookup(viaFile, v));
     assert.ok(values, `${file}: a sampled state in that chunk`);
     assert.deepEqual(comparable(lookup(viaMessage, values)), comparable(lookup(viaFile, values)));
+  }
+});
+
+test("the explained tables hold every row's explanations (a page with no kernel answers a hover with them)", () => {
+  for (const file of ["05_softmax.json", "07_summing.json"]) {
+    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+    const table = decodeTable(fixture.payload);
+    let explained = 0;
+    for (const [values, expected] of fixture.rows) {
+      const state = lookup(table, values);
+      for (const [name, view] of Object.entries(expected.views)) {
+        assert.deepEqual(state?.views[name].explanations, view.explanations, `${file} ${name}`);
+        if (view.explained) explained += view.explanations.length > 0 ? 1 : 0;
+      }
+    }
+    assert.ok(explained > 0, `${file}: no row with explanations`);
+  }
+});
+
+/** A document whose <script> elements run the file their src names in `files` (a path relative to `base`), once
+ * appended, as a browser runs a classic script from disk or over http; an absent file is the script's error. */
+function documentOf(files, base) {
+  const ran = [];
+  return {
+    ran,
+    baseURI: base,
+    createElement: () => ({}),
+    head: {
+      append(script) {
+        const path = script.src.slice(new URL(".", base).href.length);
+        ran.push(path);
+        queueMicrotask(() => {
+          if (!(path in files)) return script.onerror();
+          runInThisContext(files[path]);
+          script.onload();
+        });
+      },
+    },
+  };
+}
+
+test("a chunk file beside the page is the chunk Python has (loadChunk, as a page with no kernel loads it)", async () => {
+  const fixture = revive(JSON.parse(readFileSync(join(folder, "12_positions.json"), "utf8")));
+  const files = fixture.files;
+  const table = decodeTable(fixture.payload);
+  const fromPython = decodeTable(fixture.payload);
+  const page = documentOf(files, "file:///site/notebooks/12_positions.html");
+  globalThis.document = /** @type {any} */ (page);
+  try {
+    const held = [...table.parts[0].chunks.keys()];
+    assert.deepEqual(
+      held.map((i) => chunkFile(table, 0, i)),
+      [""],
+      "the page holds the first state's chunk",
+    );
+    const indices = table.parts[0].chunk.values.map((_, i) => i).filter((i) => chunkFile(table, 0, i) in files);
+    assert.equal(indices.length, 3);
+    for (const index of indices) {
+      assert.equal(await loadChunk(table, 0, index), true, `chunk ${index}`);
+      addChunk(fromPython, 0, index, fixture.chunks[0][index]);
+    }
+    assert.equal(await loadChunk(table, 0, indices[0]), true, "loaded once");
+    assert.equal(page.ran.filter((p) => p === chunkFile(table, 0, indices[0])).length, 1, "its file ran once");
+    const states = fixture.rows.map(([v]) => v).filter((v) => missing(fromPython, v).length === 0);
+    assert.ok(states.length >= 3, "sampled states in the loaded chunks");
+    for (const values of states)
+      assert.deepEqual(comparable(lookup(table, values)), comparable(lookup(fromPython, values)));
+    const absent = table.parts[0].chunk.values
+      .map((_, i) => i)
+      .find((i) => chunkFile(table, 0, i) && !indices.includes(i));
+    assert.equal(await loadChunk(table, 0, absent), false, "a page copied without the file: not loaded");
+    assert.equal(table.parts[0].chunks.has(absent), false);
+  } finally {
+    delete globalThis.document;
   }
 });

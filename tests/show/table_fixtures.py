@@ -1,7 +1,9 @@
 """Write what tests/show/table.test.mjs checks the page's table reader against: for some of the lessons'
 explorers, the table's page payload, Python's state for every row (lessons 08 and 12, whose tables come in
 parts and chunks: for every state of 08 and sampled states of 12, straight from ``compute``) and Python's
-transition for every change the build tried (08, 12: sampled changes).
+transition for every change the build tried (08, 12: sampled changes). Lessons 05 and 07's tables hold their
+views' explanations (as a page with no kernel gets them, ``add_explanations``); lesson 12's fixture holds some of
+its chunk files (``chunk_files``: what a page with no kernel loads beside it).
 
     python tests/show/table_fixtures.py DIR      (table.test.mjs runs it when TABLE_FIXTURES is not set)
 
@@ -27,7 +29,16 @@ from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.lessons.pipeline import PipelineExplorer
 from attnlib.show.explorer import Explorer
-from attnlib.show.table import build_table, build_tables, chunk_message, comparable, page_value
+from attnlib.show.table import (
+    Tables,
+    add_explanations,
+    build_table,
+    build_tables,
+    chunk_files,
+    chunk_message,
+    comparable,
+    page_value,
+)
 
 #: the explorers whose tables the page's reader is checked against (lessons 01, 05, 07, 11, 15)
 FIXTURES = {
@@ -38,6 +49,8 @@ FIXTURES = {
     "07 summing": SummingExplorer,
     "15 tiled": TiledExplorer,
 }
+#: the fixtures whose tables hold their views' explanations, as a page with no kernel gets them
+EXPLAINED = {"05 softmax", "07 summing"}
 #: explorers whose tables come in parts and chunks (lookups checked against compute at these many states)
 PARTED = {"08 scaling": (ScalingExplorer, 210), "12 positions": (PositionsExplorer, 300)}
 
@@ -53,9 +66,13 @@ def jsonable(value: object) -> object:
     return value
 
 
-def fixture(explorer: Explorer) -> dict[str, object]:
-    """The payload, every row's page values and state, every change's values before and after (Python's)."""
+def fixture(explorer: Explorer, *, explained: bool = False) -> dict[str, object]:
+    """The payload, every row's page values and state, every change's values before and after (Python's);
+    ``explained``: the table holds the views' explanations."""
     table = build_table(explorer)
+    if explained:
+        start = explorer.values_now()
+        add_explanations(explorer, Tables(table.explorer, table.controls, table.free_names, [table], start))
     names = (*table.controls, *table.free_names)
 
     def page(values) -> dict[str, object]:
@@ -116,9 +133,14 @@ def parted(explorer: Explorer, samples: int) -> dict[str, object]:
     }
     content, buffers = chunk_message(tables, 0, len(tables.chunk_values(0)) - 1)  # as a kernel answers
     message = {"content": content, "buffers": buffers}
+    page = tables.to_page("current")
+    files = chunk_files(tables, page)
+    named = [path for path in page["parts"][0]["chunk"]["files"] if path]
+    kept = {path: files[path] for path in {named[0], named[len(named) // 2], named[-1]}}  # three: 270 kB each
     return jsonable(
         {
-            "payload": tables.to_page("current"),
+            "payload": page,
+            "files": kept,
             "chunks": chunks,
             "message": message,
             "rows": rows,
@@ -144,7 +166,7 @@ def main(folder: str) -> None:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     for name, factory in FIXTURES.items():
-        (out / f"{name.replace(' ', '_')}.json").write_text(json.dumps(fixture(factory())))
+        (out / f"{name.replace(' ', '_')}.json").write_text(json.dumps(fixture(factory(), explained=name in EXPLAINED)))
     for name, (factory, samples) in PARTED.items():
         (out / f"{name.replace(' ', '_')}.json").write_text(json.dumps(parted(factory(), samples)))
 

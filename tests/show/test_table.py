@@ -7,17 +7,33 @@ The page's reader of the same tables: tests/show/table.test.mjs."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import hashlib
 import inspect
 import json
 import random
 import time
 from collections.abc import Callable, Mapping
+from typing import cast
 
 import pytest
 
 from attnlib.lessons.l08_scaling import ScalingExplorer
+from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.show.explorer import Explorer
-from attnlib.show.table import MARKS, Table, Tables, build_tables, comparable, page_value
+from attnlib.show.table import (
+    CHUNK_FOLDER,
+    MARKS,
+    Table,
+    Tables,
+    add_explanations,
+    build_tables,
+    chunk_files,
+    chunk_message,
+    comparable,
+    page_value,
+)
 from bench.bench_tables import lesson_explorers
 
 INLINE_BUDGET = 64_000
@@ -176,3 +192,52 @@ def test_the_pages_transition_is_the_explorers(name: str) -> None:
         page = tables.transition({n: page_value(v) for n, v in changed.items()}, control)
         assert page == {n: page_value(v) for n, v in after.items()}, (name, control, changed[control])
         assert tables.lookup(page) is not None
+
+
+def test_a_page_with_no_kernel_has_every_chunk_it_does_not_hold_as_a_file() -> None:
+    """chunk_files: one file per chunk the page does not hold, named by its content's digest, holding what the kernel
+    would send for it (chunk_message), each at most the chunk budget gzip; the page names each one's path."""
+    _, tables = tables_of("12 PositionsExplorer")
+    page = tables.to_page("current")
+    files = chunk_files(tables, page)
+    (part,) = [p for p, t in enumerate(tables.parts) if t.chunk is not None]
+    named = page["parts"][part]["chunk"]["files"]
+    held = [int(i) for i in page["parts"][part]["chunks"]]
+    assert len(named) == len(tables.chunk_values(part)) == 32 and [i for i, f in enumerate(named) if not f] == held
+    assert sorted(files) == sorted(f for f in named if f) and all(f.startswith(f"{CHUNK_FOLDER}/") for f in files)
+    for index in range(0, 32, 5):
+        if index in held:
+            continue
+        text = files[named[index]]
+        key = named[index].removeprefix(f"{CHUNK_FOLDER}/").removesuffix(".js")
+        prefix = f'(globalThis.attnlibChunks ??= {{}})["{key}"] = '
+        body = json.loads(text.split(prefix, 1)[1].rstrip().removesuffix(";"))
+        content, buffers = chunk_message(tables, part, index)
+        assert body["content"] == json.loads(json.dumps(content))
+        assert [base64.b64decode(b) for b in body["buffers"]] == buffers
+        assert hashlib.sha256(text.split(prefix, 1)[1].rstrip().removesuffix(";").encode()).hexdigest()[:24] == key
+        assert len(gzip.compress(text.encode(), 9)) <= CHUNK_BUDGET
+    assert chunk_files(tables, tables.to_page("all")) == {}  # a page that holds every chunk needs no file
+
+
+def test_the_explanations_a_table_holds_are_the_views() -> None:
+    """add_explanations: every row holds each explained view's explanations, the text view.explain(i, j) gives once
+    the view shows that row's frame; a view with none gets no output (lesson 12's), and nothing else moves."""
+    explorer = LESSONS["05 SoftmaxExplorer"]()
+    tables = build_tables(explorer)
+    (table,) = tables.parts
+    before = [table.state(k) for k in range(len(table.keys))]
+    assert add_explanations(explorer, tables) == ["heatmap"]
+    assert table.outputs[-1] == "views/heatmap:explanations"
+    rng = random.Random(5)
+    for k in sorted(rng.sample(range(len(table.keys)), 12)):
+        state = table.state(k)
+        view = explorer.views["heatmap"]
+        view.show(explorer.compute(table.values[k]).views["heatmap"])
+        texts = cast(list[list[str]], state["views"]["heatmap"].pop("explanations"))  # type: ignore[union-attr]
+        assert state == before[k]
+        n_rows, n_cols = view.shape
+        assert texts == [[view.explain(i, j) for j in range(n_cols)] for i in range(n_rows)] and texts[0][0]
+        assert tables.lookup(table.page_values(k)) == table.state(k)
+    positions = PositionsExplorer()
+    assert add_explanations(positions, build_tables(positions)) == []

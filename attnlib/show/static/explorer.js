@@ -14,7 +14,7 @@
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 import { createHeatmap } from "./heatmap.js";
-import { addChunkMessage, decodeTable, lookup, missing, transition } from "./table.js";
+import { addChunkMessage, decodeTable, loadChunk, lookup, missing, transition } from "./table.js";
 
 /** @typedef {Record<string, unknown>} Values */
 /** @typedef {{kind: string, name?: string, label?: string, value?: unknown, options?: unknown[], min?: number,
@@ -332,25 +332,33 @@ function render({ model, el }) {
   let asked = 0;
   /** @type {Map<number, (text: string) => void>} */
   const waiting = new Map();
+  /** @type {Map<string, string[][]>} each view's explanations in the state drawn, when the table holds them (a page
+   * with no kernel answers a hover with them; a page with a kernel asks it) */
+  const explanations = new Map();
 
   /** @param {string} view */
   const hostOf = (view) => ({
     send: (/** @type {Record<string, unknown>} */ msg) => model.send({ ...msg, view }),
-    asks: () => kernel,
+    asks: () => kernel || explanations.has(view),
     explain: (/** @type {number} */ row, /** @type {number} */ col) =>
-      new Promise((resolve) => {
-        const id = ++asked;
-        const timer = setTimeout(() => {
-          waiting.delete(id);
-          resolve("");
-        }, ANSWER_MS);
-        waiting.set(id, (text) => {
-          clearTimeout(timer);
-          resolve(text);
-        });
-        model.send({ kind: "explain", view, row, col, id });
-      }),
+      kernel ? askKernel(view, row, col) : Promise.resolve(String(explanations.get(view)?.[row]?.[col] ?? "")),
   });
+
+  /** A cell's explanation from the kernel ("" when no answer comes within ANSWER_MS).
+   * @param {string} view @param {number} row @param {number} col @returns {Promise<string>} */
+  const askKernel = (view, row, col) =>
+    new Promise((resolve) => {
+      const id = ++asked;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        resolve("");
+      }, ANSWER_MS);
+      waiting.set(id, (text) => {
+        clearTimeout(timer);
+        resolve(text);
+      });
+      model.send({ kind: "explain", view, row, col, id });
+    });
 
   /** @param {Node} node @returns {HTMLElement} */
   const build = (node) => {
@@ -396,6 +404,9 @@ function render({ model, el }) {
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
       view?.draw({ ...view.look, ...drawn });
+      const said = /** @type {{explanations?: string[][]}} */ (drawn).explanations;
+      if (said?.length) explanations.set(name, said);
+      else explanations.delete(name);
     }
     for (const [name, text] of Object.entries(state.texts || {})) {
       const node = texts.get(name);
@@ -452,20 +463,10 @@ function render({ model, el }) {
     if (state) apply(state, next, "table");
     else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
     if (!kernel) {
-      // a chunk this page was saved without: say so (no kernel will send it), until a state is drawn again; the
-      // controls go back to the state drawn, so that the others still move it
       chunkNote?.remove();
       chunkNote = null;
       const need = !state && table ? missing(table, { ...next, ...free }) : [];
-      if (need.length) {
-        [current, free] = [drawn, drawnFree];
-        for (const [n, v] of Object.entries(current)) controls.get(n)?.set({ value: v });
-        const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
-        chunkNote = noKernelNote(
-          `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
-        );
-        root.append(chunkNote);
-      }
+      if (need.length) fromFiles(name, need, next, [drawn, drawnFree]);
       return;
     }
     if (!state && table) {
@@ -478,14 +479,32 @@ function render({ model, el }) {
     model.save_changes();
   };
 
-  /** A chunk arrived: the change that waited for it is drawn from the table, if it is still the page's.
-   * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
-  const chunkArrived = (content, buffers) => {
-    if (!table) return;
-    addChunkMessage(table, content, buffers);
-    if (!waitingFor) return;
-    waitingFor.asked.delete(`${content.part}/${content.index}`);
-    if (waitingFor.asked.size) return;
+  /** With no kernel: the chunks a change needs, loaded from the files beside the page (table.js loadChunk), then
+   * the change drawn as a kernel's chunk would draw it. A chunk the page has no file of (saved or copied without
+   * it): say so (no kernel will send it), until a state is drawn again; the controls go back to the state drawn,
+   * so that the others still move it.
+   * @param {string} name @param {{part: number, index: number}[]} need @param {Values} next
+   * @param {[Values, Values]} drawn the values and the free state drawn before the change */
+  const fromFiles = (name, need, next, drawn) => {
+    const wait = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
+    waitingFor = wait;
+    Promise.all(need.map(({ part, index }) => (table ? loadChunk(table, part, index) : false))).then((loaded) => {
+      if (waitingFor !== wait) return; // another change since: that one is the page's
+      if (loaded.every(Boolean)) return drawWaiting();
+      waitingFor = null;
+      [current, free] = drawn;
+      for (const [n, v] of Object.entries(current)) controls.get(n)?.set({ value: v });
+      const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
+      chunkNote = noKernelNote(
+        `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
+      );
+      root.append(chunkNote);
+    });
+  };
+
+  /** The change that waited for chunks, drawn from the table once they are all here, if it is still the page's. */
+  const drawWaiting = () => {
+    if (!table || !waitingFor) return;
     const { name } = waitingFor;
     const { values: next, free: after, state } = pageChange(table, current, free, name, current[name]);
     waitingFor = null;
@@ -494,10 +513,20 @@ function render({ model, el }) {
     current = next;
     free = after;
     apply(state, next, "table");
-    if (moved) {
+    if (moved && kernel) {
       model.set("values", next);
       model.save_changes();
     }
+  };
+
+  /** A chunk arrived from the kernel: the change that waited for it is drawn from the table.
+   * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
+  const chunkArrived = (content, buffers) => {
+    if (!table) return;
+    addChunkMessage(table, content, buffers);
+    if (!waitingFor) return;
+    waitingFor.asked.delete(`${content.part}/${content.index}`);
+    if (!waitingFor.asked.size) drawWaiting();
   };
 
   /** `shown` from the kernel: applied while current, else dropped. */

@@ -424,8 +424,9 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
   Object.assign(pixels, { width: large ? nCols : 0, height: large ? nRows : 0 });
   Object.assign(pixels.style, { left: x0 + "px", top: y0 + "px", width: gridW + "px", height: gridH + "px" });
   if (large) {
-    // the rectangles stay for the next smaller matrix
+    // the rectangles stay for the next smaller matrix; its numbers go (they would stay drawn over the canvas)
     cells.setAttribute("display", "none");
+    fitPool(numbers, v.texts, 0, () => svg("text"));
     return;
   }
   cells.removeAttribute("display");

@@ -10,7 +10,7 @@
  * @typedef {{
  *   controls: string[], grid: unknown[][], free: string[], outputs: string[][], pool: unknown[],
  *   width: number, keys: Bytes, cells: Bytes, matrices: Bytes, offsets: Bytes, blocks?: Bytes | null,
- *   aliases: [number, number[], number][], chunk?: {control: string, values: unknown[]} | null,
+ *   aliases: [number, number[], number][], chunk?: {control: string, values: unknown[], files?: string[]} | null,
  *   chunks?: Record<string, PartPayload>
  * }} PartPayload  one part (Table.to_page()): some outputs keyed by some controls
  * @typedef {PartPayload & {format: number, explorer: string, tolerance: number, parts?: undefined}
@@ -25,8 +25,9 @@
  *   keys: Uint32Array, cells: Uint32Array, matrices: ArrayBuffer, offsets: Uint32Array,
  *   blocks: Uint32Array | null, rowOf: Map<string, number>, aliases: Map<string, number>
  * }} Rows  a decoded part, or one chunk of a chunked part
- * @typedef {{rows: Rows | null, chunk: {control: string, values: unknown[], where: Map<unknown, number>,
- *   numbers: [number, number][]} | null, chunks: Map<number, Rows>, controls: string[], outputs: string[][]}} Part
+ * @typedef {{rows: Rows | null, chunk: {control: string, values: unknown[], files?: string[],
+ *   where: Map<unknown, number>, numbers: [number, number][]} | null, chunks: Map<number, Rows>, controls: string[],
+ *   outputs: string[][]}} Part
  * @typedef {{explorer: string, controls: string[], free: string[], tolerance: number, parts: Part[],
  *   nRows: number}} Table  (nRows: the states the table answers with every chunk loaded)
  *   a decoded table (read it only through the functions of this module)
@@ -213,6 +214,72 @@ export function addChunkMessage(table, content, buffers) {
     return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, join(v)]));
   };
   addChunk(table, content.part, content.index, /** @type {PartPayload} */ (join(content.payload)));
+}
+
+/**
+ * Bytes from base64 (a chunk file's buffers), as a DataView.
+ * @param {string} text
+ * @returns {DataView}
+ */
+function fromBase64(text) {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return new DataView(bytes.buffer);
+}
+
+/** @type {Map<string, Promise<boolean>>} each chunk file's <script>, once per page (explorers may share one) */
+const LOADING = new Map();
+
+/**
+ * The file of chunk `index` of part `part` that a page with no kernel loads (Python's `chunk_files`: a path
+ * relative to the page), or "" when the table names none.
+ * @param {Table} table
+ * @param {number} part
+ * @param {number} index
+ * @returns {string}
+ */
+export function chunkFile(table, part, index) {
+  return table.parts[part].chunk?.files?.[index] ?? "";
+}
+
+/**
+ * Load chunk `index` of part `part` from its file beside the page (a classic <script>, which a browser runs from
+ * file:// as over http, where it refuses fetch) and add it to the table: resolves true once added, false when the
+ * table names no file, or the file is missing or holds another chunk (then the page says a kernel computes it).
+ * @param {Table} table
+ * @param {number} part
+ * @param {number} index
+ * @returns {Promise<boolean>}
+ */
+export function loadChunk(table, part, index) {
+  const path = chunkFile(table, part, index);
+  if (table.parts[part].chunks.has(index)) return Promise.resolve(true);
+  if (!path || typeof document === "undefined") return Promise.resolve(false);
+  const url = new URL(path, document.baseURI).href;
+  let loading = LOADING.get(url);
+  if (!loading) {
+    loading = new Promise((resolve) => {
+      const script = document.createElement("script");
+      script.src = url;
+      script.onload = () => resolve(true);
+      script.onerror = () => {
+        LOADING.delete(url); // not there now: a later change may try again
+        resolve(false);
+      };
+      document.head.append(script);
+    });
+    LOADING.set(url, loading);
+  }
+  const key = path.replace(/^.*\//, "").replace(/\.js$/, "");
+  return loading.then((loaded) => {
+    const held = /** @type {Record<string, {content: any, buffers: string[]}> | undefined} */ (
+      /** @type {any} */ (globalThis).attnlibChunks
+    )?.[key];
+    if (!loaded || !held || held.content.part !== part || held.content.index !== index) return false;
+    if (!table.parts[part].chunks.has(index)) addChunkMessage(table, held.content, held.buffers.map(fromBase64));
+    return true;
+  });
 }
 
 /**
