@@ -24,11 +24,12 @@ Synced traits:
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
-quietly (the views and texts in Python follow; nothing is sent back, not even ipywidgets' echo). One it does not
-cover is computed here and answered with ``shown``. A change made in Python sends ``values`` and ``shown`` in one
-message (``hold_sync``). Hover explanations and typed cells travel as custom messages (``send`` / ``on_msg``):
-``{kind: "explain", view, row, col, id}`` → ``{kind: "explained", id, text}``; ``{kind: "edit", view, row, col,
-text}``; ``{kind: "select", view, row, col}``.
+without computing it (:meth:`Explorer.adopt_drawn`: what Python shows follows when something reads it, see
+:meth:`Explorer.ensure_fresh`; nothing is sent back, not even ipywidgets' echo). One it does not cover (or whose
+values the kernel moves: a reset the page did not apply, a clamp) is computed here and answered with ``shown``.
+A change made in Python sends ``values`` and ``shown`` in one message (``hold_sync``). Hover explanations and
+typed cells travel as custom messages (``send`` / ``on_msg``): ``{kind: "explain", view, row, col, id}`` →
+``{kind: "explained", id, text}``; ``{kind: "edit", view, row, col, text}``; ``{kind: "select", view, row, col}``.
 
 The front end is one ES module: :func:`bundle` joins ``static/*.js`` (their local ``import`` lines dropped and
 their ``export`` keywords removed) into one string at import time, so there is no build step.
@@ -182,6 +183,18 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         self._explorer_changed_in_page(dict(change["new"]))
 
+    def drew(self, values: Mapping[str, object], asked: Mapping[str, object]) -> bool:
+        """Whether the page drew ``values`` from its table when it sent ``asked``: they are the page's values (it
+        applied every reset), the tables hold their state, and there :meth:`Explorer.compute` moves no dependent
+        control's value (a clamp, which the kernel answers). Read from the tables alone: nothing is computed."""
+        if self.tables is None or {n: values[n] for n in self._explorer.controls} != dict(asked):
+            return False
+        state = self.tables.lookup(values)
+        return state is not None and all(
+            "value" not in traits or page_value(values[name]) == traits["value"]
+            for name, traits in state["controls"].items()
+        )
+
     def _explorer_changed_in_page(self, asked: dict[str, object]) -> None:
         explorer = self._explorer
         before = explorer.control_values()
@@ -189,11 +202,14 @@ class ExplorerWidget(anywidget.AnyWidget):
         after: Mapping[str, object] = {**explorer.values_now(), **{n: asked[n] for n in changed}}
         for name in changed:  # the page applied the resets its table knows; here all of them (idempotent)
             after = explorer.transition(after, name)
-        explorer.adopt(after)
-        explorer._update_or_explain()
-        if explorer.control_values() == asked and self.covers(explorer.values_now()):
+        if self.drew(after, asked):
+            if changed:
+                explorer.adopt_drawn(after)  # computed when something reads what it shows
             self._adopted += 1  # the page no longer shows the shown trait: the next push must reach it
             return  # the page drew it from the table: nothing goes back
+        explorer.ensure_fresh()  # the controls check the page's values against the options the page showed
+        explorer.adopt(after)
+        explorer._update_or_explain()
         with self.hold_sync():
             self._pushing = True
             try:
@@ -221,6 +237,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         if view is None:
             return
+        self._explorer.ensure_fresh()  # a cell's explanation, an edit, a click: of the state the page shows
         if kind == "explain":
             self.send({"kind": "explained", "id": content.get("id"), "text": view.explain(row, col)})
         elif kind == "edit":

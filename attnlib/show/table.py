@@ -521,7 +521,8 @@ def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
         table.frees.append([pool.setdefault(_json(held(values[n])), len(pool)) for n in free_names])
 
     seen = {tuple(_ident(start[n]) for n in names)}
-    settled: dict[tuple, tuple[dict[str, object], Shown]] = {}
+    #: the settled values and what they show, and the settled values as the page tells them apart, per moved values
+    settled: dict[tuple, tuple[dict[str, object], Shown, tuple]] = {}
     queue = [(0, start, shown)]
     add(start, shown)
     while queue:
@@ -533,10 +534,12 @@ def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
                 table.changes.append((row, name, value))
                 changed = {**values, name: value}
                 moved = explorer.transition(changed, name)
-                if page(moved) not in settled:
-                    settled[page(moved)] = settle(moved)
-                after, after_shown = settled[page(moved)]
-                if page(after) != page(changed):
+                moved_page = page(moved)
+                if moved_page not in settled:
+                    after, after_shown = settle(moved)
+                    settled[moved_page] = after, after_shown, page(after)
+                after, after_shown, after_page = settled[moved_page]
+                if after_page != (moved_page if moved is changed else page(changed)):
                     sets = {n: after[n] for n in names if _ident(after[n]) != _ident(changed[n])}
                     sets.update({n: held(after[n]) for n in free_names if not _same(held(after[n]), held(changed[n]))})
                     raw = (name, tuple(changed[n] for n in names))
@@ -546,7 +549,7 @@ def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
                             f"state and {sets} from another: its transition reads a free control"
                         )
                     table.aliases[raw] = sets
-                key = tuple(_ident(after[n]) for n in names)
+                key = after_page[: len(names)]
                 if key in seen:
                     continue
                 if len(seen) >= limit:

@@ -7,13 +7,14 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from test_explorer import EXPLORERS, TinyExplorer
 
 from attnlib.lessons.l05_softmax import SoftmaxExplorer
-from attnlib.show import ExplorerWidget
+from attnlib.show import ExplorerWidget, HeatmapView, ui
 from attnlib.show.explorer import choices
 from attnlib.show.page import STATIC, bundle
 from attnlib.show.table import FORMAT, page_value
@@ -323,9 +324,14 @@ def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts
     assert out["drawn"], "the page has no state for the new example: it would draw nothing"
     assert out["free"] != widget.shown["free"]  # the example's inputs, not the old ones
     sent.clear()
+    calls = counted(explorer)
     change_in_page(widget, **out["values"])
     assert updates(sent, widget) == []  # covered: the kernel stays quiet, so the page must draw it itself
+    assert calls == []  # nor computes it (the page drew it): until it is read
     assert widget.free() == out["free"]
+    fresh = PipelineExplorer(other, scaled=False)
+    assert explorer.summary() == fresh.summary()  # (read off the values alone: nothing to compute)
+    assert explorer.shown_now() == fresh.shown_now() and len(calls) == 1
 
 
 def test_python_back_to_the_state_it_last_sent_reaches_a_page_that_moved(sent, softmax) -> None:
@@ -364,3 +370,166 @@ def test_a_table_in_small_chunks_ships_every_chunk_and_a_large_one_the_first(sen
     held = [(p, len(large.tables.chunk_values(k))) for k, p in enumerate(large.table["parts"]) if "chunk" in p]
     assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
     assert len(gzip.compress(page_bytes(large.tables.to_page("all")), 1)) > INLINE_CHUNKS
+
+
+# --------------------------------------------------------------------------- a state the page drew: computed when read
+def counted(explorer) -> list[dict]:
+    """The calls of the explorer's compute from now on (the values of each), through a wrapper on the method."""
+    calls: list[dict] = []
+    compute = explorer.compute
+
+    def counting(values):
+        calls.append(dict(values))
+        return compute(values)
+
+    explorer.compute = counting
+    return calls
+
+
+def same_state(message_shown: dict, widget: ExplorerWidget, fresh: SoftmaxExplorer) -> bool:
+    """The ``shown`` a message carried is what ``fresh`` shows: its JSON part as sent, its matrices (sent as binary
+    buffers) as the widget's trait holds them."""
+    expected = {k: v for k, v in fresh.shown_now().items() if k != "values"}
+    sent_views = {n: {k: v for k, v in view.items() if k != "buffer"} for n, view in message_shown["views"].items()}
+    views = {n: {k: v for k, v in view.items() if k != "buffer"} for n, view in expected["views"].items()}
+    buffers = {n: view["buffer"] for n, view in expected["views"].items()}
+    return (
+        sent_views == views
+        and {n: view["buffer"] for n, view in widget.shown["views"].items()} == buffers
+        and all(message_shown[k] == expected[k] for k in ("texts", "controls", "message"))
+    )
+
+
+def drawn_in_page(widget: ExplorerWidget, name: str, value: object) -> dict:
+    """Control ``name`` moved to ``value`` in the page, which applies its table's resets and clamps (the rule
+    ``table.js`` shares with :meth:`Tables.transition`) and sends its values; the values sent."""
+    tables = widget.tables
+    assert tables is not None
+    moved = tables.transition({**widget.values, **widget.shown["free"], name: value}, name)
+    assert tables.lookup(moved) is not None, f"the table does not hold {name} = {value!r}"
+    asked = {n: moved[n] for n in widget.values}
+    change_in_page(widget, **asked)
+    return asked
+
+
+def _softmax_moves(explorer: SoftmaxExplorer, back: bool = False) -> list[tuple[str, object]]:
+    """Softmax moved in the page to example 000 (4 tokens: its query menu is not 001's), its last query and a hotter
+    temperature, or ``back`` to 001, its first query and T = 1: each change drawn from the table."""
+    temperatures = choices(explorer.controls["temperature"])
+    if back:
+        return [("example", "001"), ("query", 0), ("temperature", temperatures[20])]
+    return [("example", "000"), ("query", 3), ("temperature", temperatures[40])]
+
+
+def _moved_in_page(explorer: SoftmaxExplorer, moves: list[tuple[str, object]]) -> SoftmaxExplorer:
+    """``explorer`` moved in the page; the explorer built fresh at the values it reaches."""
+    for name, value in moves:
+        drawn_in_page(explorer.page, name, value)
+    c = explorer.controls
+    return SoftmaxExplorer(c["example"].value, temperature=c["temperature"].value, query=c["query"].value)
+
+
+def _softmax_in_page(sent) -> tuple[SoftmaxExplorer, ExplorerWidget, list[dict], SoftmaxExplorer]:
+    """Softmax displayed and moved in the page; its compute counted from the first move; the same state built fresh."""
+    explorer = SoftmaxExplorer("001")
+    explorer._repr_mimebundle_()
+    calls = counted(explorer)
+    sent.clear()
+    return explorer, explorer.page, calls, _moved_in_page(explorer, _softmax_moves(explorer))
+
+
+def test_changes_the_table_covers_compute_nothing_and_send_nothing(sent) -> None:
+    explorer, widget, calls, fresh = _softmax_in_page(sent)
+    assert calls == [] and updates(sent, widget) == []
+    assert explorer.control_values() == fresh.control_values() == widget.values  # the values are the page's
+    assert explorer.controls["query"].value == 3  # not one of 001's three queries: adopted unchecked
+
+
+#: what Python code, the notebook and the page read off an explorer and its views
+READS: dict[str, Callable[[SoftmaxExplorer], object]] = {
+    "summary": lambda e: e.summary(),
+    "repr": repr,
+    "png": lambda e: e.snapshot_png(),
+    "bundle": lambda e: {k: v for k, v in e._repr_mimebundle_()[0].items() if "widget" not in k},
+    "shown_now": lambda e: e.shown_now(),
+    "tree": lambda e: e.tree(),
+    "a view's numbers": lambda e: e.views["heatmap"].values,
+    "a view's labels": lambda e: list(e.views["bars"].row_labels),
+    "a view's title": lambda e: e.views["bars"].title,
+    "a view's matrix": lambda e: e.views["heatmap"].data.tolist(),
+    "a view's frame": lambda e: e.views["bars"].shown(),
+    "a view's picture": lambda e: e.views["heatmap"].to_png(),
+    "a view's explanation": lambda e: e.views["heatmap"].explain(1, 2),
+    "a text": lambda e: e.texts["stats"].value,
+    "a caption kept as an attribute": lambda e: e.bar_caption.value,
+    "a dependent menu": lambda e: e.controls["query"].options,
+    "a menu's label": lambda e: e.controls["query"].label,
+    "the message": lambda e: e.message.value,
+}
+
+
+def test_every_read_after_changes_drawn_in_the_page_is_what_a_fresh_explorer_shows(sent) -> None:
+    """Each read, the first after moves in the page (to 000 and back to 001 in turn), computes the state once and
+    gives what the explorer built fresh at those values gives; nothing is sent (the page drew it)."""
+    explorer, widget, calls, fresh = _softmax_in_page(sent)
+    for k, (read, how) in enumerate(READS.items()):
+        if k:
+            fresh = _moved_in_page(explorer, _softmax_moves(explorer, back=k % 2 == 1))
+        assert calls == [], read
+        got = how(explorer)
+        assert len(calls) == 1 and calls[0] == explorer.values_now(), read  # once, when read, for the values now
+        assert got == how(fresh), read
+        assert explorer.shown_now() == fresh.shown_now() and explorer.summary() == fresh.summary(), read
+        assert len(calls) == 1, read  # fresh now: read again, nothing is computed
+        calls.clear()
+    assert updates(sent, widget) == []
+    assert explorer.displayed() == fresh.displayed() == explorer.state(explorer.compute(explorer.values_now()))
+    assert type(explorer.views["heatmap"]) is HeatmapView and type(explorer.texts["stats"]) is ui.HTML  # as built
+
+
+def test_a_hover_after_changes_drawn_in_the_page_explains_the_state_drawn(sent) -> None:
+    _, widget, calls, fresh = _softmax_in_page(sent)
+    custom(widget, kind="explain", view="heatmap", row=3, col=1, id=5)
+    (answer,) = updates(sent, widget)
+    assert answer["content"] == {"kind": "explained", "id": 5, "text": fresh.views["heatmap"].explain(3, 1)}
+    assert answer["content"]["text"] and len(calls) == 1
+
+
+def test_a_change_the_table_does_not_cover_after_drawn_ones_gets_one_shown_of_its_values(sent) -> None:
+    _, widget, calls, _ = _softmax_in_page(sent)
+    typed = "1 0 0 0\n0 1 0 0\n0 0 1 0\n0 0 0 5"
+    change_in_page(widget, scores=typed)
+    (message,) = updates(sent, widget)
+    assert set(message["state"]) == {"shown"}
+    shown = message["state"]["shown"]
+    assert shown["values"] == {**widget.values, "scores": typed} and shown["origin"] == "page"
+    assert calls and calls[-1]["scores"] == typed  # what was sent is compute of the typed scores
+    fresh = SoftmaxExplorer("000", temperature=widget.values["temperature"], query=3)
+    fresh.controls["scores"].value = typed
+    assert same_state(shown, widget, fresh)
+
+
+def test_a_change_made_in_python_after_changes_drawn_in_the_page_sends_one_message_of_its_state(sent) -> None:
+    explorer, widget, calls, fresh = _softmax_in_page(sent)
+    explorer.controls["query"].value = 0
+    (message,) = updates(sent, widget)
+    fresh.controls["query"].value = 0
+    state = message["state"]
+    assert state["values"] == fresh.control_values() == state["shown"]["values"]
+    assert state["shown"]["origin"] == "python"
+    assert same_state(state["shown"], widget, fresh)
+    assert calls[-1] == explorer.values_now()
+
+
+def test_a_covered_change_that_the_kernel_clamps_is_answered(sent) -> None:
+    """Lesson 12: a position past the tokens the page did not clamp: the tables say compute clamps it, so the kernel
+    computes and answers with the clamped value (the page's table has that state too, but not these values)."""
+    from attnlib.lessons.l12_positions import PositionsExplorer
+
+    explorer = PositionsExplorer(n_tokens=8, d_model=16, position=5, frequency=0)
+    widget = explorer.page
+    calls = counted(explorer)
+    sent.clear()
+    change_in_page(widget, n_tokens=4)  # position 5 stays: the page did not apply the clamp
+    (message,) = updates(sent, widget)
+    assert message["state"]["values"]["position"] == explorer.controls["position"].value == 3 and calls
