@@ -19,8 +19,9 @@ Synced traits:
   table in chunks ships every chunk when they weigh at most :data:`INLINE_CHUNKS` bytes gzip together (lesson
   08: 21 seeds, 89 kB), so that a saved page with no kernel has all its states; else (lesson 12: 594 kB) only
   the chunks of the state shown first: a page that needs another asks for it (``{kind: "chunk", part,
-  index}``), answered by :func:`attnlib.show.table.chunk_message`, and a page with no kernel shows its no-kernel
-  note for it.
+  index}``), answered by :func:`attnlib.show.table.chunk_message`; a page with no kernel (the site, a deck) loads
+  the chunk's file, written beside it by the build (:func:`attnlib.show.table.chunk_files`), and shows its
+  no-kernel note only when that file is missing.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here

@@ -13,7 +13,6 @@ import hashlib
 import inspect
 import json
 import random
-import time
 from collections.abc import Callable, Mapping
 from typing import cast
 
@@ -148,14 +147,13 @@ def test_each_table_fits_its_budget(name: str) -> None:
     assert all(size <= CHUNK_BUDGET for size in sizes["chunks"]), f"{name}: chunks {sizes['chunks']}"  # type: ignore[attr-defined]
 
 
-def test_the_tables_build_in_time() -> None:
-    """Every table of the explorers with no model builds in <= 10 s of this process's CPU time."""
+def test_every_explorer_with_no_model_has_a_table() -> None:
+    """Every explorer with no model builds its table (how long it takes is bench.bench_tables' figure, not a
+    test's: a timed test fails on a loaded machine and passes on a fast one whatever the code does)."""
     explorers = {name: LESSONS[name]() for name in LESSONS if name not in WITH_MODEL}
-    start = time.process_time()
     rows = {name: sum(len(part.keys) for part in build_tables(e).parts) for name, e in explorers.items()}
-    elapsed = time.process_time() - start
+    assert all(rows.values()), {name: n for name, n in rows.items() if not n}
     assert rows["05 SoftmaxExplorer"] == 51 * (3 + 4 + 3)  # every temperature × the queries of 001, 000 and 004
-    assert elapsed <= 10.0, f"building the tables took {elapsed:.1f} s"
 
 
 def test_lesson_08_is_chunked_by_seed_on_its_d_k_grid_and_lesson_12_is_factored() -> None:
