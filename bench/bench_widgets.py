@@ -1,9 +1,16 @@
-"""Live-view cost in the kernel: every lesson explorer driven headless, one control change at a time.
+"""Live-view cost in the kernel: every lesson explorer displayed (its one widget model), one change at a time.
 
-Each :class:`~attnlib.show.explorer.Explorer` subclass of ``attnlib.lessons`` is built as its lesson
-builds it and each of its controls set to a few valid values. A change is timed from setting
-``control.value`` until the update has run and its messages have left (the whole observer chain,
-maths included); the widget ``update`` messages the change sends are counted at the comm.
+Each :class:`~attnlib.show.explorer.Explorer` subclass of ``attnlib.lessons`` is built as its lesson builds it and
+displayed: its :class:`~attnlib.show.page.ExplorerWidget` exists, with its table of states. Each enumerable control
+(``Explorer.control_grid``) then takes a few of its values in turn, two ways:
+
+- **from the page**: the message the front end sends (``values``), handed to the widget's comm with its public
+  ``handle_msg``, as the kernel gets it. A change the table covers is drawn by the page: the kernel only adopts
+  it (no compute, nothing sent back); one it does not cover is computed and answered with one ``shown``.
+- **from Python**: ``control.value = v``, as learner code or a test sets it; one message carries values and shown.
+
+Timed from the message (or the assignment) until the kernel has handled it and its messages have left; the messages
+it sends are counted at the comm (``comm.create_comm``, the hook a kernel sets: here nothing leaves).
 
 Run: ``.venv/bin/python -m bench.bench_widgets [--changes N] [--json PATH]``.
 Goal: ≤ 10 ms median per change.
@@ -22,7 +29,6 @@ from typing import ClassVar
 
 import comm
 import comm.base_comm
-import ipywidgets as widgets
 import numpy as np
 
 import attnlib.lessons
@@ -102,55 +108,73 @@ def explorers() -> Iterator[type[Explorer]]:
                 yield cls
 
 
-def control_values(control: widgets.Widget) -> list[object]:
-    """A few valid values for ``control``, different from its current value, ending with it."""
-    current = control.value
-    if isinstance(control, (widgets.Checkbox, widgets.ToggleButton)):
-        values: list[object] = [not current]
-    elif hasattr(control, "options"):
-        values = [o[1] if isinstance(o, tuple) else o for o in control.options][:6]
-    elif isinstance(control, widgets.FloatLogSlider):
-        values = [float(control.base**e) for e in np.linspace(control.min, control.max, 5)]
-    elif isinstance(control, (widgets.IntSlider, widgets.BoundedIntText)):
-        values = sorted({int(v) for v in np.linspace(control.min, control.max, 5).round()})
-    elif isinstance(control, (widgets.FloatSlider, widgets.BoundedFloatText)):
-        values = [float(v) for v in np.linspace(control.min, control.max, 5)]
-    elif isinstance(control, (widgets.Textarea, widgets.Text)):
-        values = [current + " "]  # same numbers, a new value: a full re-parse and redraw
-    else:
-        return []
-    return [v for v in values if v != current] + [current]
+def grid_values(explorer: Explorer) -> list[tuple[str, list[object]]]:
+    """Each enumerable control's name and a few of its values (at most six, spread over its grid), ending with
+    its current value."""
+    plan = []
+    for name, grid in explorer.control_grid().items():
+        control = explorer.controls[name]
+        if control.disabled or len(grid) < 2:
+            continue
+        picks = [grid[int(k)] for k in np.linspace(0, len(grid) - 1, min(6, len(grid))).round()]
+        current = control.value
+        plan.append((name, [v for v in dict.fromkeys(picks) if v != current] + [current]))
+    return plan
 
 
 class Messages(comm.base_comm.BaseComm):
-    """A comm that records the widget ``update`` messages it would send (``comm.create_comm`` is the
-    hook a kernel sets; here no kernel runs, so the message leaves nowhere)."""
+    """A comm that records the messages it would send to the page (``comm.create_comm`` is the hook a kernel
+    sets; here no kernel runs, so the message leaves nowhere)."""
 
-    sent: ClassVar[list[str]] = []  # the comm id of each update message, in order
+    sent: ClassVar[list[str]] = []  # the comm id of each message, in order
 
     def publish_msg(self, msg_type, data=None, metadata=None, buffers=None, **keys) -> None:
-        if isinstance(data, dict) and data.get("method") == "update":
+        if msg_type == "comm_msg":
             Messages.sent.append(self.comm_id)
 
 
-def bench_explorer(cls: type[Explorer], changes: int) -> dict[str, float] | None:
-    """Kernel ms per change (median, p90) and update messages per change (median)."""
+def _timed(change: Callable[[], None], model_id: str) -> tuple[float, int]:
+    before = len(Messages.sent)
+    t0 = time.perf_counter()
+    change()
+    elapsed = (time.perf_counter() - t0) * 1000
+    return elapsed, sum(c == model_id for c in Messages.sent[before:])
+
+
+def bench_explorer(cls: type[Explorer], changes: int) -> dict[str, dict[str, float]] | None:
+    """Kernel ms per change from the page (covered and answered apart) and from Python; messages per change."""
     explorer = FACTORIES.get(cls.__name__, cls)()
-    plan = [(c, control_values(c)) for c in explorer.controls.values() if not c.disabled]
-    plan = [(c, values) for c, values in plan if values]
+    widget = explorer.page  # displayed: its one model and its table
+    plan = grid_values(explorer)
     if not plan:
         return None
-    times: list[float] = []
-    counts: list[int] = []
-    while len(times) < changes:
-        for control, values in plan:
-            for value in values:
-                before = len(Messages.sent)
-                t0 = time.perf_counter()
-                control.value = value
-                times.append((time.perf_counter() - t0) * 1000)
-                counts.append(sum(c != control.comm.comm_id for c in Messages.sent[before:]))  # not its own
-    return {**results.summary(times), "messages": float(np.median(counts))}
+
+    def from_page(name: str, value: object) -> Callable[[], None]:
+        state = {"values": {**widget.values, name: value}}
+        return lambda: widget.comm.handle_msg(
+            {"content": {"data": {"method": "update", "state": state}}, "buffers": []}
+        )
+
+    def from_python(name: str, value: object) -> Callable[[], None]:
+        return lambda: setattr(explorer.controls[name], "value", value)
+
+    timings: dict[str, tuple[list[float], list[int]]] = {"covered": ([], []), "answered": ([], []), "python": ([], [])}
+    done = 0
+    while done < changes:
+        for make in (from_page, from_python):  # each pass ends where it began: every value ends on the current one
+            for name, values in plan:
+                for value in values:
+                    elapsed, sent = _timed(make(name, value), widget.model_id)
+                    kind = "python" if make is from_python else ("covered" if sent == 0 else "answered")
+                    timings[kind][0].append(elapsed)
+                    timings[kind][1].append(sent)
+                    explorer.summary()  # a read between changes: a covered change is computed here, untimed
+            done += sum(len(values) for _, values in plan)
+    return {
+        kind: {**results.summary(times), "messages": float(np.median(counts))}
+        for kind, (times, counts) in timings.items()
+        if times
+    }
 
 
 def main() -> None:
@@ -164,7 +188,7 @@ def main() -> None:
         got = bench_explorer(cls, args.changes)
         if got is not None:
             rows[cls.__name__] = got
-            print(f"{cls.__name__}: {got['median']:.1f} / {got['p90']:.1f} ms, {got['messages']:.0f} messages")
+            print(cls.__name__ + ": " + ", ".join(f"{k} {f['median']:.1f} / {f['p90']:.1f} ms" for k, f in got.items()))
     results.write(args.json, {"changes": args.changes, "rows": rows})
 
 
