@@ -306,8 +306,11 @@ function createView(el, host) {
     parts: buildParts(el),
     matrix: readMatrix(model),
     /** @type {Geometry | null} */ geometry: null,
-    /** @type {SVGRectElement[]} */ rects: [],
-    /** @type {SVGTextElement[]} */ texts: [],
+    /** @type {SVGRectElement[]} the cells' rectangles, row by row */ rects: [],
+    /** @type {SVGTextElement[]} their numbers */ texts: [],
+    /** @type {SVGRectElement[][]} the cells' rectangles, [i][j] */ cellRects: [],
+    /** @type {SVGTextElement[][]} their numbers */ cellTexts: [],
+    /** @type {number | null} the cell size the numbers are placed for */ textCell: null,
     /** @type {{key: string, flat: Float64Array} | null} what the cells were painted with */ painted: null,
     /** @type {Partial<Model> | null} the state drawn */ drawn: null,
     /** @type {Cell} the keyboard's cell */ focused: [0, 0],
@@ -475,19 +478,46 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
     return;
   }
   cells.removeAttribute("display");
-  fitPool(cells, v.rects, n, () => svg("rect", { width: 1, height: 1 }));
-  fitPool(numbers, v.texts, annotate ? n : 0, () => svg("text"));
-  for (let k = 0; k < n; k++) {
-    // the k-th element shows cell (i, j), row by row
-    const i = Math.floor(k / nCols);
-    const j = k % nCols;
-    setAttribute(v.rects[k], "x", String(j));
-    setAttribute(v.rects[k], "y", String(i));
-    if (annotate) {
-      setAttribute(v.texts[k], "x", String((j + 0.5) * cell));
-      setAttribute(v.texts[k], "y", String((i + 0.5) * cell));
-    }
-  }
+  // cell (i, j) keeps its elements from one shape to the next: a new shape makes, places and takes away only
+  // the cells it adds or drops (a rectangle is a unit square, scaled by its layer)
+  fitCells(cells, v.cellRects, nRows, nCols, (i, j) => svg("rect", { x: j, y: i, width: 1, height: 1 }));
+  fitCells(numbers, v.cellTexts, annotate ? nRows : 0, nCols, (i, j) =>
+    svg("text", { x: (j + 0.5) * cell, y: (i + 0.5) * cell }),
+  );
+  if (annotate && v.textCell !== cell)
+    v.cellTexts.forEach((row, i) => {
+      row.forEach((text, j) => {
+        setAttribute(text, "x", String((j + 0.5) * cell));
+        setAttribute(text, "y", String((i + 0.5) * cell));
+      });
+    });
+  v.textCell = cell;
+  v.rects = v.cellRects.flat();
+  v.texts = v.cellTexts.flat();
+}
+
+/** Exactly `nRows` × `nCols` elements in `layer`, row by row, `table[i][j]` the one of cell (i, j): the cells
+ * both shapes have keep theirs, `make(i, j)` makes the others, the ones the new shape drops are taken away.
+ * @template {Element} E @param {Element} layer @param {E[][]} table @param {number} nRows @param {number} nCols
+ * @param {(i: number, j: number) => E} make */
+function fitCells(layer, table, nRows, nCols, make) {
+  const gone = document.createRange();
+  const drop = (/** @type {E[]} */ run) => {
+    if (!run.length) return;
+    gone.setStartBefore(run[0]);
+    gone.setEndAfter(run[run.length - 1]);
+    gone.deleteContents();
+  };
+  for (const row of table.splice(nRows)) drop(row);
+  for (const row of table) drop(row.splice(nCols));
+  while (table.length < nRows) table.push([]);
+  table.forEach((row, i) => {
+    if (row.length === nCols) return;
+    const added = document.createDocumentFragment();
+    for (let j = row.length; j < nCols; j++) added.appendChild(row[row.push(make(i, j)) - 1]);
+    const next = table.slice(i + 1).find((r) => r.length);
+    layer.insertBefore(added, next ? next[0] : null);
+  });
 }
 
 /** Exactly `n` elements in `pool` and in `layer` (where they are its last children, in order): the ones there
