@@ -16,23 +16,13 @@ Goal (issue #37): median ≤ 16 ms and p90 ≤ 25 ms per control on the site and
 
 Reproduce: ``.venv/bin/python -m bench.bench_static [--lessons 04 05] [--changes 20]``; figures in
 ``bench/results/static.json``, its table in docs/performance.md through ``python -m bench.report``.
-Each page is timed as a copy whose explorers' front end (module and stylesheet) is this checkout's as it is now;
-``--no-build`` reuses the pages the last run built (the states of when it ran, the front end of now).
-``--baseline DIR`` also times the same pages with the front end of the checkout DIR (attnlib/show/static as its
-ExplorerWidget bundles it), taking turns page by page, so that two front ends are compared in one run on the same
-states.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import re
 import shutil
 import statistics
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -78,48 +68,6 @@ def build(lessons: list[str] | None) -> tuple[Path, list[Path], dict[str, int]]:
     return OUT / "site", decks, weights
 
 
-# the front end of a checkout: its ExplorerWidget's module and stylesheet, as its own Python bundles them
-FRONT_END_PY = "import json; from attnlib.show.page import ExplorerWidget as W; print(json.dumps([W._esm, W._css]))"
-
-
-def front_end(checkout: Path) -> tuple[str, str]:
-    """The module and the stylesheet of the explorers of ``checkout`` (a git worktree of this repository)."""
-    env = {**os.environ, "PYTHONPATH": str(checkout)}
-    out = subprocess.run([sys.executable, "-c", FRONT_END_PY], env=env, check=True, capture_output=True, text=True)
-    esm, css = json.loads(out.stdout)
-    return esm, css
-
-
-MODULES_RE = re.compile(r"(<script[^>]*data-attnlib-modules[^>]*>)(.*?)(</script>)", re.S)
-CSS_RE = re.compile(r'("_css": )"(?:[^"\\]|\\.)*"')
-
-
-def _json(value: object) -> str:
-    """``value`` as JSON that an HTML script element can hold (no ``</``)."""
-    return json.dumps(value, ensure_ascii=False).replace("<", "\\u003c")
-
-
-def with_front_end(folders: list[Path], into: Path, esm_css: tuple[str, str]) -> Path:
-    """A copy of ``folders`` (each in OUT) under ``into`` whose pages hold the explorers' front end ``esm_css``
-    (a module and a stylesheet) in place of the one they were built with; returns ``into``."""
-    esm, css = esm_css
-    shutil.rmtree(into, ignore_errors=True)
-    into.mkdir(parents=True)
-    for folder in folders:
-        shutil.copytree(folder, into / folder.name, symlinks=True)
-        for page in (into / folder.name).rglob("*.html"):
-            text = page.read_text(encoding="utf-8")
-            if "data-attnlib-modules" not in text:
-                continue
-            text, found = MODULES_RE.subn(lambda m: m[1] + _json(dict.fromkeys(json.loads(m[2]), esm)) + m[3], text)
-            text, styles = CSS_RE.subn(lambda m: m[1] + _json(css), text)
-            if not (found and styles):
-                raise SystemExit(f"error: {page} holds no explorer module or stylesheet to replace")
-            page.write_text(text, encoding="utf-8")
-    (into / "images").symlink_to(results.REPO / "images")
-    return into
-
-
 def measure_page(browser, url: str, changes: int) -> dict:
     """Every explorer's every control that moves with no kernel on the page at ``url``: ``changes`` timings."""
     page, blocked, errors = open_page(browser, url)
@@ -158,9 +106,6 @@ def main() -> None:
     parser.add_argument("--changes", type=int, default=20, help="timed changes per control and page")
     parser.add_argument("--json", type=Path, default=results.RESULTS / "static.json", help="where to write")
     parser.add_argument("--no-build", action="store_true", help="measure build/bench-static/ as the last run built it")
-    parser.add_argument(
-        "--baseline", type=Path, metavar="DIR", help="also time the pages with the front end of checkout DIR"
-    )
     args = parser.parse_args()
     start = time.perf_counter()
     if args.no_build:
@@ -174,42 +119,29 @@ def main() -> None:
     if args.lessons:
         pages = {n: p for n, p in pages.items() if n in args.lessons}
         decks = [d for d in decks if d.name[:2] in args.lessons]
-    # (label, folder the pages are in): the pages with this checkout's front end as it is now (a build holds the
-    # front end of when it ran), and with --baseline the same pages with DIR's
-    folders = [site, OUT / "slides"]
-    variants = [("", with_front_end(folders, OUT / "current", front_end(results.REPO)))]
-    if args.baseline:
-        variants.append(("baseline ", with_front_end(folders, OUT / "baseline", front_end(args.baseline.resolve()))))
     figures: dict[str, dict] = {}
     checks: dict = {"blocked": [], "errors": [], "sources": set(), "silent": []}
-    turns = 0
     with headless_chromium() as browser, serve(OUT) as base:
         for where, paths in (("site", pages.values()), ("deck", decks)):
             for path in paths:
                 for how in ("file", "http"):
-                    turn = variants if (turns := turns + 1) % 2 else variants[::-1]  # who goes first: in turn
-                    for label, folder in turn:
-                        at = folder / path.relative_to(OUT)
-                        url = at.as_uri() if how == "file" else f"{base}/{at.relative_to(OUT).as_posix()}"
-                        got = measure_page(browser, url, args.changes)
-                        checks["blocked"] += got["blocked"]
-                        checks["errors"] += got["errors"]
-                        checks["sources"] |= set(got["sources"])
-                        checks["silent"] += [f"{label}{where} {how} {path.name[:2]} {n}" for n in got["silent"]]
-                        for name, times in got["rows"].items():
-                            if not times:
-                                continue
-                            key = f"{path.name[:2]} {name}"
-                            figures.setdefault(key, {}).setdefault(f"{label}{where} {how}", []).extend(times)
-                            print(f"{label}{where} {how} {key}: {results.stats(times)} ms", flush=True)
+                    url = path.as_uri() if how == "file" else f"{base}/{path.relative_to(OUT).as_posix()}"
+                    got = measure_page(browser, url, args.changes)
+                    checks["blocked"] += got["blocked"]
+                    checks["errors"] += got["errors"]
+                    checks["sources"] |= set(got["sources"])
+                    checks["silent"] += [f"{where} {how} {path.name[:2]} {name}" for name in got["silent"]]
+                    for name, times in got["rows"].items():
+                        if not times:
+                            continue
+                        key = f"{path.name[:2]} {name}"
+                        figures.setdefault(key, {}).setdefault(f"{where} {how}", []).extend(times)
+                        print(f"{where} {how} {key}: {results.stats(times)} ms", flush=True)
     table = {name: {column: results.summary(times) for column, times in cols.items()} for name, cols in figures.items()}
-    ours = {name: {c: s for c, s in cols.items() if not c.startswith("baseline ")} for name, cols in table.items()}
-    pooled = [
-        t for cols in figures.values() for c, times in cols.items() if not c.startswith("baseline ") for t in times
-    ]
+    pooled = [t for cols in figures.values() for times in cols.values() for t in times]
     overall = results.summary(pooled) if pooled else {"median": 0, "p90": 0, "n": 0}
-    medians = [s["median"] for cols in ours.values() for s in cols.values()]
-    p90s = [s["p90"] for cols in ours.values() for s in cols.values()]
+    medians = [s["median"] for cols in table.values() for s in cols.values()]
+    p90s = [s["p90"] for cols in table.values() for s in cols.values()]
     print(f"all {len(pooled)} changes: median {overall['median']} ms, p90 {overall['p90']} ms")
     print(f"worst control: median {max(medians, default=0)} ms, p90 {max(p90s, default=0)} ms (goal ≤ {GOAL})")
     print(f"blocked requests {len(checks['blocked'])}, page/console errors {len(checks['errors'])}")

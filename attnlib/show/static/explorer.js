@@ -134,17 +134,6 @@ function element(tag, attributes = {}) {
   return node;
 }
 
-/** @type {WeakMap<HTMLElement, string>} the HTML each text was last given (its innerHTML reads otherwise) */
-const givenHTML = new WeakMap();
-
-/** Give `node` the HTML `text`, unless it has it: parsing it again would lay the page out again.
- * @param {HTMLElement} node @param {string} text */
-function setHTML(node, text) {
-  if (givenHTML.get(node) === text) return;
-  givenHTML.set(node, text);
-  node.innerHTML = text;
-}
-
 /** @param {unknown} option @returns {[string, unknown]} */
 function pair(option) {
   return Array.isArray(option) ? [String(option[0]), option[1]] : [String(option), option];
@@ -183,10 +172,8 @@ function makeControl(node, changed) {
   let set;
   if (node.kind === "dropdown") {
     const select = element("select", { id, "data-control": name });
-    let listed = "";
     set = (t) => {
-      if (t.options && JSON.stringify(t.options) !== listed) {
-        listed = JSON.stringify(t.options);
+      if (t.options) {
         traits.options = t.options;
         select.replaceChildren(
           .../** @type {unknown[]} */ (t.options).map((o, k) => {
@@ -205,10 +192,8 @@ function makeControl(node, changed) {
     input = select;
   } else if (node.kind === "toggle-buttons") {
     const group = element("div", { role: "radiogroup", id, "data-control": name, "aria-label": node.label || name });
-    let listed = "";
     set = (t) => {
-      if (t.options && JSON.stringify(t.options) !== listed) {
-        listed = JSON.stringify(t.options);
+      if (t.options) {
         traits.options = t.options;
         group.replaceChildren(
           .../** @type {unknown[]} */ (t.options).map((o) => {
@@ -425,9 +410,10 @@ function render({ model, el }) {
     }
     for (const [name, text] of Object.entries(state.texts || {})) {
       const node = texts.get(name);
-      if (node) setHTML(node, String(text));
+      if (node && node.innerHTML !== String(text)) node.innerHTML = String(text);
     }
-    if (message) setHTML(message, state.message ?? "");
+    const said = state.message ?? "";
+    if (message && message.innerHTML !== said) message.innerHTML = said;
     for (const [node, out] of ruled) out.hidden = !visible(node, values);
     announce(source, values);
   };

@@ -38,7 +38,7 @@
 /** @typedef {{send: (msg: Record<string, unknown>) => void, explain: (row: number, col: number) => Promise<string>,
  *   asks: () => boolean}} Host what the view needs of its explorer */
 /** @typedef {[number, number]} Cell */
-/** @typedef {{rows: number[][], nRows: number, nCols: number, flat: Float64Array}} Matrix */
+/** @typedef {{rows: number[][], nRows: number, nCols: number}} Matrix */
 /** @typedef {{key: string, nRows: number, nCols: number, cell: number, x0: number, y0: number,
  *   gridW: number, gridH: number, title: SVGTextElement, ticks: SVGTextElement[]}} Geometry */
 
@@ -55,25 +55,6 @@ const VECTOR_MAX = 1024;
  * (`9.0e-04`, `3.3e-17`, `1.2e+05`). Rounding is Python's: the exact binary value, ties to even.
  * @param {number} v @param {number} decimals */
 export function formatValue(v, decimals) {
-  const known = FORMATTED.get(decimals) ?? new Map();
-  FORMATTED.set(decimals, known);
-  let text = known.get(v);
-  if (text === undefined) {
-    if (known.size >= FORMATTED_MAX) known.clear();
-    text = formatExactly(v, decimals);
-    known.set(v, text);
-  }
-  return text;
-}
-
-// formatValue's answers so far, per number of decimals (a Map tells numbers apart as ===, 0 and -0 alike, which
-// formatValue writes alike); a redraw writes again mostly the numbers it wrote before
-/** @type {Map<number, Map<number, string>>} */
-const FORMATTED = new Map();
-const FORMATTED_MAX = 50_000;
-
-/** formatValue, computed. @param {number} v @param {number} decimals */
-function formatExactly(v, decimals) {
   if (!Number.isFinite(v)) return String(v);
   if (v === 0) return "0";
   const sign = v < 0 ? "-" : "";
@@ -136,35 +117,6 @@ export function colourOf(v, lo, hi, pal) {
   return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
 }
 
-/** The state a heatmap draws is the one it drew: every field the same (a matrix: the same numbers, the same
- * bytes or not), so that nothing it shows would change. @param {Record<string, unknown>} a
- * @param {Record<string, unknown>} b */
-export function sameState(a, b) {
-  const names = Object.keys(a);
-  if (names.length !== Object.keys(b).length) return false;
-  for (const name of names) {
-    if (!(name in b)) return false;
-    const [x, y] = [a[name], b[name]];
-    if (x === y) continue;
-    if (name === "buffer") {
-      if (!sameBytes(/** @type {Model["buffer"]} */ (x), /** @type {Model["buffer"]} */ (y))) return false;
-    } else if (typeof x !== "object" || typeof y !== "object" || JSON.stringify(x) !== JSON.stringify(y)) return false;
-  }
-  return true;
-}
-
-/** @param {Model["buffer"] | undefined} a @param {Model["buffer"] | undefined} b */
-function sameBytes(a, b) {
-  if (!a || !b) return !a === !b && (a?.byteLength ?? 0) === (b?.byteLength ?? 0);
-  const [x, y] = [a, b].map((d) =>
-    ArrayBuffer.isView(d) ? new Uint8Array(d.buffer, d.byteOffset, d.byteLength) : new Uint8Array(d),
-  );
-  if (x.byteLength !== y.byteLength) return false;
-  if (x.buffer === y.buffer && x.byteOffset === y.byteOffset) return true;
-  for (let k = 0; k < x.length; k++) if (x[k] !== y[k]) return false;
-  return true;
-}
-
 /** @param {Drawn} model @returns {Matrix} */
 export function readMatrix(model) {
   const buffer = model.get("buffer");
@@ -179,7 +131,7 @@ export function readMatrix(model) {
       : new Float64Array(0);
   const rows = [];
   for (let i = 0; i < nRows; i++) rows.push(Array.from(flat.subarray(i * nCols, (i + 1) * nCols)));
-  return { rows, nRows, nCols: nRows ? nCols : 0, flat };
+  return { rows, nRows, nCols: nRows ? nCols : 0 };
 }
 
 // ---------------------------------------------------------------------------------------- elements
@@ -201,31 +153,6 @@ function svg(name, attributes = {}, text = "") {
   return node;
 }
 
-/** The frame's lasting elements, in the order of its texts: the title, the row labels, the axis labels (put in
- * and taken out as they have a text), the column labels, the colour bar and its three ticks.
- * @param {SVGSVGElement} frame */
-function buildFrameParts(frame) {
-  const parts = {
-    svg: frame,
-    title: svg("text", { class: "attn-title", "text-anchor": "middle" }),
-    rows: svg("g"),
-    /** @type {SVGTextElement[]} */ rowLabels: [],
-    xlabel: svg("text", { class: "attn-axis-label", "text-anchor": "middle" }),
-    ylabel: svg("text", { class: "attn-axis-label", "text-anchor": "middle" }),
-    cols: svg("g"),
-    /** @type {SVGTextElement[]} */ colLabels: [],
-    bar: svg("g", { class: "attn-colorbar" }),
-    bands: svg("g", { "shape-rendering": "crispEdges" }),
-    /** @type {SVGRectElement[]} */ bandRects: [],
-    barOutline: svg("rect", { fill: "none", stroke: "#444", "stroke-width": 0.5 }),
-    ticks: [0, 1, 2].map(() => svg("text", { class: "attn-tick", "dominant-baseline": "central" })),
-  };
-  parts.bar.append(parts.bands, parts.barOutline);
-  frame.append(parts.title, parts.rows, parts.cols, parts.bar, ...parts.ticks);
-  return parts;
-}
-/** @typedef {ReturnType<typeof buildFrameParts>} FrameParts */
-
 /** @param {HTMLElement} el */
 function buildParts(el) {
   const root = html("div", { class: "attn-heatmap", "data-lm-suppress-shortcuts": "true" });
@@ -238,7 +165,6 @@ function buildParts(el) {
   toolbar.append(tableToggle);
   const figure = html("div", { class: "attn-heatmap-figure" });
   const frame = svg("svg", { class: "attn-heatmap-svg", "aria-hidden": "true" });
-  const frameParts = buildFrameParts(frame);
   const desc = html("p", { class: "attn-heatmap-description", id: "attn-desc-" + Math.random().toString(36).slice(2) });
   const grid = svg("svg", {
     class: "attn-heatmap-grid",
@@ -274,7 +200,6 @@ function buildParts(el) {
     tableToggle,
     figure,
     frame,
-    frameParts,
     pixels,
     grid,
     cells,
@@ -306,13 +231,8 @@ function createView(el, host) {
     parts: buildParts(el),
     matrix: readMatrix(model),
     /** @type {Geometry | null} */ geometry: null,
-    /** @type {SVGRectElement[]} the cells' rectangles, row by row */ rects: [],
-    /** @type {SVGTextElement[]} their numbers */ texts: [],
-    /** @type {SVGRectElement[][]} the cells' rectangles, [i][j] */ cellRects: [],
-    /** @type {SVGTextElement[][]} their numbers */ cellTexts: [],
-    /** @type {number | null} the cell size the numbers are placed for */ textCell: null,
-    /** @type {{key: string, flat: Float64Array} | null} what the cells were painted with */ painted: null,
-    /** @type {Partial<Model> | null} the state drawn */ drawn: null,
+    /** @type {SVGRectElement[]} */ rects: [],
+    /** @type {SVGTextElement[]} */ texts: [],
     /** @type {Cell} the keyboard's cell */ focused: [0, 0],
     /** @type {Cell | null} the pointer's cell */ hover: null,
     /** @type {Cell | null} the cell the tooltip shows */ tipped: null,
@@ -343,12 +263,9 @@ function frameKey(v) {
   ]);
 }
 
-/** The title, the labels and the colour bar around the grid, and the grid's cells: the frame's elements are
- * kept and moved (a label, a band or a cell is created only when there are more of them than before).
- * @param {View} v @param {string} key */
-function layoutFrame(v, key) {
+/** The title, the labels and the colour bar around the grid, and the grid's cells. @param {View} v @param {string} key */
+function buildFrame(v, key) {
   const m = v.model;
-  const f = v.parts.frameParts;
   const { nRows, nCols } = v.matrix;
   const rows = m.get("row_labels") || [];
   const cols = m.get("col_labels") || [];
@@ -370,83 +287,118 @@ function layoutFrame(v, key) {
   const height = y0 + gridH + colLabelH + (m.get("xlabel") ? fontSize + 8 : 0) + 4;
   const step = Math.max(1, Math.ceil((fontSize * 1.1) / cell)); // small cells: every k-th label
 
-  setAttributes(f.title, { x: x0 + gridW / 2, y: fontSize * 1.2, "font-size": fontSize * 1.1 });
-  const rowAt = [];
-  for (let i = 0; i < nRows; i += step) rowAt.push(i);
-  fitPool(f.rows, f.rowLabels, rowAt.length, () =>
-    svg("text", { class: "attn-row-label", "text-anchor": "end", "dominant-baseline": "central" }),
-  );
-  rowAt.forEach((i, k) => {
-    setAttributes(f.rowLabels[k], { x: x0 - 4, y: y0 + (i + 0.5) * cell });
-    setText(f.rowLabels[k], String(rows[i] ?? i + 1));
+  const title = svg("text", {
+    class: "attn-title",
+    x: x0 + gridW / 2,
+    y: fontSize * 1.2,
+    "text-anchor": "middle",
+    "font-size": fontSize * 1.1,
   });
-  // rotated: (x, y) in the column labels' group is (y, -x) on screen
-  if (rotate) setAttribute(f.cols, "transform", "rotate(-90)");
-  else f.cols.removeAttribute("transform");
-  const colAt = [];
-  for (let j = 0; j < nCols; j += step) colAt.push(j);
-  fitPool(f.cols, f.colLabels, colAt.length, () =>
-    svg("text", { class: "attn-col-label", "dominant-baseline": "central" }),
-  );
-  colAt.forEach((j, k) => {
+  const labels = [title];
+  for (let i = 0; i < nRows; i += step) {
+    labels.push(
+      svg(
+        "text",
+        {
+          class: "attn-row-label",
+          x: x0 - 4,
+          y: y0 + (i + 0.5) * cell,
+          "text-anchor": "end",
+          "dominant-baseline": "central",
+        },
+        String(rows[i] ?? i + 1),
+      ),
+    );
+  }
+  const colGroup = svg("g", rotate ? { transform: "rotate(-90)" } : {}); // rotated: (x, y) in it is (y, -x) on screen
+  for (let j = 0; j < nCols; j += step) {
     const cx = x0 + (j + 0.5) * cell;
     const cy = y0 + gridH + 4;
-    const label = f.colLabels[k];
-    if (rotate) setAttributes(label, { x: -cy, y: cx, "text-anchor": "end" });
-    else setAttributes(label, { x: cx, y: cy + fontSize * 0.5, "text-anchor": "middle" });
-    setText(label, String(cols[j] ?? j + 1));
-  });
-  // the axis labels are there only when they have a text (the frame's texts are what the page shows)
-  const xlabel = m.get("xlabel");
-  const ylabel = m.get("ylabel");
-  if (xlabel) {
-    setAttributes(f.xlabel, { x: x0 + gridW / 2, y: height - 6 });
-    setText(f.xlabel, xlabel);
+    const text = String(cols[j] ?? j + 1);
+    colGroup.append(
+      rotate
+        ? svg(
+            "text",
+            { class: "attn-col-label", x: -cy, y: cx, "text-anchor": "end", "dominant-baseline": "central" },
+            text,
+          )
+        : svg(
+            "text",
+            {
+              class: "attn-col-label",
+              x: cx,
+              y: cy + fontSize * 0.5,
+              "text-anchor": "middle",
+              "dominant-baseline": "central",
+            },
+            text,
+          ),
+    );
   }
-  if (ylabel) {
+  if (m.get("xlabel"))
+    labels.push(
+      svg(
+        "text",
+        { class: "attn-axis-label", x: x0 + gridW / 2, y: height - 6, "text-anchor": "middle" },
+        m.get("xlabel"),
+      ),
+    );
+  if (m.get("ylabel")) {
     const cy = y0 + gridH / 2;
-    setAttributes(f.ylabel, { x: fontSize, y: cy, transform: `rotate(-90 ${fontSize} ${cy})` });
-    setText(f.ylabel, ylabel);
+    labels.push(
+      svg(
+        "text",
+        {
+          class: "attn-axis-label",
+          x: fontSize,
+          y: cy,
+          transform: `rotate(-90 ${fontSize} ${cy})`,
+          "text-anchor": "middle",
+        },
+        m.get("ylabel"),
+      ),
+    );
   }
-  /** @type {[SVGTextElement, boolean][]} */
-  const axes = [
-    [f.xlabel, Boolean(xlabel)],
-    [f.ylabel, Boolean(ylabel)],
-  ];
-  for (const [label, shown] of axes) {
-    if (shown && label.parentNode !== f.svg) f.svg.insertBefore(label, f.cols);
-    else if (!shown && label.parentNode) label.remove();
-  }
-  if (f.ylabel.nextSibling === f.xlabel) f.svg.insertBefore(f.xlabel, f.ylabel); // xlabel, then ylabel
-  layoutColourBar(f, palette(m), barX, y0, barW, gridH);
-  [y0, y0 + gridH / 2, y0 + gridH].forEach((y, k) => {
-    setAttributes(f.ticks[k], { x: barX + barW + 4, y, "font-size": fontSize * 0.85 });
-  });
-  setAttributes(f.svg, { width, height, viewBox: `0 0 ${width} ${height}`, "font-size": fontSize });
+  const ticks = [y0, y0 + gridH / 2, y0 + gridH].map((y) =>
+    svg("text", {
+      class: "attn-tick",
+      x: barX + barW + 4,
+      y,
+      "dominant-baseline": "central",
+      "font-size": fontSize * 0.85,
+    }),
+  );
+  const frame = v.parts.frame;
+  for (const [k, val] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}`, "font-size": fontSize }))
+    frame.setAttribute(k, String(val));
+  frame.replaceChildren(...labels, colGroup, colourBar(palette(m), barX, y0, barW, gridH), ...ticks);
   buildGrid(v, cell, gridW, gridH, x0, y0);
-  v.geometry = { key, nRows, nCols, cell, x0, y0, gridW, gridH, title: f.title, ticks: f.ticks };
+  v.geometry = { key, nRows, nCols, cell, x0, y0, gridW, gridH, title, ticks };
   v.focused = [Math.min(v.focused[0], Math.max(0, nRows - 1)), Math.min(v.focused[1], Math.max(0, nCols - 1))];
   v.hover = null;
 }
 
 /** The colour bar: top = vmax, each band overlapping the next by half a pixel (no seams), and its outline.
- * @param {FrameParts} f @param {[number, number, number][]} pal @param {number} x @param {number} y
- * @param {number} w @param {number} h */
-function layoutColourBar(f, pal, x, y, w, h) {
+ * @param {[number, number, number][]} pal @param {number} x @param {number} y @param {number} w @param {number} h */
+function colourBar(pal, x, y, w, h) {
+  const bar = svg("g", { class: "attn-colorbar" });
+  const bands = svg("g", { "shape-rendering": "crispEdges" });
   const steps = Math.min(pal.length, 64);
-  fitPool(f.bands, f.bandRects, steps, () => svg("rect"));
-  const band = h / steps;
   for (let k = 0; k < steps; k++) {
     const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-    setAttributes(f.bandRects[k], {
-      x,
-      y: y + k * band,
-      width: w,
-      height: k < steps - 1 ? band + 0.5 : band,
-      fill: `rgb(${r},${g},${b})`,
-    });
+    const band = h / steps;
+    bands.append(
+      svg("rect", {
+        x,
+        y: y + k * band,
+        width: w,
+        height: k < steps - 1 ? band + 0.5 : band,
+        fill: `rgb(${r},${g},${b})`,
+      }),
+    );
   }
-  setAttributes(f.barOutline, { x, y, width: w, height: h });
+  bar.append(bands, svg("rect", { x, y, width: w, height: h, fill: "none", stroke: "#444", "stroke-width": 0.5 }));
+  return bar;
 }
 
 /** One rectangle (a unit square, scaled by its layer) and, when annotated, one number per cell; kept
@@ -463,7 +415,6 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
   const key = JSON.stringify([nRows, nCols, cell, annotate]);
   if (grid.getAttribute("data-shows") === key) return;
   grid.setAttribute("data-shows", key);
-  v.painted = null; // cells made or moved: paint them
   Object.assign(grid.dataset, { rows: nRows, cols: nCols });
   setAttribute(cells, "transform", `scale(${cell})`);
   const n = nRows * nCols;
@@ -479,59 +430,25 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
     return;
   }
   cells.removeAttribute("display");
-  // cell (i, j) keeps its elements from one shape to the next: a new shape makes, places and takes away only
-  // the cells it adds or drops (a rectangle is a unit square, scaled by its layer)
-  fitCells(cells, v.cellRects, nRows, nCols, (i, j) => svg("rect", { x: j, y: i, width: 1, height: 1 }));
-  fitCells(numbers, v.cellTexts, annotate ? nRows : 0, nCols, (i, j) =>
-    svg("text", { x: (j + 0.5) * cell, y: (i + 0.5) * cell }),
-  );
-  if (annotate && v.textCell !== cell)
-    v.cellTexts.forEach((row, i) => {
-      row.forEach((text, j) => {
-        setAttribute(text, "x", String((j + 0.5) * cell));
-        setAttribute(text, "y", String((i + 0.5) * cell));
-      });
-    });
-  v.textCell = cell;
-  v.rects = v.cellRects.flat();
-  v.texts = v.cellTexts.flat();
-}
-
-/** Exactly `nRows` × `nCols` elements in `layer`, row by row, `table[i][j]` the one of cell (i, j): the cells
- * both shapes have keep theirs, `make(i, j)` makes the others, the ones the new shape drops are taken away.
- * @template {Element} E @param {Element} layer @param {E[][]} table @param {number} nRows @param {number} nCols
- * @param {(i: number, j: number) => E} make */
-function fitCells(layer, table, nRows, nCols, make) {
-  const gone = document.createRange();
-  const drop = (/** @type {E[]} */ run) => {
-    if (!run.length) return;
-    gone.setStartBefore(run[0]);
-    gone.setEndAfter(run[run.length - 1]);
-    gone.deleteContents();
-  };
-  for (const row of table.splice(nRows)) drop(row);
-  for (const row of table) drop(row.splice(nCols));
-  while (table.length < nRows) table.push([]);
-  table.forEach((row, i) => {
-    if (row.length === nCols) return;
-    const added = document.createDocumentFragment();
-    for (let j = row.length; j < nCols; j++) added.appendChild(row[row.push(make(i, j)) - 1]);
-    const next = table.slice(i + 1).find((r) => r.length);
-    layer.insertBefore(added, next ? next[0] : null);
-  });
-}
-
-/** Exactly `n` elements in `pool` and in `layer` (where they are its last children, in order): the ones there
- * are kept (a new shape creates only the cells it adds, and takes away the others at once).
- * @template {Element} E @param {Element} layer @param {E[]} pool @param {number} n @param {() => E} make */
-function fitPool(layer, pool, n, make) {
-  if (pool.length > n) {
-    const gone = document.createRange();
-    gone.setStartBefore(pool[n]);
-    gone.setEndAfter(pool[pool.length - 1]);
-    gone.deleteContents();
-    pool.length = n;
+  fitPool(cells, v.rects, n, () => svg("rect", { width: 1, height: 1 }));
+  fitPool(numbers, v.texts, annotate ? n : 0, () => svg("text"));
+  for (let k = 0; k < n; k++) {
+    // the k-th element shows cell (i, j), row by row
+    const i = Math.floor(k / nCols);
+    const j = k % nCols;
+    setAttribute(v.rects[k], "x", String(j));
+    setAttribute(v.rects[k], "y", String(i));
+    if (annotate) {
+      setAttribute(v.texts[k], "x", String((j + 0.5) * cell));
+      setAttribute(v.texts[k], "y", String((i + 0.5) * cell));
+    }
   }
+}
+
+/** Exactly `n` elements in `pool` and in `layer`: the ones there are kept (a new shape creates only
+ * the cells it adds). @template {Element} E @param {Element} layer @param {E[]} pool @param {number} n @param {() => E} make */
+function fitPool(layer, pool, n, make) {
+  for (const el of pool.splice(n)) el.remove();
   if (pool.length === n) return;
   const added = document.createDocumentFragment();
   while (pool.length < n) added.appendChild(pool[pool.push(make()) - 1]);
@@ -553,12 +470,7 @@ function paintCells(v) {
   const decimals = m.get("decimals");
   const fontSize = m.get("font_size") * 0.9;
   const cell = m.get("cell_size");
-  const { nRows, nCols, flat } = v.matrix;
-  // the same numbers in the same colours and sizes as the last paint: nothing to write
-  const key = JSON.stringify([lo, hi, decimals, fontSize, cell, m.get("palette")]);
-  const last = v.painted;
-  v.painted = { key, flat };
-  if (last && last.key === key && sameNumbers(last.flat, flat)) return;
+  const { nRows, nCols } = v.matrix;
   if (nRows * nCols > VECTOR_MAX) return paintPixels(v.parts.pixels, v.matrix, (x) => colourOf(x, lo, hi, pal));
   let k = 0;
   for (const row of v.matrix.rows) {
@@ -575,13 +487,6 @@ function paintCells(v) {
       k++;
     }
   }
-}
-
-/** @param {Float64Array} a @param {Float64Array} b */
-function sameNumbers(a, b) {
-  if (a.length !== b.length) return false;
-  for (let k = 0; k < a.length; k++) if (!Object.is(a[k], b[k])) return false;
-  return true;
 }
 
 /** A large matrix: one pixel per cell. @param {HTMLCanvasElement} canvas @param {Matrix} matrix
@@ -607,11 +512,6 @@ function fitted(text, fontSize, cell) {
  * @param {Element} node @param {string} name @param {string} value */
 function setAttribute(node, name, value) {
   if (node.getAttribute(name) !== value) node.setAttribute(name, value);
-}
-
-/** @param {Element} node @param {Record<string, string | number>} attributes */
-function setAttributes(node, attributes) {
-  for (const [name, value] of Object.entries(attributes)) setAttribute(node, name, String(value));
 }
 
 /** @param {Node} node @param {string} text */
@@ -688,7 +588,7 @@ function paintTexts(v, g) {
 function draw(v) {
   v.matrix = readMatrix(v.model);
   const key = frameKey(v);
-  if (!v.geometry || v.geometry.key !== key) layoutFrame(v, key);
+  if (!v.geometry || v.geometry.key !== key) buildFrame(v, key);
   const g = /** @type {Geometry} */ (v.geometry);
   paintTexts(v, g);
   paintCells(v);
@@ -930,8 +830,6 @@ export function createHeatmap(el, host) {
     root: v.parts.root,
     /** @param {Partial<Model>} state */
     draw(state) {
-      if (v.drawn && sameState(v.drawn, state)) return; // what it shows stays: the table pools equal matrices
-      v.drawn = state;
       for (const key of Object.keys(v.state)) delete (/** @type {any} */ (v.state)[key]);
       Object.assign(v.state, state);
       draw(v);
