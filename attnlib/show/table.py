@@ -78,7 +78,8 @@ from typing import Any, cast
 
 import numpy as np
 
-from .explorer import Explorer, Frame, Shown, choices
+from .explorer import Explorer, Shown, choices
+from .view import explanation_texts
 
 __all__ = [
     "CHUNK_FOLDER",
@@ -883,13 +884,6 @@ def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOL
     return out
 
 
-def _texts(frame: Frame) -> list[list[str]]:
-    """A frame's explanations, one text per cell (``[]`` for none): what its view's ``explain`` reads."""
-    given = frame.explanations
-    table = given() if callable(given) else given
-    return [[str(t) for t in row] for row in table] if table else []
-
-
 def add_explanations(explorer: Explorer, tables: Tables) -> list[str]:
     """Give each part that holds a view's matrix the view's explanations (what hovering a cell shows) in every
     row, as the output ``views/<name>:explanations`` (``{"explanations": [[text per cell] per row]}``, pooled):
@@ -911,7 +905,7 @@ def add_explanations(explorer: Explorer, tables: Tables) -> list[str]:
             wanted = [n for n in names if cast(Mapping[str, object], state[n]).get("explained", True)]
             shown = explorer.compute(values) if wanted else None
             for name in names:
-                said = _texts(shown.views[name]) if shown is not None and name in wanted else []
+                said = explanation_texts(shown.views[name].explanations) if shown is not None and name in wanted else []
                 texts[name].append(_json({"explanations": said}))
         pool = {text: k for k, text in enumerate(table.pool)}
         for name in names:

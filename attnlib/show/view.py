@@ -58,10 +58,17 @@ from . import style
 from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits
 from .ui import Layout
 
-__all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "parse_cell"]
+__all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "explanation_texts", "parse_cell"]
 
 #: per-cell texts: ``n_rows`` lists of ``n_cols`` strings, or a function returning them (or ``None``)
 Explanations = Sequence[Sequence[str]] | Callable[[], Sequence[Sequence[str]] | None]
+
+
+def explanation_texts(explanations: Explanations | None) -> list[list[str]]:
+    """``explanations`` as one text per cell (``[]`` for none); a function given for them runs here."""
+    table = explanations() if callable(explanations) else explanations
+    return [[str(t) for t in row] for row in table] if table else []
+
 
 STATIC = Path(__file__).parent / "static"
 EDIT_LIMIT = 1e6
@@ -342,15 +349,14 @@ class HeatmapView(traitlets.HasTraits):
     def _explain(self, explanations: Explanations) -> None:
         if not explanations and not callable(explanations) and self._explanations == []:
             return  # none before, none now: nothing for the browser to forget
-        self._explanations = explanations if callable(explanations) else [[str(t) for t in r] for r in explanations]
+        self._explanations = explanations if callable(explanations) else explanation_texts(explanations)
         self.explained = bool(explanations)
 
     @property
     def explanations(self) -> list[list[str]]:
         """Every cell's explanation (``[]`` for none); a function given to :meth:`update` runs here, once."""
         if callable(self._explanations):
-            table = self._explanations()
-            self._explanations = [[str(t) for t in row] for row in table] if table else []
+            self._explanations = explanation_texts(self._explanations)
         return [list(row) for row in self._explanations]
 
     def explain(self, row: int, col: int) -> str:
