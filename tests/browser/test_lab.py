@@ -578,6 +578,9 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     assert any(max(p) <= 10 for p in light) and not any(min(p) >= 245 for p in light), "no black digits on yellow"
     n = _shown_count(explorer)
     x_view.click(position=cell_point(x_view, 0, 3))
+    # the click selects the cell (a custom message): its answer, if any, is not the edit's, so the kernel settles
+    # before the edit's frames are counted (a select after a change the page drew first computes that state)
+    page.evaluate(SETTLED_JS, panel_id)
     frames_before = len(FRAMES)
     editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
     editor.wait_for(state="visible", timeout=5000)
