@@ -6,11 +6,12 @@ Used by tests/browser/test_site.py, tests/browser/test_slides.py and bench/bench
 
 from __future__ import annotations
 
+import atexit
 import functools
 import http.server
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
@@ -260,22 +261,42 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
     displays (numbers formatted by :func:`attnlib.formatting.annotation`, row by row; the explanation is the
     view's ``explain(i, j)`` once it shows that state), the values reached from the explorer's own state by
     setting each control through its ``transition`` (which resets what a learner would type for another
-    example). The lesson runs in a fresh kernel first (nbclient), as the site's build ran it."""
+    example). The lesson runs once in a fresh kernel (nbclient), as the site's build ran it; that kernel
+    answers every later call for the lesson (``compute`` is pure: what one probe asked does not change what the
+    next finds) until :func:`close_kernels`."""
     import json
 
     import nbformat
-    from nbclient import NotebookClient
 
     asked = [[s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}]
              for s in states]  # fmt: skip
     key = json.dumps([str(lesson), asked])
-    if key in _ANSWERS:  # the same states from disk and over http: the lesson runs once
+    if key in _ANSWERS:  # the same states from disk and over http: asked once
         return _ANSWERS[key]
-    nb = nbformat.read(lesson, as_version=4)
-    client = NotebookClient(
-        nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
-    )
-    with client.setup_kernel():
+    client, ids = _lesson_kernel(lesson)
+    probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": asked})))
+    client.nb.cells.append(probe)
+    client.execute_cell(probe, len(client.nb.cells) - 1)
+    text = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout")
+    line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
+    if line is None:
+        raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
+    _ANSWERS[key] = json.loads(line.split(" ", 1)[1])
+    return _ANSWERS[key]
+
+
+def _lesson_kernel(lesson: Path):
+    """The kernel that ran ``lesson`` top to bottom (started and run on the first call), and the model ids of
+    the widget views the lesson displayed, in order."""
+    if lesson not in _KERNELS:
+        import nbformat
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(lesson, as_version=4)
+        client = NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(lesson.parent)}}
+        )
+        _STACK.enter_context(client.setup_kernel())
         for index, cell in enumerate(nb.cells):
             if cell.cell_type == "code":
                 client.execute_cell(cell, index)
@@ -285,19 +306,21 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
             for o in c.get("outputs", [])
             if WIDGET_VIEW_MIME in o.get("data", {})
         ]
-        probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": asked})))
-        nb.cells.append(probe)
-        client.execute_cell(probe, len(nb.cells) - 1)
-    text = "".join(o.get("text", "") for o in probe.outputs if o.get("name") == "stdout")
-    line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
-    if line is None:
-        raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
-    _ANSWERS[key] = json.loads(line.split(" ", 1)[1])
-    return _ANSWERS[key]
+        _KERNELS[lesson] = (client, ids)
+    return _KERNELS[lesson]
 
 
-#: python_states' answers, by lesson and states asked
+def close_kernels() -> None:
+    """Shut down every kernel :func:`python_states` started (a test module's teardown calls it; so does exit)."""
+    _KERNELS.clear()
+    _STACK.close()
+
+
+#: python_states' answers, by lesson and states asked; its kernels, by lesson (closed by close_kernels)
 _ANSWERS: dict[str, list[dict]] = {}
+_KERNELS: dict[Path, tuple] = {}
+_STACK = ExitStack()
+atexit.register(close_kernels)
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 
