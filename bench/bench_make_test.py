@@ -3,7 +3,7 @@
 Clones the checkout's HEAD into a temporary folder and runs ``.ci/run`` there (README's ``make test``:
 the environment installed from nothing, lint, every test, nbval on every lesson, the browser tests)
 with an empty uv cache, and times it: in all, and pytest's own session. It also records where the time
-went: the machine's load before the run (another job on the machine makes it slower), how busy the cores
+went: the machine's load before the run (``load``; another job on the machine makes it slower), how busy the cores
 were during it (``cpu_busy``: from /proc/stat, user + system over all), and pytest's slowest steps (its
 ``--durations`` report). A failing run is reported as such and its log kept. It tests what is committed:
 uncommitted changes are not in the clone.
@@ -74,7 +74,8 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     figures = {"commit": commit, "passed": done.returncode == 0, "outcome": outcome}
     timing = {"total_s": round(elapsed), "pytest_s": pytest_s, "goal_s": GOAL_S}
-    results.write(args.json, {**figures, **timing, "load_before": load_before, "cpu_busy": busy, "slowest": slowest})
+    # the load is the one before the run (the run's own would say nothing): was the machine quiet?
+    results.write(args.json, {**figures, **timing, "load": load_before, "cpu_busy": busy, "slowest": slowest})
     return done.returncode
 
 

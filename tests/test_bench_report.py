@@ -28,6 +28,16 @@ def test_every_result_says_what_it_measured_on() -> None:
     assert fresh["commit"] and fresh["machine"].count(",") == 2 and fresh["load"]
 
 
+@pytest.mark.parametrize("recorded", sorted(results.RESULTS.glob("*.json")), ids=lambda p: p.stem)
+def test_every_result_file_records_its_commit_machine_and_load(recorded) -> None:
+    """A figure without the commit it measured and the load it ran under cannot be compared (issue #38): every
+    benchmark writes through results.write, which records them."""
+    data = json.loads(recorded.read_text())
+    assert {"date", "commit", "machine", "load"} <= set(data), f"{recorded.name}: run its benchmark again"
+    assert len(data["commit"].rstrip("+")) >= 7 and data["machine"].count(",") == 2, (data["commit"], data["machine"])
+    assert float(data["load"]) >= 0
+
+
 def test_every_table_has_its_place() -> None:
     for name, (_, page) in report.TABLES.items():
         assert f"<!-- table: {name} -->" in page.read_text(), f"{page.name} has no place for the {name} table"
