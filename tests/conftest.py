@@ -6,21 +6,25 @@ import comm
 import comm.base_comm
 import pytest
 
-#: the longest test modules (tens of seconds each), in the order make test's workers start them; then the
-#: lessons under nbval, then every other module: the many short ones fill the gap between the two workers
-#: at the end (make test passes --no-loadscope-reorder, so xdist keeps this order)
+#: the longest test modules, longest first, in the order make test's workers start them; then the lessons
+#: under nbval, then every other module: the many short ones fill the gap between the two workers at the end
+#: (make test passes --no-loadscope-reorder, so xdist keeps this order). Seconds: the modules' test times in a
+#: make test run of 2026-12-02 (two workers sharing 2 cores, junit XML); a module of more than about 10 s
+#: missing here can start last and leave one worker idle while the other finishes it.
 SLOW_FIRST = (
-    "tests/hub/test_hub.py",
-    "tests/browser/test_lab.py",
-    "tests/browser/test_site.py",
-    "tests/test_wheel.py",
-    "tests/test_learner_env.py",
-    "tests/browser/test_slides.py",
-    "tests/test_exercise_loopholes.py",
-    "tests/test_exercise_robustness.py",
-    "tests/test_notebook_flow.py",
-    "tests/show/test_figures.py",
-    "tests/hub/test_z2jh.py",
+    "tests/browser/test_site.py",  # 232 s
+    "tests/browser/test_lab.py",  # 168 s
+    "tests/hub/test_hub.py",  # 110 s
+    "tests/hub/test_hub_isolation.py",  # 99 s
+    "tests/browser/test_slides.py",  # 98 s
+    "tests/test_exercise_fuzz.py",  # 80 s
+    "tests/hub/test_hub_web.py",  # 75 s
+    "tests/test_learner_env.py",  # 42 s
+    "tests/test_wheel.py",  # 20 s
+    "tests/show/test_table.py",  # 17 s
+    "tests/show/test_page.py",  # 17 s
+    "tests/test_exercise_loopholes.py",  # 11 s
+    "tests/test_exercise_robustness.py",  # 11 s
 )
 
 
