@@ -134,14 +134,19 @@ def scores_along(history) -> dict[str, list[float]]:
     return points
 
 
-def _reference_by_position(model, ids, targets, counted):
-    with torch.no_grad():
-        right = (model(ids).argmax(-1) == targets) & counted
-    return right.sum(0) / counted.sum(0)
-
-
 def _batch(seed: int):
     return pretrained.RECIPES["induction"].task.batch(512, torch.Generator().manual_seed(seed))
+
+
+@functools.cache  # the same case every call: one forward pass, not two per answer checked
+def _by_position_case() -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """14.3's case: 512 sequences the lesson never shows (``ids, targets, counted``), the control's predictions
+    on them and the per-position accuracy they give (the right answer)."""
+    ids, targets, counted = _batch(414)
+    with torch.no_grad():
+        predicted = _control()(ids).argmax(-1)
+    expected = ((predicted == targets) & counted).sum(0) / counted.sum(0)
+    return ids, targets, counted, predicted, expected
 
 
 @functools.cache
@@ -240,8 +245,7 @@ def by_position(answer: object) -> Feedback:
     are right at each position (NaN or anything where nothing is scored). Run on the fallback checkpoint of the
     one-layer control and 512 sequences the lesson never shows."""
     model = _control()
-    ids, targets, counted = _batch(414)
-    expected = _reference_by_position(model, ids, targets, counted)
+    ids, targets, counted, predicted, expected = _by_position_case()
     scored = counted.sum(0) > 0
     got = run_learner_code(
         answer,
@@ -267,8 +271,6 @@ def by_position(answer: object) -> Feedback:
             "You returned one number: keep one accuracy per POSITION, a tensor (n,) — the mean over the batch "
             "dimension only (dim=0), of the scored predictions.",
         )
-    with torch.no_grad():
-        predicted = model(ids).argmax(-1)
     wrong = [
         (
             (predicted == targets).double().mean(0)[scored],

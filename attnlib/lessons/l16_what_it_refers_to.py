@@ -16,6 +16,7 @@ Lesson 16 exercises: finding the head by a score, reading its map, patching, and
 
 from __future__ import annotations
 
+import copy
 import functools
 import html
 import math
@@ -216,7 +217,13 @@ def _undecorated(*functions):
 
 @functools.cache
 def _model() -> TinyTransformer:
-    """The committed encoder (seed 0, the lesson's recipe): what the checkers run the learner's code on."""
+    """The committed encoder (seed 0, the lesson's recipe): what the checkers run the learner's code on, a fresh
+    copy each call (what one answer does to it never reaches the next)."""
+    return copy.deepcopy(_committed())
+
+
+@functools.cache  # read from disk once, not once per answer checked
+def _committed() -> TinyTransformer:
     return pronouns.load()
 
 
@@ -266,13 +273,20 @@ def _scores_wrong(variants: dict[str, Tensor]) -> list:
     ]
 
 
+@functools.cache  # the same sentences every call: computed once, not per answer checked
+def _referent_variants() -> dict[str, Tensor]:
+    """:func:`_scores_variants` of the committed model on 16.1's 48 unseen sentences."""
+    ids, positions, _ = _unseen()
+    return _scores_variants(_committed(), ids, positions)
+
+
 @exercise("what_it_refers_to.1", alias="pronoun.1")
 def referent_scores(answer: object) -> Feedback:
     """``referent_scores(model, ids, positions)`` → ``(num_layers, num_heads)``: each head's mean weight from "it"
     (row 8) on each sentence's referent, run on the committed model and 48 sentences the lesson never used."""
     model = _model()
     ids, positions, _ = _unseen()
-    variants = _scores_variants(model, ids, positions)
+    variants = _referent_variants()
     return compare_call(
         answer,
         (model, ids, positions),
@@ -369,6 +383,20 @@ def _run_hooked(
     return logits[:, pronouns.IT]
 
 
+@functools.cache  # the same twins every call: computed once, not per answer checked
+def _patching_case(positions: tuple[int, ...]) -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
+    """16.3's logits at "it" on twins the lesson never made, with layer 1's output at ``positions`` from the twins:
+    the sentences' own, the twins' own, patched before layer 1, patched after layer 2, and the right answer."""
+    model = _model()
+    ids, _, twin_ids = _unseen(seed=1603)
+    with torch.no_grad():
+        own, twin = model(ids)[:, pronouns.IT], model(twin_ids)[:, pronouns.IT]
+    before = _patched_at(model, ids, twin_ids, list(positions), "before layer 1")
+    after = _patched_at(model, ids, twin_ids, list(positions), "after layer 2")
+    expected = pronouns.patched(model, ids, twin_ids, "layer-1 output", list(positions))[0]
+    return own, twin, before, after, expected
+
+
 @exercise("what_it_refers_to.3", alias="pronoun.3")
 def patched_logits(answer: object) -> Feedback:
     """``patched_logits(model, ids, twin_ids, positions)`` → the logits at "it" ``(batch, vocab)`` when layer 1's
@@ -377,8 +405,7 @@ def patched_logits(answer: object) -> Feedback:
     ids, _, twin_ids = _unseen(seed=1603)
     feedback = Feedback(False, "")
     for positions in ([pronouns.IT], [1, 6, 11]):
-        with torch.no_grad():
-            own, twin = model(ids)[:, pronouns.IT], model(twin_ids)[:, pronouns.IT]
+        own, twin, before, after, expected = _patching_case(tuple(positions))
         wrong = [
             (
                 own,
@@ -390,12 +417,12 @@ def patched_logits(answer: object) -> Feedback:
                 "These are the twins' own logits: copy only the vectors at `positions`, and only after layer 1.",
             ),
             (
-                _patched_at(model, ids, twin_ids, positions, "before layer 1"),
+                before,
                 "You swapped the vectors going INTO layer 1 (the embeddings). Patch what layer 1 gives out: "
                 "x, _ = model.blocks[0](x), then copy the twins' x at `positions`.",
             ),
             (
-                _patched_at(model, ids, twin_ids, positions, "after layer 2"),
+                after,
                 "You swapped the vectors after layer 2. Patch between the layers: after blocks[0], before blocks[1].",
             ),
         ]
@@ -403,7 +430,7 @@ def patched_logits(answer: object) -> Feedback:
             answer,
             (model, ids, twin_ids, positions),
             call="your patched_logits(model, ids, twin_ids, positions)",
-            expected=pronouns.patched(model, ids, twin_ids, "layer-1 output", positions)[0],
+            expected=expected,
             name=f"the patched logits at 'it' (layer 1's output at words {positions} from 48 new twins)",
             wrong=wrong,
             write_it=_undecorated(pronouns.patched),
