@@ -253,12 +253,9 @@ def test_attnlib_uses_no_private_torch_attributes(path: Path) -> None:
 def test_the_slow_first_order_names_modules_that_exist() -> None:
     """tests/conftest.py's SLOW_FIRST orders make test's longest modules; a renamed module would drop out of
     it silently and could start last."""
-    import importlib.util
+    from harness.labdriver import load_module
 
-    spec = importlib.util.spec_from_file_location("tests_conftest", REPO / "tests" / "conftest.py")
-    conftest = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(conftest)
-    SLOW_FIRST = conftest.SLOW_FIRST
-    missing = [path for path in SLOW_FIRST if not (REPO / path).is_file()]
+    slow_first = load_module(REPO / "tests" / "conftest.py").SLOW_FIRST
+    missing = [path for path in slow_first if not (REPO / path).is_file()]
     assert not missing, f"SLOW_FIRST names modules that do not exist: {missing}"
-    assert len(set(SLOW_FIRST)) == len(SLOW_FIRST)
+    assert len(set(slow_first)) == len(slow_first)

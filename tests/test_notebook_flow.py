@@ -63,10 +63,13 @@ class _Scope(ast.NodeVisitor):
         self.top: set[str] = set()  # the names bound at this scope
         self.free: set[str] = set()
 
+    def define(self, name: str) -> None:
+        self.bound.add(name)
+        self.top.add(name)
+
     def bind(self, target: ast.AST) -> None:
         if isinstance(target, ast.Name):
-            self.bound.add(target.id)
-            self.top.add(target.id)
+            self.define(target.id)
         elif isinstance(target, ast.Tuple | ast.List):
             for element in target.elts:
                 self.bind(element)
@@ -85,8 +88,7 @@ class _Scope(ast.NodeVisitor):
         if isinstance(node.ctx, ast.Load) and node.id not in self.bound:
             self.free.add(node.id)
         elif isinstance(node.ctx, ast.Store | ast.Del):
-            self.bound.add(node.id)
-            self.top.add(node.id)
+            self.define(node.id)
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -119,15 +121,13 @@ class _Scope(ast.NodeVisitor):
         if node.type is not None:
             self.visit(node.type)
         if node.name:
-            self.bound.add(node.name)
+            self.define(node.name)
         for child in node.body:
             self.visit(child)
 
     def visit_Import(self, node: ast.Import | ast.ImportFrom) -> None:
         for alias in node.names:
-            name = (alias.asname or alias.name).split(".")[0]
-            self.bound.add(name)
-            self.top.add(name)
+            self.define((alias.asname or alias.name).split(".")[0])
 
     visit_ImportFrom = visit_Import
 
@@ -137,8 +137,7 @@ class _Scope(ast.NodeVisitor):
         if not isinstance(node, ast.ClassDef):
             for default in (*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)):
                 self.visit(default)
-        self.bound.add(node.name)
-        self.top.add(node.name)
+        self.define(node.name)
         if isinstance(node, ast.ClassDef):
             self.inner(set(), *node.body)
         else:

@@ -138,14 +138,14 @@ def _batch(seed: int):
     return pretrained.RECIPES["induction"].task.batch(512, torch.Generator().manual_seed(seed))
 
 
-@functools.cache  # the same case every call: one forward pass, not two per answer checked
+@functools.cache  # the same case every call: computed once, not per answer checked
 def _by_position_case() -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """14.3's case: 512 sequences the lesson never shows (``ids, targets, counted``), the control's predictions
     on them and the per-position accuracy they give (the right answer)."""
     ids, targets, counted = _batch(414)
     with torch.no_grad():
         predicted = _control()(ids).argmax(-1)
-    expected = ((predicted == targets) & counted).sum(0) / counted.sum(0)
+        expected = accuracy_by_position(_control(), ids, targets, counted)
     return ids, targets, counted, predicted, expected
 
 

@@ -16,7 +16,6 @@ Lesson 16 exercises: finding the head by a score, reading its map, patching, and
 
 from __future__ import annotations
 
-import copy
 import functools
 import html
 import math
@@ -217,13 +216,7 @@ def _undecorated(*functions):
 
 @functools.cache
 def _model() -> TinyTransformer:
-    """The committed encoder (seed 0, the lesson's recipe): what the checkers run the learner's code on, a fresh
-    copy each call (what one answer does to it never reaches the next)."""
-    return copy.deepcopy(_committed())
-
-
-@functools.cache  # read from disk once, not once per answer checked
-def _committed() -> TinyTransformer:
+    """The committed encoder (seed 0, the lesson's recipe): what the checkers run the learner's code on."""
     return pronouns.load()
 
 
@@ -277,7 +270,7 @@ def _scores_wrong(variants: dict[str, Tensor]) -> list:
 def _referent_variants() -> dict[str, Tensor]:
     """:func:`_scores_variants` of the committed model on 16.1's 48 unseen sentences."""
     ids, positions, _ = _unseen()
-    return _scores_variants(_committed(), ids, positions)
+    return _scores_variants(_model(), ids, positions)
 
 
 @exercise("what_it_refers_to.1", alias="pronoun.1")

@@ -27,7 +27,6 @@ from harness.labdriver import find_chromium, headless_chromium, load_module, off
 from harness.static_pages import (
     check_chunk_walk,
     check_explorers,
-    close_kernels,
     compare_with_python,
     open_page,
     python_states,
@@ -50,13 +49,6 @@ HREF = re.compile(r"""<a\b[^>]*\bhref\s*=\s*["']([^"']+)["']""")
 
 def _site_build():
     return load_module(REPO / "site" / "build.py")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _lesson_kernels():
-    """The kernels python_states keeps (one per lesson, the lesson run once) end with the module."""
-    yield
-    close_kernels()
 
 
 @pytest.fixture(scope="module")

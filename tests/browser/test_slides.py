@@ -24,7 +24,6 @@ from harness.labdriver import find_chromium, headless_chromium, load_module
 from harness.static_pages import (
     check_chunk_walk,
     check_explorers,
-    close_kernels,
     compare_with_python,
     open_page,
     python_states,
@@ -47,13 +46,6 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 def _build_slides():
     return load_module(REPO / "scripts" / "build_slides.py")
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _lesson_kernels():
-    """The kernels python_states keeps (one per lesson, the lesson run once) end with the module."""
-    yield
-    close_kernels()
 
 
 @pytest.fixture(scope="module")
