@@ -176,10 +176,12 @@ def movable(control: dict) -> bool:
 
 
 def explorers(page) -> list[dict]:
-    """Every explorer of ``page`` (:data:`EXPLORERS_JS`), once each has drawn its first state."""
+    """Every explorer of ``page`` (:data:`EXPLORERS_JS`), once each has drawn its first state and fetched what it
+    fetches once drawn (its ``data-fetched``: a small table's other chunks, the views' hover texts)."""
     page.evaluate(WATCH_JS)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.attnlib-explorer')].every((r) => Number(r.dataset.shown) > 0)"
+        "() => [...document.querySelectorAll('.attnlib-explorer')]"
+        ".every((r) => Number(r.dataset.shown) > 0 && r.dataset.fetched === 'true')"
     )
     return page.evaluate(EXPLORERS_JS)
 

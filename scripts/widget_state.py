@@ -17,9 +17,9 @@ widget in the page from disk or over http, and anywidget's AMD front end (the wh
 are live without a kernel, as far as what the page holds lets them be.
 
 Before its kernel stops, each lesson runs :func:`ready_for_pages` there (a cell added for it and removed
-after): every explorer's table gets its views' hover explanations for every state (a page with no kernel
-answers a hover from its table), and the chunks a table ships without (lesson 12's, one per ``d_model``)
-are written as files into ``<out>/attnlib-chunks/``, which the site and the decks put beside their pages
+after): the hover explanations of every explorer's views for every state (a page with no kernel answers a hover
+from them) and the chunks its table ships without (lesson 08's seeds, lesson 12's ``d_model``) are written
+as files into ``<out>/attnlib-chunks/``, which the site and the decks put beside their pages
 (:func:`copy_chunks`): the page loads one when a state needs it, from disk or over http.
 """
 
@@ -142,28 +142,27 @@ def for_pages(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
 
 
 def ready_for_pages(folder: str | Path) -> int:
-    """Run in a lesson's kernel after its cells: every displayed explorer's table as a page with no kernel
-    reads it, its views' explanations in every row (:func:`attnlib.show.table.add_explanations`) and the
-    chunks it does not hold written as files into ``folder`` (:func:`attnlib.show.table.chunk_files`);
+    """Run in a lesson's kernel after its cells: for every displayed explorer, its views' explanations for
+    every state of its table (:func:`attnlib.show.table.explanation_files`) and the chunks the table does not
+    hold (:func:`attnlib.show.table.chunk_files`) written as files into ``folder``, which its table names;
     setting the ``table`` trait sends it, and nbclient saves it with the widget state. Returns how many
     explorers changed."""
     import gc
 
     from attnlib.show.page import ExplorerWidget, page_tables
-    from attnlib.show.table import add_explanations, chunk_files
+    from attnlib.show.table import chunk_files, explanation_files
 
     changed = 0
     for widget in [o for o in gc.get_objects() if isinstance(o, ExplorerWidget)]:
         if widget.tables is None or widget.comm is None:
             continue
-        explained = add_explanations(widget.owner, widget.tables)
         page = page_tables(widget.tables)
-        files = chunk_files(widget.tables, page)
+        files = {**explanation_files(widget.owner, widget.tables, page), **chunk_files(widget.tables, page)}
         for name, text in files.items():
             target = Path(folder) / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text, encoding="utf-8")
-        if explained or files:
+        if files:
             widget.table = page
             changed += 1
     return changed

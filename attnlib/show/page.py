@@ -16,12 +16,13 @@ Synced traits:
 - ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`) the page looks changes up in;
   empty when the explorer has none (no ``table_parts``, and more than :data:`GRID_COMBINATIONS` combinations of
   its controls' grids or more than :data:`TABLE_STATES` states): then every change goes through the kernel. A
-  table in chunks ships every chunk when they weigh at most :data:`INLINE_CHUNKS` bytes gzip together (lesson
-  08: 21 seeds, 89 kB), so that a saved page with no kernel has all its states; else (lesson 12: 594 kB) only
-  the chunks of the state shown first: a page that needs another asks for it (``{kind: "chunk", part,
-  index}``), answered by :func:`attnlib.show.table.chunk_message`; a page with no kernel (the site, a deck) loads
-  the chunk's file, written beside it by the build (:func:`attnlib.show.table.chunk_files`), and shows its
-  no-kernel note only when that file is missing.
+  table in chunks holds the chunks of the state shown first (what the page holds up front stays small: at most
+  64 kB gzip); the page asks for another when a state needs it (``{kind: "chunk", part, index}``), answered by
+  :func:`attnlib.show.table.chunk_message`, and a page with no kernel (the site, a deck) loads the chunk's file,
+  written beside it by the build (:func:`attnlib.show.table.chunk_files`), showing its no-kernel note only when
+  that file is missing. When the chunks weigh at most :data:`PREFETCH_CHUNKS` bytes gzip together (lesson 08:
+  21 seeds, 89 kB) the table says ``prefetch``: the page fetches every chunk once it has drawn, so that every
+  state is there before a learner's second change; lesson 12's (594 kB) are fetched one by one as needed.
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
@@ -54,7 +55,7 @@ from .table import Tables, TableTooLarge, build_tables, chunk_message, page_byte
 if TYPE_CHECKING:
     from .explorer import Explorer
 
-__all__ = ["GRID_COMBINATIONS", "INLINE_CHUNKS", "MODULES", "TABLE_STATES", "ExplorerWidget", "bundle"]
+__all__ = ["GRID_COMBINATIONS", "MODULES", "PREFETCH_CHUNKS", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
 STATIC = Path(__file__).parent / "static"
 #: the front end's modules, in the order the bundle needs them (a module after those it uses)
@@ -64,10 +65,11 @@ TABLE_STATES = 600
 #: the controls' grids are walked only when they have at most this many combinations (the states reachable from
 #: the explorer's state are fewer: lesson 02's 1 536 combinations hold 514 states)
 GRID_COMBINATIONS = 2048
-#: every chunk of a table goes in the page when all of them take at most this many bytes gzip (level 1)
-INLINE_CHUNKS = 150_000
-#: ... and is not even measured when its chunks' matrices take more than this many bytes raw (lesson 12: 40 MB)
-INLINE_CHUNKS_RAW = 4_000_000
+#: a page fetches every chunk of a table once it has drawn when all of them take at most this many bytes gzip
+#: (level 1) together
+PREFETCH_CHUNKS = 150_000
+#: ... and they are not even measured when their matrices take more than this many bytes raw (lesson 12: 40 MB)
+PREFETCH_CHUNKS_RAW = 4_000_000
 
 
 def bundle(modules: tuple[str, ...] = MODULES) -> str:
@@ -93,13 +95,15 @@ def grid_size(explorer: Explorer) -> int:
 
 
 def page_tables(tables: Tables) -> dict[str, Any]:
-    """``tables`` as the page gets them: every chunk when they are small (:data:`INLINE_CHUNKS`), else the
-    chunks of the state shown first."""
+    """``tables`` as the page gets them: the chunks of the state shown first, and ``prefetch`` when every chunk
+    together is small (:data:`PREFETCH_CHUNKS`)."""
+    page = tables.to_page("current")
     chunked = [t for t in tables.parts if t.chunk is not None]
-    if not chunked or sum(len(m) for t in chunked for m in t.matrices) > INLINE_CHUNKS_RAW:
-        return tables.to_page("current")
-    every = tables.to_page("all")
-    return every if len(gzip.compress(page_bytes(every), 1)) <= INLINE_CHUNKS else tables.to_page("current")
+    if not chunked or sum(len(m) for t in chunked for m in t.matrices) > PREFETCH_CHUNKS_RAW:
+        return page
+    if len(gzip.compress(page_bytes(tables.to_page("all")), 1)) <= PREFETCH_CHUNKS:
+        page["prefetch"] = True
+    return page
 
 
 class ExplorerWidget(anywidget.AnyWidget):

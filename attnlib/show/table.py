@@ -17,7 +17,9 @@ A JSON-able dict whose binary parts are ``bytes`` (anywidget and ipywidgets send
 trait as binary buffers; the page gets ``DataView`` objects)::
 
     format 1, explorer (the class name), controls (every enumerable one), free (every typed one), tolerance,
-    states (how many states the tables answer with every chunk loaded)
+    states (how many states the tables answer with every chunk loaded); prefetch (absent, or true: fetch every
+    chunk once drawn, :func:`attnlib.show.page.page_tables`); explanations (absent, or ``{view: path}`` of each
+    view's hover texts beside a page with no kernel, :func:`explanation_files`)
     parts  [part, ...]: the outputs in groups, each keyed by the controls it reads (one part unless the
            explorer declares ``table_parts()``: lesson 08 chunks its one part by seed, lesson 12 has six)
 
@@ -59,9 +61,14 @@ table does not hold; the page asks the kernel (a custom message) and the kernel 
 every chunk (``to_page("all")``) or loads the file :func:`chunk_files` wrote for it (``loadChunk``: the same
 content and buffers, a script beside the page). Then the page calls ``transition`` and ``lookup`` again.
 
-Explanations: a view's hover texts are not in a table built in the kernel (the page asks the kernel for one
-cell's). A static page's tables hold them, :func:`add_explanations`: the output ``views/<name>:explanations``,
-``{"explanations": [[text per cell] per row]}`` per row, which ``lookup`` gives with the view's other fields.
+Explanations: a view's hover texts are not in a table (they are most of its bytes). A page with a kernel asks it
+for one cell's; a page with no kernel loads the view's file that :func:`explanation_files` wrote beside it
+(``explanations`` in the page's tables: ``{view: path}``), once it has drawn, and answers a hover from it.
+
+Fetched once drawn: a table whose chunks weigh little together (lesson 08's, one per seed) is marked
+``prefetch`` by :func:`attnlib.show.page.page_tables`: the page holds the first state's chunk inline and fetches
+the others once it has drawn (from the kernel, or their files), so that what it holds up front stays small and
+every state is there before a learner's second change.
 """
 
 from __future__ import annotations
@@ -87,13 +94,13 @@ __all__ = [
     "Table",
     "TableTooLarge",
     "Tables",
-    "add_explanations",
     "build_table",
     "build_tables",
     "choices",
     "chunk_files",
     "chunk_message",
     "comparable",
+    "explanation_files",
     "page_bytes",
     "page_value",
 ]
@@ -884,20 +891,28 @@ def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOL
     return out
 
 
-def add_explanations(explorer: Explorer, tables: Tables) -> list[str]:
-    """Give each part that holds a view's matrix the view's explanations (what hovering a cell shows) in every
-    row, as the output ``views/<name>:explanations`` (``{"explanations": [[text per cell] per row]}``, pooled):
-    for a page with no kernel to ask. Returns the views given some (none: nothing changes).
+def explanation_files(
+    explorer: Explorer, tables: Tables, page: dict[str, Any], folder: str = CHUNK_FOLDER
+) -> dict[str, str]:
+    """The views' explanations (what hovering a cell shows) for every row of ``tables``, as files a page with no
+    kernel loads beside it, one per view: ``{path: text}``; ``page`` (``tables.to_page(...)``) gets
+    ``explanations``: ``{view: path}`` for each view given some (none: ``page`` is left as it was).
 
     The texts are :meth:`Explorer.compute`'s, run for each row whose look says the view is explained (a part
-    that does not hold the look computes every row); a table built in the kernel has none: the page asks.
+    that does not hold the look computes every row). A file is a classic script, like a chunk's
+    (:func:`chunk_files`), that puts ``{"explorer", "view", "part", "rows", "texts"}`` in
+    ``globalThis.attnlibChunks`` under its name, the digest of its content: ``texts`` holds each distinct
+    table of texts (a list per matrix row of one text per cell) once, and ``rows`` maps the part's rows to
+    them, ``{"": [index per row]}`` for a part in one piece, ``{"<chunk>": [index per row of that chunk]}`` for a
+    chunked one. ``table.js``'s ``explanation`` finds the row of the values drawn and reads its cell's text.
+    The page's table stays as small as the kernel's (the texts are most of a table's bytes: lesson 01's
+    pipeline, 46 kB gzip without them and 138 kB with), and a page loads them once it has drawn.
     """
-    added: list[str] = []
-    for table in tables.parts:
+    out: dict[str, str] = {}
+    said: dict[str, str] = {}
+    for p, table in enumerate(tables.parts):
         names = [
-            name
-            for kind, name, which in map(_output, table.outputs)
-            if kind == "views" and which in (None, "matrix") and f"views/{name}:explanations" not in table.outputs
+            name for kind, name, which in map(_output, table.outputs) if kind == "views" and which in (None, "matrix")
         ]
         texts: dict[str, list[str]] = {name: [] for name in names}
         for k, values in enumerate(table.values):
@@ -905,18 +920,39 @@ def add_explanations(explorer: Explorer, tables: Tables) -> list[str]:
             wanted = [n for n in names if cast(Mapping[str, object], state[n]).get("explained", True)]
             shown = explorer.compute(values) if wanted else None
             for name in names:
-                said = explanation_texts(shown.views[name].explanations) if shown is not None and name in wanted else []
-                texts[name].append(_json({"explanations": said}))
-        pool = {text: k for k, text in enumerate(table.pool)}
+                cells = (
+                    explanation_texts(shown.views[name].explanations) if shown is not None and name in wanted else []
+                )
+                texts[name].append(_json(cells))
+        pieces = [""] if table.chunk is None else [str(i) for i in range(len(tables.chunk_values(p)))]
         for name in names:
-            if all(text == _json({"explanations": []}) for text in texts[name]):
+            if all(text == "[]" for text in texts[name]):
                 continue
-            table.outputs = (*table.outputs, f"views/{name}:explanations")
-            for row, text in zip(table.rows, texts[name], strict=True):
-                row.append(pool.setdefault(text, len(pool)))
-            added.append(name)
-        table.pool = list(pool)
-    return added
+            pool: dict[str, int] = {}
+            rows = {
+                piece: [
+                    pool.setdefault(texts[name][k], len(pool))
+                    for k in (range(len(table.keys)) if piece == "" else tables.chunk_rows(p, int(piece)))
+                ]
+                for piece in pieces
+            }
+            body = _json(
+                {
+                    "explorer": tables.explorer,
+                    "view": name,
+                    "part": p,
+                    "rows": rows,
+                    "texts": [json.loads(text) for text in pool],
+                }
+            )
+            key = hashlib.sha256(body.encode()).hexdigest()[:24]
+            path = f"{folder}/{key}.js"
+            out[path] = f"// attnlib: the hover explanations of {tables.explorer}'s view {name}\n"
+            out[path] += f'(globalThis.attnlibChunks ??= {{}})["{key}"] = {body};\n'
+            said[name] = path
+    if said:
+        page["explanations"] = said
+    return out
 
 
 def _payload(page: Mapping[str, Any]) -> bytes:

@@ -13,7 +13,9 @@ when there is no Chromium. Nothing waits on the clock: each step waits for what 
 
 from __future__ import annotations
 
+import base64
 import gzip
+import json
 import os
 import re
 import shutil
@@ -60,6 +62,31 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("site")
     _site_build().build(root / "html", root / "src", live=LIVE)
     return root / "html"
+
+
+def test_each_explorer_holds_at_most_64_kB_of_its_table_up_front(site: Path) -> None:
+    """What a page holds of an explorer's table before it fetches anything (issue #37: at most 64 kB gzip): the
+    saved ``table`` trait with its buffers. The rest are files beside the page, each named in it: the views' hover
+    texts and a small table's other chunks (lesson 08's seeds), each at most 100 kB gzip."""
+    executed = _site_build().executed_folder(site.parent / "src")
+    state = load_module(REPO / "scripts" / "widget_state.py")
+    held: dict[str, int] = {}
+    named: list[str] = []
+    for path in sorted(executed.glob("[0-9][0-9]_*.ipynb")):
+        for model in state.widget_state(nbformat.read(path, as_version=4)).values():
+            table = model["state"].get("table")
+            if not table:
+                continue
+            data = b"".join(base64.b64decode(b["data"]) for b in model.get("buffers", []) if b["path"][:1] == ["table"])
+            held[f"{path.stem[:2]} {table['explorer']}"] = len(gzip.compress(json.dumps(table).encode() + data, 9))
+            named += list(table.get("explanations", {}).values())
+            named += [f for part in table["parts"] for f in (part.get("chunk") or {}).get("files", []) if f]
+    assert held and max(held.values()) <= 64_000, held
+    assert any(t.startswith("07 ") for t in held) <= bool(named), "lesson 07's views are explained: files named"
+    for name in named:
+        file = site / "notebooks" / name
+        assert file.is_file(), name
+        assert len(gzip.compress(file.read_bytes(), 9)) <= 100_000, name
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@
 // and 12 (tables in parts and chunks), lookup() is compute()'s state at every state of 08 and sampled states of
 // 12, after loading the chunks missing() asks for, and transition() is the explorer's at sampled changes. Lesson
 // 12's chunk files (what a page with no kernel loads beside it) give the chunks Python's, through loadChunk and a
-// document whose <script> runs the file; lessons 05 and 07's rows hold their views' explanations.
+// document whose <script> runs the file; lessons 05 and 07's explanation files give every row's hover texts.
 // The payloads and Python's answers come from tests/show/table_fixtures.py: run here into a temporary folder,
 // or read from $TABLE_FIXTURES when set.
 import assert from "node:assert/strict";
@@ -19,7 +19,9 @@ import {
   addChunkMessage,
   chunkFile,
   decodeTable,
+  explanation,
   loadChunk,
+  loadExplanations,
   lookup,
   missing,
   transition,
@@ -143,22 +145,6 @@ test("a chunk sent in a kernel's message (content and buffers) is the chunk the 
   }
 });
 
-test("the explained tables hold every row's explanations (a page with no kernel answers a hover with them)", () => {
-  for (const file of ["05_softmax.json", "07_summing.json"]) {
-    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
-    const table = decodeTable(fixture.payload);
-    let explained = 0;
-    for (const [values, expected] of fixture.rows) {
-      const state = lookup(table, values);
-      for (const [name, view] of Object.entries(expected.views)) {
-        assert.deepEqual(state?.views[name].explanations, view.explanations, `${file} ${name}`);
-        if (view.explained) explained += view.explanations.length > 0 ? 1 : 0;
-      }
-    }
-    assert.ok(explained > 0, `${file}: no row with explanations`);
-  }
-});
-
 /** A document whose <script> elements run the file their src names in `files` (a path relative to `base`), once
  * appended, as a browser runs a classic script from disk or over http; an absent file is the script's error. */
 function documentOf(files, base) {
@@ -180,6 +166,40 @@ function documentOf(files, base) {
     },
   };
 }
+
+test("a view's explanation file gives every row's hover texts, Python's (loadExplanations, explanation)", async () => {
+  for (const file of ["05_softmax.json", "07_summing.json"]) {
+    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+    const table = decodeTable(fixture.payload);
+    const names = Object.keys(table.explanations);
+    assert.ok(names.length > 0, `${file}: no view names an explanation file`);
+    const page = documentOf(fixture.files, `file:///site/notebooks/${file.replace(".json", ".html")}`);
+    globalThis.document = /** @type {any} */ (page);
+    try {
+      const [values] = fixture.rows[0];
+      assert.equal(explanation(table, names[0], values, 0, 0), null, "not loaded yet: no answer");
+      for (const name of names) assert.equal(await loadExplanations(table, name), true, `${file} ${name}`);
+      let said = 0;
+      fixture.rows.forEach(([values], k) => {
+        for (const name of names) {
+          const expected = fixture.texts[k][name];
+          for (let i = 0; i < Math.max(1, expected.length); i++)
+            for (let j = 0; j < Math.max(1, expected[i]?.length ?? 0); j++) {
+              const text = explanation(table, name, values, i, j);
+              assert.equal(text, expected[i]?.[j] ?? "", `${file} row ${k} ${name} (${i}, ${j})`);
+              said += text ? 1 : 0;
+            }
+        }
+      });
+      assert.ok(said > 0, `${file}: no cell with an explanation`);
+      assert.equal(explanation(table, names[0], { ...values, [table.controls[0]]: "off the grid" }, 0, 0), null);
+      const other = decodeTable({ ...fixture.payload, explanations: { [names[0]]: "attnlib-chunks/absent.js" } });
+      assert.equal(await loadExplanations(other, names[0]), false, "a page copied without the file");
+    } finally {
+      delete globalThis.document;
+    }
+  }
+});
 
 test("a chunk file beside the page is the chunk Python has (loadChunk, as a page with no kernel loads it)", async () => {
   const fixture = revive(JSON.parse(readFileSync(join(folder, "12_positions.json"), "utf8")));

@@ -1,9 +1,9 @@
 """Write what tests/show/table.test.mjs checks the page's table reader against: for some of the lessons'
 explorers, the table's page payload, Python's state for every row (lessons 08 and 12, whose tables come in
 parts and chunks: for every state of 08 and sampled states of 12, straight from ``compute``) and Python's
-transition for every change the build tried (08, 12: sampled changes). Lessons 05 and 07's tables hold their
-views' explanations (as a page with no kernel gets them, ``add_explanations``); lesson 12's fixture holds some of
-its chunk files (``chunk_files``: what a page with no kernel loads beside it).
+transition for every change the build tried (08, 12: sampled changes). Lessons 05 and 07's fixtures hold their
+views' explanation files (``explanation_files``: what a page with no kernel loads beside it) and, per row, the
+texts ``compute`` gives; lesson 12's holds some of its chunk files (``chunk_files``).
 
     python tests/show/table_fixtures.py DIR      (table.test.mjs runs it when TABLE_FIXTURES is not set)
 
@@ -31,14 +31,15 @@ from attnlib.lessons.pipeline import PipelineExplorer
 from attnlib.show.explorer import Explorer
 from attnlib.show.table import (
     Tables,
-    add_explanations,
     build_table,
     build_tables,
     chunk_files,
     chunk_message,
     comparable,
+    explanation_files,
     page_value,
 )
+from attnlib.show.view import explanation_texts
 
 #: the explorers whose tables the page's reader is checked against (lessons 01, 05, 07, 11, 15)
 FIXTURES = {
@@ -68,11 +69,14 @@ def jsonable(value: object) -> object:
 
 def fixture(explorer: Explorer, *, explained: bool = False) -> dict[str, object]:
     """The payload, every row's page values and state, every change's values before and after (Python's);
-    ``explained``: the table holds the views' explanations."""
+    ``explained``: the views' explanation files, and per row each explained view's texts (``compute``'s)."""
     table = build_table(explorer)
+    payload: dict[str, object] = table.to_page()
+    files: dict[str, str] = {}
     if explained:
-        start = explorer.values_now()
-        add_explanations(explorer, Tables(table.explorer, table.controls, table.free_names, [table], start))
+        tables = Tables(table.explorer, table.controls, table.free_names, [table], explorer.values_now())
+        payload = tables.to_page()
+        files = explanation_files(explorer, tables, payload)
     names = (*table.controls, *table.free_names)
 
     def page(values) -> dict[str, object]:
@@ -90,13 +94,24 @@ def fixture(explorer: Explorer, *, explained: bool = False) -> dict[str, object]
             settled[key] = page(after)
         return settled[key]
 
-    rows, transitions = [], []
+    rows, transitions, texts = [], [], []
     for k, values in enumerate(table.values):
         rows.append([page(values), table.state(k)])
+        if explained:
+            shown, looks = explorer.compute(values).views, table.state(k)["views"]
+            texts.append(
+                {
+                    name: explanation_texts(shown[name].explanations) if looks[name].get("explained", True) else []  # type: ignore[union-attr]
+                    for name in payload.get("explanations", {})  # type: ignore[attr-defined]
+                }
+            )
     for k, name, value in table.changes:
         changed = {**table.values[k], name: value}
         transitions.append([page(changed), name, settle(explorer.transition(changed, name))])
-    return jsonable({"payload": table.to_page(), "rows": rows, "transitions": transitions})  # type: ignore[return-value]
+    out = {"payload": payload, "rows": rows, "transitions": transitions}
+    if explained:
+        out |= {"files": files, "texts": texts}
+    return jsonable(out)  # type: ignore[return-value]
 
 
 def parted(explorer: Explorer, samples: int) -> dict[str, object]:

@@ -350,26 +350,25 @@ def test_python_back_to_the_state_it_last_sent_reaches_a_page_that_moved(sent, s
     assert updates(sent, widget) == []
 
 
-def test_a_table_in_small_chunks_ships_every_chunk_and_a_large_one_the_first(sent) -> None:
-    """Lesson 08's chunks (by seed) are small: the page holds them all, so a saved page with no kernel draws every
-    seed; lesson 12's are not: the page holds the first state's chunks and asks for the others."""
+def test_a_table_in_chunks_holds_the_first_and_fetches_the_rest_when_they_are_small(sent) -> None:
+    """Both hold the first state's chunk (what the page holds up front is at most 64 kB gzip). Lesson 08's chunks
+    (by seed) are small: the table says ``prefetch``, and the page fetches every seed once drawn; lesson 12's are
+    not: the page asks for one when a state needs it."""
     import gzip
 
     from attnlib.lessons.l08_scaling import ScalingExplorer
     from attnlib.lessons.l12_positions import PositionsExplorer
-    from attnlib.show.page import INLINE_CHUNKS
+    from attnlib.show.page import PREFETCH_CHUNKS
     from attnlib.show.table import page_bytes
 
-    small = ScalingExplorer().page
-    assert small.tables is not None
-    (part,) = [p for p in small.table["parts"] if "chunk" in p]
-    assert len(part["chunks"]) == len(small.tables.chunk_values(0)) > 1
-    assert len(gzip.compress(page_bytes(small.table), 1)) <= INLINE_CHUNKS
-    large = PositionsExplorer(n_tokens=24, d_model=16, position=5, frequency=0).page
-    assert large.tables is not None
-    held = [(p, len(large.tables.chunk_values(k))) for k, p in enumerate(large.table["parts"]) if "chunk" in p]
-    assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
-    assert len(gzip.compress(page_bytes(large.tables.to_page("all")), 1)) > INLINE_CHUNKS
+    for page in (ScalingExplorer().page, PositionsExplorer(n_tokens=24, d_model=16, position=5, frequency=0).page):
+        assert page.tables is not None
+        held = [(p, len(page.tables.chunk_values(k))) for k, p in enumerate(page.table["parts"]) if "chunk" in p]
+        assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
+        assert len(gzip.compress(page_bytes(page.table), 9)) <= 64_000
+        every = len(gzip.compress(page_bytes(page.tables.to_page("all")), 1))
+        assert page.table.get("prefetch", False) is (every <= PREFETCH_CHUNKS), every
+    assert ScalingExplorer().page.table["prefetch"] is True
 
 
 # --------------------------------------------------------------------------- a state the page drew: computed when read

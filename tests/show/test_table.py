@@ -19,18 +19,18 @@ from typing import cast
 import pytest
 
 from attnlib.lessons.l08_scaling import ScalingExplorer
-from attnlib.lessons.l12_positions import PositionsExplorer
 from attnlib.show.explorer import Explorer
 from attnlib.show.table import (
     CHUNK_FOLDER,
     MARKS,
     Table,
     Tables,
-    add_explanations,
     build_tables,
     chunk_files,
     chunk_message,
     comparable,
+    explanation_files,
+    page_bytes,
     page_value,
 )
 from bench.bench_tables import lesson_explorers
@@ -218,24 +218,85 @@ def test_a_page_with_no_kernel_has_every_chunk_it_does_not_hold_as_a_file() -> N
     assert chunk_files(tables, tables.to_page("all")) == {}  # a page that holds every chunk needs no file
 
 
-def test_the_explanations_a_table_holds_are_the_views() -> None:
-    """add_explanations: every row holds each explained view's explanations, the text view.explain(i, j) gives once
-    the view shows that row's frame; a view with none gets no output (lesson 12's), and nothing else moves."""
-    explorer = LESSONS["05 SoftmaxExplorer"]()
-    tables = build_tables(explorer)
-    (table,) = tables.parts
-    before = [table.state(k) for k in range(len(table.keys))]
-    assert add_explanations(explorer, tables) == ["heatmap"]
-    assert table.outputs[-1] == "views/heatmap:explanations"
+#: the explorers whose views have hover explanations
+EXPLAINED = ("01 PipelineExplorer", "03 QKVExplorer", "04 ScoresExplorer", "05 SoftmaxExplorer", "07 SummingExplorer")
+
+
+def _explanations(path: str, text: str) -> dict:
+    """What an explanation file puts in ``globalThis.attnlibChunks``, checked to be under its own name."""
+    key = path.removeprefix(f"{CHUNK_FOLDER}/").removesuffix(".js")
+    prefix = f'(globalThis.attnlibChunks ??= {{}})["{key}"] = '
+    body = text.split(prefix, 1)[1].rstrip().removesuffix(";")
+    assert hashlib.sha256(body.encode()).hexdigest()[:24] == key
+    return json.loads(body)
+
+
+def _check_texts(explorer: Explorer, tables: Tables, files: dict[str, str], page: dict, samples: int) -> int:
+    """Each view's file holds, at sampled rows of each piece, the texts view.explain(i, j) gives once the view
+    shows that row's frame; returns how many cells said something."""
     rng = random.Random(5)
-    for k in sorted(rng.sample(range(len(table.keys)), 12)):
-        state = table.state(k)
-        view = explorer.views["heatmap"]
-        view.show(explorer.compute(table.values[k]).views["heatmap"])
-        texts = cast(list[list[str]], state["views"]["heatmap"].pop("explanations"))  # type: ignore[union-attr]
-        assert state == before[k]
-        n_rows, n_cols = view.shape
-        assert texts == [[view.explain(i, j) for j in range(n_cols)] for i in range(n_rows)] and texts[0][0]
-        assert tables.lookup(table.page_values(k)) == table.state(k)
-    positions = PositionsExplorer()
-    assert add_explanations(positions, build_tables(positions)) == []
+    said = 0
+    assert sorted(files) == sorted(page["explanations"].values())
+    for name, path in page["explanations"].items():
+        held = _explanations(path, files[path])
+        assert (held["explorer"], held["view"]) == (tables.explorer, name)
+        table = tables.parts[held["part"]]
+        assert len(gzip.compress(files[path].encode(), 9)) <= CHUNK_BUDGET
+        for piece, indices in held["rows"].items():
+            rows = range(len(table.keys)) if piece == "" else tables.chunk_rows(held["part"], int(piece))
+            assert len(indices) == len(rows)
+            for position in sorted(rng.sample(range(len(rows)), min(samples, len(rows)))):
+                row = rows[position]
+                texts = held["texts"][indices[position]]
+                if not cast(Mapping[str, object], table.state(row)["views"][name]).get("explained", True):
+                    assert texts == []
+                    continue
+                view = explorer.views[name]
+                view.show(explorer.compute(table.values[row]).views[name])
+                n_rows, n_cols = view.shape
+                assert texts == [[view.explain(i, j) for j in range(n_cols)] for i in range(n_rows)]
+                said += sum(bool(t) for line in texts for t in line)
+    return said
+
+
+@pytest.mark.parametrize("name", EXPLAINED)
+def test_a_page_with_no_kernel_has_its_views_explanations_in_files_beside_it(name: str) -> None:
+    """explanation_files: a file per explained view, named by its content's digest, mapping every row of the table
+    to the texts compute gives (view.explain); each at most the chunk budget gzip, and the page, which names them,
+    no larger than the kernel's but for their names (the texts are most of a table's bytes)."""
+    explorer, tables = tables_of(name)
+    page = tables.to_page("current")
+    inline = len(gzip.compress(page_bytes(page), 9))
+    files = explanation_files(explorer, tables, page)
+    assert files and all(path.startswith(f"{CHUNK_FOLDER}/") for path in files)
+    assert _check_texts(explorer, tables, files, page, samples=6) > 0
+    assert len(gzip.compress(page_bytes(page), 9)) <= min(INLINE_BUDGET, inline + 400)
+
+
+def test_an_explorer_with_no_explanations_gets_no_file() -> None:
+    """Lessons 08 and 12 explain no cell: no file, and the page names none."""
+    for name in ("08 ScalingExplorer", "12 PositionsExplorer"):
+        explorer, tables = tables_of(name)
+        page = tables.to_page("current")
+        assert explanation_files(explorer, tables, page) == {} and "explanations" not in page
+
+
+def test_a_chunked_part_has_its_explanations_row_by_row_per_chunk() -> None:
+    """A part in chunks (lesson 05's explorer here chunked by its example, as lesson 08 chunks by seed): the file
+    maps each chunk's rows, in the chunk's order, to their texts."""
+    from attnlib.lessons.l05_softmax import SoftmaxExplorer
+    from attnlib.show.table import Part
+
+    outputs = build_tables(SoftmaxExplorer()).parts[0].outputs
+
+    class Chunked(SoftmaxExplorer):
+        def table_parts(self) -> list[Part]:
+            return [Part(("example", "temperature", "query"), tuple(outputs), chunk="example")]
+
+    explorer = Chunked()
+    tables = build_tables(explorer)
+    page = tables.to_page("current")
+    files = explanation_files(explorer, tables, page)
+    (held,) = [_explanations(path, text) for path, text in files.items()]
+    assert sorted(held["rows"]) == sorted(str(i) for i in range(len(tables.chunk_values(0))))
+    assert _check_texts(explorer, tables, files, page, samples=4) > 0

@@ -13,8 +13,20 @@
 // committed on change or Enter), each view's root `[data-view=<name>]`, each text `[data-text=<name>]`, the
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
+// Once what the page fetches after drawing is here (a small table's other chunks, with no kernel the views'
+// hover texts), the root's `data-fetched` is "true".
 import { createHeatmap } from "./heatmap.js";
-import { addChunkMessage, decodeTable, loadChunk, lookup, missing, transition } from "./table.js";
+import {
+  addChunkMessage,
+  decodeTable,
+  explanation,
+  loadChunk,
+  loadExplanations,
+  lookup,
+  missing,
+  prefetched,
+  transition,
+} from "./table.js";
 
 /** @typedef {Record<string, unknown>} Values */
 /** @typedef {{kind: string, name?: string, label?: string, value?: unknown, options?: unknown[], min?: number,
@@ -332,17 +344,24 @@ function render({ model, el }) {
   let asked = 0;
   /** @type {Map<number, (text: string) => void>} */
   const waiting = new Map();
-  /** @type {Map<string, string[][]>} each view's explanations in the state drawn, when the table holds them (a page
-   * with no kernel answers a hover with them; a page with a kernel asks it) */
-  const explanations = new Map();
-
   /** @param {string} view */
   const hostOf = (view) => ({
     send: (/** @type {Record<string, unknown>} */ msg) => model.send({ ...msg, view }),
-    asks: () => kernel || explanations.has(view),
+    asks: () => kernel || Boolean(table?.explanations[view]),
     explain: (/** @type {number} */ row, /** @type {number} */ col) =>
-      kernel ? askKernel(view, row, col) : Promise.resolve(String(explanations.get(view)?.[row]?.[col] ?? "")),
+      kernel ? askKernel(view, row, col) : fromTexts(view, row, col),
   });
+
+  /** With no kernel: a cell's explanation in the state drawn, from the view's texts beside the page (loaded once
+   * drawn; a hover before that waits for the file, never for a kernel).
+   * @param {string} view @param {number} row @param {number} col @returns {Promise<string>} */
+  const fromTexts = (view, row, col) => {
+    if (!table) return Promise.resolve("");
+    const values = { ...current, ...free };
+    const said = explanation(table, view, values, row, col);
+    if (said !== null) return Promise.resolve(said);
+    return loadExplanations(table, view).then(() => explanation(table, view, values, row, col) ?? "");
+  };
 
   /** A cell's explanation from the kernel ("" when no answer comes within ANSWER_MS).
    * @param {string} view @param {number} row @param {number} col @returns {Promise<string>} */
@@ -404,9 +423,6 @@ function render({ model, el }) {
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
       view?.draw({ ...view.look, ...drawn });
-      const said = /** @type {{explanations?: string[][]}} */ (drawn).explanations;
-      if (said?.length) explanations.set(name, said);
-      else explanations.delete(name);
     }
     for (const [name, text] of Object.entries(state.texts || {})) {
       const node = texts.get(name);
@@ -519,11 +535,37 @@ function render({ model, el }) {
     }
   };
 
+  /** @type {Set<string>} the chunks asked of the kernel once drawn (a table marked prefetch), not arrived yet */
+  const prefetching = new Set();
+
+  /** Once drawn, what the page fetches: the chunks of a table marked prefetch (from the kernel, or their files
+   * beside a page with no kernel) and, with no kernel, every view's hover texts. The root's `data-fetched` is
+   * "true" once all of it is here (at once when there is nothing to fetch). */
+  const fetchRest = () => {
+    const chunks = table ? prefetched(table) : [];
+    if (table && kernel) {
+      for (const { part, index } of chunks) prefetching.add(`${part}/${index}`);
+      for (const { part, index } of chunks) model.send({ kind: "chunk", part, index });
+      if (!chunks.length) root.dataset.fetched = "true";
+      return;
+    }
+    const loads = table
+      ? [
+          ...chunks.map(({ part, index }) => loadChunk(table, part, index)),
+          ...Object.keys(table.explanations).map((view) => loadExplanations(table, view)),
+        ]
+      : [];
+    Promise.all(loads).then(() => {
+      root.dataset.fetched = "true";
+    });
+  };
+
   /** A chunk arrived from the kernel: the change that waited for it is drawn from the table.
    * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
   const chunkArrived = (content, buffers) => {
     if (!table) return;
     addChunkMessage(table, content, buffers);
+    if (prefetching.delete(`${content.part}/${content.index}`) && !prefetching.size) root.dataset.fetched = "true";
     if (!waitingFor) return;
     waitingFor.asked.delete(`${content.part}/${content.index}`);
     if (!waitingFor.asked.size) drawWaiting();
@@ -564,6 +606,8 @@ function render({ model, el }) {
   el.append(root);
   const initial = (table && lookup(table, { ...current, ...free })) || model.get("shown");
   apply(/** @type {Shown} */ (initial), current, "initial");
+  const idle = globalThis.requestIdleCallback ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
+  idle(fetchRest);
   model.on("change:shown", fromKernel);
   model.on("msg:custom", onMessage);
   return () => {

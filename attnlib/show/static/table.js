@@ -13,9 +13,10 @@
  *   aliases: [number, number[], number][], chunk?: {control: string, values: unknown[], files?: string[]} | null,
  *   chunks?: Record<string, PartPayload>
  * }} PartPayload  one part (Table.to_page()): some outputs keyed by some controls
- * @typedef {PartPayload & {format: number, explorer: string, tolerance: number, parts?: undefined}
+ * @typedef {PartPayload & {format: number, explorer: string, tolerance: number, parts?: undefined,
+ *     prefetch?: undefined, explanations?: undefined}
  *   | {format: number, explorer: string, tolerance: number, controls: string[], free: string[],
- *      parts: PartPayload[], states: number}} Payload  what Tables.to_page() (or Table.to_page()) gives, bytes as DataViews
+ *      parts: PartPayload[], states: number, prefetch?: boolean, explanations?: Record<string, string>}} Payload  what Tables.to_page() (or Table.to_page()) gives, bytes as DataViews
  * @typedef {Record<string, unknown>} Values  control name → value (free controls' values as page_value gives them)
  * @typedef {{views: Record<string, Record<string, unknown>>, texts: Record<string, unknown>,
  *   controls: Record<string, unknown>}} State  a row in the form of Explorer.state() (a view's buffer: a DataView)
@@ -28,8 +29,13 @@
  * @typedef {{rows: Rows | null, chunk: {control: string, values: unknown[], files?: string[],
  *   where: Map<unknown, number>, numbers: [number, number][]} | null, chunks: Map<number, Rows>, controls: string[],
  *   outputs: string[][]}} Part
+ * @typedef {{part: number, rows: Record<string, number[]>, texts: string[][][]}} Explained  a view's hover texts
+ *   (Python's explanation_files): the distinct tables of texts, and per piece of the part ("" or a chunk's index)
+ *   the one of each row
  * @typedef {{explorer: string, controls: string[], free: string[], tolerance: number, parts: Part[],
- *   nRows: number}} Table  (nRows: the states the table answers with every chunk loaded)
+ *   nRows: number, prefetch: boolean, explanations: Record<string, string>, explained: Map<string, Explained>}} Table
+ *   (nRows: the states the table answers with every chunk loaded; prefetch: fetch every chunk once drawn;
+ *   explanations: each view's file of hover texts, explained: those loaded)
  *   a decoded table (read it only through the functions of this module)
  */
 
@@ -167,6 +173,9 @@ export function decodeTable(payload) {
     free: payload.free,
     tolerance: payload.tolerance,
     nRows: 0,
+    prefetch: Boolean(payload.prefetch),
+    explanations: payload.explanations ?? {},
+    explained: new Map(),
     parts: parts.map((part) => {
       const chunk = part.chunk ? { ...part.chunk, ...index(part.chunk.values) } : null;
       return {
@@ -228,34 +237,18 @@ function fromBase64(text) {
   return new DataView(bytes.buffer);
 }
 
-/** @type {Map<string, Promise<boolean>>} each chunk file's <script>, once per page (explorers may share one) */
+/** @type {Map<string, Promise<boolean>>} each file's <script>, once per page (explorers may share one) */
 const LOADING = new Map();
 
 /**
- * The file of chunk `index` of part `part` that a page with no kernel loads (Python's `chunk_files`: a path
- * relative to the page), or "" when the table names none.
- * @param {Table} table
- * @param {number} part
- * @param {number} index
- * @returns {string}
+ * Run the file at `path` (relative to the page) as a classic <script>, which a browser runs from file:// as over
+ * http, where it refuses fetch, and give what it put in `globalThis.attnlibChunks` under its name (the file's
+ * name without ".js"), or null when there is no document, or the file is missing or puts nothing there.
+ * @param {string} path
+ * @returns {Promise<unknown>}
  */
-export function chunkFile(table, part, index) {
-  return table.parts[part].chunk?.files?.[index] ?? "";
-}
-
-/**
- * Load chunk `index` of part `part` from its file beside the page (a classic <script>, which a browser runs from
- * file:// as over http, where it refuses fetch) and add it to the table: resolves true once added, false when the
- * table names no file, or the file is missing or holds another chunk (then the page says a kernel computes it).
- * @param {Table} table
- * @param {number} part
- * @param {number} index
- * @returns {Promise<boolean>}
- */
-export function loadChunk(table, part, index) {
-  const path = chunkFile(table, part, index);
-  if (table.parts[part].chunks.has(index)) return Promise.resolve(true);
-  if (!path || typeof document === "undefined") return Promise.resolve(false);
+function loadFile(path) {
+  if (!path || typeof document === "undefined") return Promise.resolve(null);
   const url = new URL(path, document.baseURI).href;
   let loading = LOADING.get(url);
   if (!loading) {
@@ -272,14 +265,94 @@ export function loadChunk(table, part, index) {
     LOADING.set(url, loading);
   }
   const key = path.replace(/^.*\//, "").replace(/\.js$/, "");
-  return loading.then((loaded) => {
-    const held = /** @type {Record<string, {content: any, buffers: string[]}> | undefined} */ (
-      /** @type {any} */ (globalThis).attnlibChunks
-    )?.[key];
-    if (!loaded || !held || held.content.part !== part || held.content.index !== index) return false;
+  /** @type {{attnlibChunks?: Record<string, unknown>}} */
+  const shared = /** @type {any} */ (globalThis);
+  return loading.then((loaded) => (loaded ? (shared.attnlibChunks?.[key] ?? null) : null));
+}
+
+/**
+ * The file of chunk `index` of part `part` that a page with no kernel loads (Python's `chunk_files`: a path
+ * relative to the page), or "" when the table names none.
+ * @param {Table} table
+ * @param {number} part
+ * @param {number} index
+ * @returns {string}
+ */
+export function chunkFile(table, part, index) {
+  return table.parts[part].chunk?.files?.[index] ?? "";
+}
+
+/**
+ * Load chunk `index` of part `part` from its file beside the page and add it to the table: resolves true once
+ * added, false when the table names no file, or the file is missing or holds another chunk (then the page says a
+ * kernel computes it).
+ * @param {Table} table
+ * @param {number} part
+ * @param {number} index
+ * @returns {Promise<boolean>}
+ */
+export function loadChunk(table, part, index) {
+  if (table.parts[part].chunks.has(index)) return Promise.resolve(true);
+  return loadFile(chunkFile(table, part, index)).then((file) => {
+    const held = /** @type {{content: any, buffers: string[]} | null} */ (file);
+    if (!held?.content || held.content.part !== part || held.content.index !== index) return false;
     if (!table.parts[part].chunks.has(index)) addChunkMessage(table, held.content, held.buffers.map(fromBase64));
     return true;
   });
+}
+
+/**
+ * The chunks a table marked `prefetch` does not hold yet, [{part, index}]: what the page fetches once it has
+ * drawn (none for a table not marked).
+ * @param {Table} table
+ * @returns {{part: number, index: number}[]}
+ */
+export function prefetched(table) {
+  if (!table.prefetch) return [];
+  const out = [];
+  for (let p = 0; p < table.parts.length; p++) {
+    const part = table.parts[p];
+    for (let i = 0; i < (part.chunk?.values.length ?? 0); i++) if (!part.chunks.has(i)) out.push({ part: p, index: i });
+  }
+  return out;
+}
+
+/**
+ * Load view `view`'s hover texts from the file the table names for it (Python's `explanation_files`): resolves
+ * true once the table holds them, false when it names none or the file is missing or is another's.
+ * @param {Table} table
+ * @param {string} view
+ * @returns {Promise<boolean>}
+ */
+export function loadExplanations(table, view) {
+  if (table.explained.has(view)) return Promise.resolve(true);
+  return loadFile(table.explanations[view] ?? "").then((file) => {
+    const held = /** @type {(Explained & {explorer: string, view: string}) | null} */ (file);
+    if (!held || held.explorer !== table.explorer || held.view !== view || !table.parts[held.part]) return false;
+    table.explained.set(view, held);
+    return true;
+  });
+}
+
+/**
+ * The hover text of cell (`row`, `col`) of view `view` in the state of `values`, from the texts loaded for it
+ * (loadExplanations): "" for a cell with none, null when they are not loaded or the table does not cover `values`.
+ * @param {Table} table
+ * @param {string} view
+ * @param {Values} values
+ * @param {number} row
+ * @param {number} col
+ * @returns {string | null}
+ */
+export function explanation(table, view, values, row, col) {
+  const held = table.explained.get(view);
+  if (!held) return null;
+  const part = table.parts[held.part];
+  const piece = part.chunk ? nearest(part.chunk, values[part.chunk.control], table.tolerance) : -1;
+  const rows = rowsFor(table, part, values);
+  const k = rows === null ? -1 : findRow(table, rows, values, true);
+  const texts = k < 0 ? undefined : held.texts[held.rows[part.chunk ? String(piece) : ""]?.[k] ?? -1];
+  return texts === undefined ? null : String(texts[row]?.[col] ?? "");
 }
 
 /**
