@@ -861,6 +861,14 @@ def chunk_message(tables: Tables, part: int, index: int) -> tuple[dict[str, Any]
 CHUNK_FOLDER = "attnlib-chunks"
 
 
+def _script_file(folder: str, body: str, what: str) -> tuple[str, str]:
+    """A file a page with no kernel loads beside it (:func:`chunk_files`, :func:`explanation_files`): a classic
+    script that puts ``body`` (JSON) in ``globalThis.attnlibChunks`` under its name, the digest of ``body``, so
+    that what two pages share is one file; ``(path, text)``. ``table.js``'s ``loadFile`` reads it."""
+    key = hashlib.sha256(body.encode()).hexdigest()[:24]
+    return f"{folder}/{key}.js", f'// attnlib: {what}\n(globalThis.attnlibChunks ??= {{}})["{key}"] = {body};\n'
+
+
 def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOLDER) -> dict[str, str]:
     """The chunks of ``page`` (``tables.to_page(...)``) that it does not hold, as files a page with no kernel
     loads beside it: ``{path: text}``; each chunked part of ``page`` gets ``chunk["files"]``, the path of each
@@ -882,10 +890,8 @@ def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOL
                 continue
             content, buffers = chunk_message(tables, p, index)
             body = _json({"content": content, "buffers": [base64.b64encode(b).decode("ascii") for b in buffers]})
-            key = hashlib.sha256(body.encode()).hexdigest()[:24]
-            path = f"{folder}/{key}.js"
-            out[path] = f"// attnlib: a chunk of {tables.explorer}'s table of states\n"
-            out[path] += f'(globalThis.attnlibChunks ??= {{}})["{key}"] = {body};\n'
+            path, text = _script_file(folder, body, f"a chunk of {tables.explorer}'s table of states")
+            out[path] = text
             files.append(path)
         part["chunk"]["files"] = files
     return out
@@ -945,10 +951,8 @@ def explanation_files(
                     "texts": [json.loads(text) for text in pool],
                 }
             )
-            key = hashlib.sha256(body.encode()).hexdigest()[:24]
-            path = f"{folder}/{key}.js"
-            out[path] = f"// attnlib: the hover explanations of {tables.explorer}'s view {name}\n"
-            out[path] += f'(globalThis.attnlibChunks ??= {{}})["{key}"] = {body};\n'
+            path, text = _script_file(folder, body, f"the hover explanations of {tables.explorer}'s view {name}")
+            out[path] = text
             said[name] = path
     if said:
         page["explanations"] = said

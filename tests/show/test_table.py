@@ -192,6 +192,16 @@ def test_the_pages_transition_is_the_explorers(name: str) -> None:
         assert tables.lookup(page) is not None
 
 
+def _file_body(path: str, text: str) -> dict:
+    """What a file beside a page with no kernel (a chunk's, a view's explanations) puts in
+    ``globalThis.attnlibChunks``, checked to be under its own name: the digest of what it puts there."""
+    key = path.removeprefix(f"{CHUNK_FOLDER}/").removesuffix(".js")
+    prefix = f'(globalThis.attnlibChunks ??= {{}})["{key}"] = '
+    body = text.split(prefix, 1)[1].rstrip().removesuffix(";")
+    assert hashlib.sha256(body.encode()).hexdigest()[:24] == key
+    return json.loads(body)
+
+
 def test_a_page_with_no_kernel_has_every_chunk_it_does_not_hold_as_a_file() -> None:
     """chunk_files: one file per chunk the page does not hold, named by its content's digest, holding what the kernel
     would send for it (chunk_message), each at most the chunk budget gzip; the page names each one's path."""
@@ -207,28 +217,16 @@ def test_a_page_with_no_kernel_has_every_chunk_it_does_not_hold_as_a_file() -> N
         if index in held:
             continue
         text = files[named[index]]
-        key = named[index].removeprefix(f"{CHUNK_FOLDER}/").removesuffix(".js")
-        prefix = f'(globalThis.attnlibChunks ??= {{}})["{key}"] = '
-        body = json.loads(text.split(prefix, 1)[1].rstrip().removesuffix(";"))
+        body = _file_body(named[index], text)
         content, buffers = chunk_message(tables, part, index)
         assert body["content"] == json.loads(json.dumps(content))
         assert [base64.b64decode(b) for b in body["buffers"]] == buffers
-        assert hashlib.sha256(text.split(prefix, 1)[1].rstrip().removesuffix(";").encode()).hexdigest()[:24] == key
         assert len(gzip.compress(text.encode(), 9)) <= CHUNK_BUDGET
     assert chunk_files(tables, tables.to_page("all")) == {}  # a page that holds every chunk needs no file
 
 
 #: the explorers whose views have hover explanations
 EXPLAINED = ("01 PipelineExplorer", "03 QKVExplorer", "04 ScoresExplorer", "05 SoftmaxExplorer", "07 SummingExplorer")
-
-
-def _explanations(path: str, text: str) -> dict:
-    """What an explanation file puts in ``globalThis.attnlibChunks``, checked to be under its own name."""
-    key = path.removeprefix(f"{CHUNK_FOLDER}/").removesuffix(".js")
-    prefix = f'(globalThis.attnlibChunks ??= {{}})["{key}"] = '
-    body = text.split(prefix, 1)[1].rstrip().removesuffix(";")
-    assert hashlib.sha256(body.encode()).hexdigest()[:24] == key
-    return json.loads(body)
 
 
 def _check_texts(explorer: Explorer, tables: Tables, files: dict[str, str], page: dict, samples: int) -> int:
@@ -238,7 +236,7 @@ def _check_texts(explorer: Explorer, tables: Tables, files: dict[str, str], page
     said = 0
     assert sorted(files) == sorted(page["explanations"].values())
     for name, path in page["explanations"].items():
-        held = _explanations(path, files[path])
+        held = _file_body(path, files[path])
         assert (held["explorer"], held["view"]) == (tables.explorer, name)
         table = tables.parts[held["part"]]
         assert len(gzip.compress(files[path].encode(), 9)) <= CHUNK_BUDGET
@@ -297,6 +295,6 @@ def test_a_chunked_part_has_its_explanations_row_by_row_per_chunk() -> None:
     tables = build_tables(explorer)
     page = tables.to_page("current")
     files = explanation_files(explorer, tables, page)
-    (held,) = [_explanations(path, text) for path, text in files.items()]
+    (held,) = [_file_body(path, text) for path, text in files.items()]
     assert sorted(held["rows"]) == sorted(str(i) for i in range(len(tables.chunk_values(0))))
     assert _check_texts(explorer, tables, files, page, samples=4) > 0

@@ -348,10 +348,10 @@ export function explanation(table, view, values, row, col) {
   const held = table.explained.get(view);
   if (!held) return null;
   const part = table.parts[held.part];
-  const piece = part.chunk ? nearest(part.chunk, values[part.chunk.control], table.tolerance) : -1;
   const rows = rowsFor(table, part, values);
   const k = rows === null ? -1 : findRow(table, rows, values, true);
-  const texts = k < 0 ? undefined : held.texts[held.rows[part.chunk ? String(piece) : ""]?.[k] ?? -1];
+  const piece = part.chunk ? String(nearest(part.chunk, values[part.chunk.control], table.tolerance)) : "";
+  const texts = k < 0 ? undefined : held.texts[held.rows[piece]?.[k] ?? -1];
   return texts === undefined ? null : String(texts[row]?.[col] ?? "");
 }
 
