@@ -973,6 +973,52 @@ def test_a_covered_change_sends_nothing_back(lab) -> None:
         _close(page, server, panel_id)
 
 
+PREFETCH_NOTEBOOK = "notebooks/prefetch_08.ipynb"  # lesson 08's explorer alone, written into the server's copy
+
+
+def test_a_small_tables_chunks_come_from_the_kernel_once_drawn(lab) -> None:
+    """Lesson 08's table sits in one chunk per seed, small enough together to be prefetched (page.py's
+    PREFETCH_CHUNKS): once the explorer has drawn, the page asks the kernel for the other chunks and marks its root
+    data-fetched. Every seed is then drawn by the page from the table with no widget message back (a chunk the page
+    still lacked would come back as one), showing Python's numbers."""
+    import random
+
+    import nbformat
+
+    server, page, problems = lab
+    problems.clear()
+    nb = nbformat.v4.new_notebook()  # with the kernel the lessons name (without one, JupyterLab asks which)
+    nb.metadata.kernelspec = json.loads((REPO / "notebooks" / "08_scaling.ipynb").read_text())["metadata"]["kernelspec"]
+    nb.cells = [nbformat.v4.new_code_cell("from attnlib.lessons.l08_scaling import ScalingExplorer\nScalingExplorer()")]
+    nbformat.write(nb, server.root / PREFETCH_NOTEBOOK)
+    panel_id = _open_and_run(page, Path(PREFETCH_NOTEBOOK).name)
+    try:
+        root = page.locator(f"#{panel_id} .attnlib-explorer").first
+        page.wait_for_function("(root) => root.dataset.fetched === 'true'", arg=root.element_handle(), timeout=20_000)
+        page.evaluate(SETTLED_JS, panel_id)
+        name = root.get_attribute("data-explorer")
+        slider = root.locator("input[type='range'][data-control='seed']")
+        rng = random.Random(8)
+        seeds = []
+        for _ in range(3):
+            frames = len(FRAMES)
+            n = _shown_count(root)
+            _move(page, root, "range", "seed", rng)  # a click on the track, off the thumb
+            seed = int(float(slider.evaluate("r => r.value")))
+            seeds.append(seed)
+            event = _wait_shown(page, root, n)
+            assert event["source"] == "table" and event["values"]["seed"] == seed, event
+            page.evaluate(SETTLED_JS, panel_id)
+            back = [f[:200] for f in FRAMES[frames:] if '"comm_id"' in f]
+            assert not back, f"seed {seed}: the kernel answered with {len(back)} widget messages: {back}"
+            shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
+            _assert_is_python(shown, _expected(page, panel_id, name, event["values"]), f"lesson 08, seed {seed}")
+        assert not problems, f"browser errors: {problems}"
+        TIMINGS["lesson 08's chunks prefetched from the kernel"] = f"seeds {seeds} drawn from the table"
+    finally:
+        _close(page, server, panel_id)
+
+
 def test_a_slider_moves_from_the_keyboard(lab) -> None:
     """A learner focuses an explorer's slider (a range input) and presses the arrow keys: it moves, and the
     page draws the new state."""
