@@ -55,6 +55,7 @@ def main() -> int:
     env["UV_CACHE_DIR"] = str(scratch / "uv-cache")  # nothing cached, as on a fresh machine
     print(f"make test on a fresh clone of {commit} (log: {log})", flush=True)
     load_before = f"{os.getloadavg()[0]:.1f}"
+    reference = results.reference_seconds()  # before the run, as the load
     ticks = _cpu_ticks()
     start = time.perf_counter()
     with log.open("w") as out:
@@ -68,14 +69,16 @@ def main() -> int:
     pytest_s = float(session[-1][1]) if session else None
     outcome = session[-1][0] if session else "no pytest summary"
     print(f"{'passed' if done.returncode == 0 else 'FAILED'}: {elapsed:.0f} s in all, pytest {pytest_s} s ({outcome});"
-          f" load before {load_before}, cores busy {busy}")  # fmt: skip
+          f" load before {load_before}, cores busy {busy}, reference {reference:.2f} s")  # fmt: skip
     print("slowest:", *slowest, sep="\n  ")
     if done.returncode == 0:
         shutil.rmtree(scratch, ignore_errors=True)
     figures = {"commit": commit, "passed": done.returncode == 0, "outcome": outcome}
     timing = {"total_s": round(elapsed), "pytest_s": pytest_s, "goal_s": GOAL_S}
-    # the load is the one before the run (the run's own would say nothing): was the machine quiet?
-    results.write(args.json, {**figures, **timing, "load": load_before, "cpu_busy": busy, "slowest": slowest})
+    # the load and the reference time are those before the run (the run's own would say nothing): was the machine
+    # quiet, and how fast is it?
+    quiet = {"load": load_before, "reference_s": reference}
+    results.write(args.json, {**figures, **timing, **quiet, "cpu_busy": busy, "slowest": slowest})
     return done.returncode
 
 

@@ -24,8 +24,13 @@ def test_every_result_says_what_it_measured_on() -> None:
     line = results.measured_on({"date": "2026-11-28", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "0.5"})
     assert line == "2026-11-28, commit `abc1234`, x86_64, 2 cores, load 0.5"
     assert "commit not recorded" in results.measured_on({"date": "2026-11-20", "machine": "x86_64, 2 cores"})
+    timed = results.measured_on(
+        {"date": "2026-12-03", "commit": "abc1234", "machine": "x86_64, 2 cores", "reference_s": 0.3}
+    )
+    assert timed == "2026-12-03, commit `abc1234`, x86_64, 2 cores (reference 0.30 s)"
     fresh = results.provenance()
     assert fresh["commit"] and fresh["machine"].count(",") == 2 and fresh["load"]
+    assert 0 < fresh["reference_s"] < 60, fresh["reference_s"]
 
 
 @pytest.mark.parametrize("recorded", sorted(results.RESULTS.glob("*.json")), ids=lambda p: p.stem)
