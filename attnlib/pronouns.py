@@ -256,7 +256,7 @@ def adam_step(
 
     ``m ← β₁m + (1 − β₁)g``, ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr · m̂ / (√v̂ + ε)`` with the bias-corrected
     ``m̂ = m / (1 − β₁ᵗ)``, ``v̂ = v / (1 − β₂ᵗ)``, ε = 1e-8: what ``torch.optim.Adam`` computes, written out because
-    ``torch.optim``'s first step imports torch's compiler (about 5 s of CPU, which a lesson cannot spare).
+    creating a ``torch.optim`` optimiser imports torch's compiler (about 5 s of CPU, which a lesson cannot spare).
     A parameter without a gradient (unused by the loss) is left as it is, as ``torch.optim.Adam`` leaves it.
     """
     beta1, beta2 = betas

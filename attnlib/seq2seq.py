@@ -21,6 +21,7 @@ from tqdm.auto import tqdm
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
 from .modules import MultiHeadAttention, causal_mask
+from .training import Adam
 from .transformer import Block
 
 __all__ = ["DecoderBlock", "EncoderDecoder", "alignment_score", "reverse_batch", "train_reverse"]
@@ -106,7 +107,7 @@ def train_reverse(
 ) -> list[float]:
     """Train ``model`` on reversed sequences with Adam (teacher forcing); return the loss of every step."""
     generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    optimiser = Adam(model.parameters(), lr=lr)
     losses = []
     for _ in tqdm(range(check_positive_int("steps", steps)), desc="training", leave=False):
         source, decoder_ids, targets = reverse_batch(batch_size, n_tokens, model.vocab_size, generator)

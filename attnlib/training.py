@@ -24,6 +24,7 @@ from .transformer import TinyTransformer
 
 __all__ = [
     "CHECKPOINTS",
+    "Adam",
     "History",
     "accuracy",
     "deterministic",
@@ -35,6 +36,43 @@ __all__ = [
 
 CHECKPOINTS = Path(__file__).parent / "checkpoints"
 MAX_STEPS = 100_000
+
+
+class Adam:
+    """Adam (Kingma & Ba, 2015) with no weight decay: ``torch.optim.Adam``'s update on the CPU, bit for bit (so
+    ``torch.optim.AdamW``'s with ``weight_decay=0`` too), with its ``step()`` and ``zero_grad()``.
+
+    Per parameter, from its gradient g at its t-th step with one: ``m ← m + (1 − β₁)(g − m)``,
+    ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr / (1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε)``, in torch's order of
+    operations. Written out because creating any ``torch.optim`` optimiser imports torch's compiler
+    (``torch._dynamo``: 5.8 s of CPU on 2026-12-03's machine), which every lesson that trains would wait for. A
+    parameter without a gradient is left as it is and its t does not advance, as in torch.
+    """
+
+    def __init__(self, parameters, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+        self.parameters = list(parameters)
+        self.lr, self.betas, self.eps = lr, betas, eps
+        self.moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in self.parameters]
+        self.steps = [0] * len(self.parameters)
+
+    @torch.no_grad()
+    def step(self) -> None:
+        """One update of every parameter that has a gradient."""
+        beta1, beta2 = self.betas
+        for k, (p, (m, v)) in enumerate(zip(self.parameters, self.moments, strict=True)):
+            if p.grad is None:
+                continue
+            self.steps[k] += 1
+            t = float(self.steps[k])
+            m.lerp_(p.grad, 1 - beta1)
+            v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
+            denom = (v.sqrt() / (1 - beta2**t) ** 0.5).add_(self.eps)
+            p.addcdiv_(m, denom, value=-(self.lr / (1 - beta1**t)))
+
+    def zero_grad(self) -> None:
+        """Every parameter's gradient gone (``None``), as ``torch.optim``'s ``zero_grad()``."""
+        for p in self.parameters:
+            p.grad = None
 
 
 @contextlib.contextmanager
@@ -110,7 +148,7 @@ def train(
     progress: bool = True,
     on_loss: Callable[[float], object] | None = None,
 ) -> History:
-    """Train ``model`` on ``task`` with AdamW for ``steps`` steps; return the :class:`History`.
+    """Train ``model`` on ``task`` with :class:`Adam` for ``steps`` steps; return the :class:`History`.
 
     Args:
         steps: optimiser steps (1 … 100 000).
@@ -131,7 +169,7 @@ def train(
     generator = torch.Generator().manual_seed(seed)
     probe = task.batch(1, torch.Generator().manual_seed(seed + 1))[0]
     history = History(probe=probe)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.0)
+    optimiser = Adam(model.parameters(), lr=lr)
     bar = None
     if progress:
         from tqdm.auto import tqdm

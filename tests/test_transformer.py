@@ -8,7 +8,7 @@ import torch
 from attnlib import AttentionInputError
 from attnlib.modules import causal_mask
 from attnlib.tasks import CopyTask, RepeatTask, ReverseTask
-from attnlib.training import accuracy, load_checkpoint, pattern_mass, save_checkpoint, train
+from attnlib.training import Adam, accuracy, load_checkpoint, pattern_mass, save_checkpoint, train
 from attnlib.transformer import Block, CrossAttentionModel, TinyTransformer
 
 
@@ -204,3 +204,29 @@ def test_repeat_task_batches_repeat_then_pad():
         assert 3 <= m <= 8 and row[:m] == row[m : 2 * m] and set(row[2 * m :]) <= {0}
         assert 0 not in row[:m]
         assert scored.nonzero().flatten().tolist() == list(range(m, 2 * m - 1))
+
+
+@pytest.mark.parametrize("torch_optimiser", [torch.optim.Adam, torch.optim.AdamW])
+def test_adam_is_torchs_adam_bit_for_bit(torch_optimiser):
+    """attnlib's Adam (which spares every lesson that trains the import of torch's compiler) moves every
+    parameter exactly as torch.optim.Adam does, and as AdamW with no weight decay; a parameter that has no
+    gradient at a step stays, and its own step count waits (the one layer the loss skips at some steps)."""
+    task = ReverseTask(n_tokens=5, vocab_size=7)
+    ours, theirs = (TinyTransformer(vocab_size=7, d_model=8, num_heads=2, num_layers=2, max_len=5) for _ in "ab")
+    theirs.load_state_dict(ours.state_dict())
+    start = {name: p.detach().clone() for name, p in ours.named_parameters()}
+    optimisers = (Adam(ours.parameters(), lr=0.02), torch_optimiser(theirs.parameters(), lr=0.02, weight_decay=0.0))
+    generator = torch.Generator().manual_seed(5)
+    for step in range(6):
+        inputs, targets, _ = task.batch(16, generator)
+        for model, optimiser in zip((ours, theirs), optimisers):
+            optimiser.zero_grad()
+            logits = model(inputs)
+            torch.nn.functional.cross_entropy(logits.flatten(0, 1), targets.flatten()).backward()
+            if step % 3 == 1:  # the last block's MLP has no gradient at this step
+                for p in model.blocks[-1].mlp.parameters():
+                    p.grad = None
+            optimiser.step()
+    for (name, a), b in zip(ours.named_parameters(), theirs.parameters()):
+        assert torch.equal(a, b), f"{name}: largest difference {float((a - b).abs().max()):.3g}"
+        assert not torch.equal(a, start[name]), f"{name} did not move"

@@ -35,6 +35,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..tasks import COLOURS, TwoColoursTask
+from ..training import Adam
 from ._calls import compare_call
 from ._check import (
     ATTENTION_FAMILY,
@@ -539,7 +540,7 @@ def train_two_colours(
     import it)."""
     check_positive_int("steps", steps)
     generator = torch.Generator().manual_seed(seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=lr)
+    optimiser = Adam(model.parameters(), lr=lr)
     losses = []
     for _ in (progress or iter)(range(steps)):
         colours, numbers, targets = model.task.batch(batch_size, generator)
