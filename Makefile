@@ -117,6 +117,7 @@ bench: $(STAMP) chromium  ## what the course teaches and shows: attention paths,
 	$(BIN)/python -m bench.bench_scale
 	$(BIN)/python -m bench.bench_widgets
 	$(BIN)/python -m bench.bench_browser
+	$(BIN)/python -m bench.bench_frames
 	$(BIN)/python -m bench.report
 
 bench-ops: $(STAMP) chromium  ## running the course: nbval, make test on a fresh clone, the class hub (root) → the docs

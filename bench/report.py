@@ -211,6 +211,24 @@ def hub(data: dict) -> str:
     return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {results.measured_on(data)}."
 
 
+def frames(data: dict) -> str:
+    """Where a change's time goes on the page's main thread (bench_frames): per control and variant, the clock's
+    median / p90 and the main thread's milliseconds per change by phase."""
+    phases = list(data["phases"])
+    head = ["lesson, explorer, control", "page", "input to screen: median / p90 ms"]
+    head += [f"{p} ms" for p in phases] + ["all five ms"]
+    rows = []
+    for row in data["rows"]:
+        work = [row["main"][p] for p in phases]
+        rows.append(
+            [f"{row['lesson']} {row['explorer']} {row['control']}", row["variant"].replace("|", "\\|")]
+            + [f"{row['ms']['median']:.0f} / {row['ms']['p90']:.0f}"]
+            + [f"{ms:.1f}" for ms in work]
+            + [f"{sum(work):.1f}"]
+        )
+    return _rows(head, rows) + f"\n\n{data['changes']} traced changes per control; {results.measured_on(data)}."
+
+
 def tables(data: dict) -> str:
     rows = []
     for name, r in data["rows"].items():
@@ -264,6 +282,7 @@ TABLES: dict[str, tuple[Callable[[dict], str], Path]] = {
     "make_test": (make_test, PAGE),
     "hub": (hub, GUIDE),
     "tables": (tables, PAGE),
+    "frames": (frames, PAGE),
 }
 
 
