@@ -42,7 +42,7 @@ class Adam:
     """Adam (Kingma & Ba, 2015) with no weight decay: ``torch.optim.Adam``'s update on the CPU, bit for bit (so
     ``torch.optim.AdamW``'s with ``weight_decay=0`` too), with its ``step()`` and ``zero_grad()``.
 
-    Per parameter, from its gradient g at its t-th step with one: ``m ← m + (1 − β₁)(g − m)``,
+    Per parameter, from its gradient g at the t-th step that gives it one: ``m ← m + (1 − β₁)(g − m)``,
     ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr / (1 − β₁ᵗ) · m / (√v / √(1 − β₂ᵗ) + ε)``, in torch's order of
     operations. Written out because creating any ``torch.optim`` optimiser imports torch's compiler
     (``torch._dynamo``: 5.8 s of CPU on 2026-12-03's machine), which every lesson that trains would wait for. A

@@ -255,13 +255,27 @@ def _control(output, name: str):
     return output.locator(f'[data-control="{name}"]').first
 
 
+def output_of(page, panel: str, k: int):
+    """Widget output ``k`` of the notebook panel (the outputs OUTPUTS_JS, ARM_JS and CONTROLS_JS number)."""
+    return page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)").nth(k)
+
+
+def open_lesson(browser, server, lesson: Path) -> tuple[object, str]:
+    """``lesson`` opened in a new browser context with the page's clocks (PAGE_CLOCKS_JS) and run top to bottom;
+    ``(page, panel id)``."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    context.add_init_script(PAGE_CLOCKS_JS)
+    page = context.new_page()
+    return page, open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
+
+
 def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]]:
     """``{"first": ms, "all": ms, "reply": ms, "answer": ms}`` per change of widget output ``k`` (after two
     that warm up); an explorer of the one-model design also splits them by where the state was drawn from
     (``"inpage"``: the page's table, ``"kernel"``: the kernel's answer) and gets ``changes`` more of its typed
     controls (the kernel's); and ``"floor"``: the same clock on a change that never leaves the page (an arrow
     key moving the focused cell of the first view redraws its outline), what the browser alone takes."""
-    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)").nth(k)
+    output = output_of(page, panel, k)
     output.scroll_into_view_if_needed()
     controls = page.evaluate(CONTROLS_JS, [panel, k])
     moved = [c for c in controls if c[0] != "typed"]
@@ -357,10 +371,7 @@ def add_references(notebooks: Path, *, own_page: bool = True) -> None:
 def _measure_lesson(browser, server, lesson: Path, changes: int, into: dict, path: str) -> None:
     if not (server.root / "notebooks" / lesson.name).exists():
         return  # a lesson (or the reference page) this checkout does not have
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    context.add_init_script(PAGE_CLOCKS_JS)
-    page = context.new_page()
-    panel = open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
+    page, panel = open_lesson(browser, server, lesson)
     for k, name in enumerate(page.evaluate(NAMES_JS, panel)):
         if name is None:
             continue

@@ -21,12 +21,12 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
-from collections import defaultdict
+from collections import Counter
 from pathlib import Path
 
 from bench import results
-from bench.bench_browser import ARM_JS, CONTROLS_JS, NAMES_JS, PAGE_CLOCKS_JS, change
-from harness.labdriver import CHROMIUM_ARGS, SETTLED_JS, find_chromium, open_and_run_all, start_lab_on_lessons
+from bench.bench_browser import ARM_JS, CONTROLS_JS, NAMES_JS, change, open_lesson, output_of
+from harness.labdriver import CHROMIUM_ARGS, SETTLED_JS, find_chromium, start_lab_on_lessons
 
 LESSONS = results.REPO / "notebooks"
 #: what each figure sums: trace event names of the renderer's main thread
@@ -48,12 +48,10 @@ def main_thread_ms(events: list[dict]) -> dict[str, float]:
     names = (e for e in events if e.get("name") == "thread_name")
     mains = {(e["pid"], e["tid"]) for e in names if e["args"].get("name") == "CrRendererMain"}
     complete = [e for e in events if e.get("ph") == "X" and (e["pid"], e["tid"]) in mains]
-    per_thread: dict[tuple, int] = defaultdict(int)
-    for e in complete:
-        per_thread[(e["pid"], e["tid"])] += 1
+    per_thread = Counter((e["pid"], e["tid"]) for e in complete)
     if not per_thread:
         raise ValueError("the trace has no complete events on a renderer's main thread (CrRendererMain)")
-    main = max(per_thread, key=per_thread.__getitem__)
+    main = per_thread.most_common(1)[0][0]
     spans: dict[str, list[tuple[float, float]]] = {p: [] for p in PHASES}
     ends: dict[str, float] = {}
     for e in sorted((e for e in complete if (e["pid"], e["tid"]) == main), key=lambda e: e["ts"]):
@@ -79,7 +77,7 @@ def main_thread_ms(events: list[dict]) -> dict[str, float]:
 def trace_control(browser, page, panel: str, k: int, control: list, changes: int, scratch: Path) -> dict:
     """``changes`` changes of ``control`` of widget output ``k`` (after two that warm up), traced: ``{"ms": [the
     clock per change], "main": {phase: ms per change}}``."""
-    output = page.locator(f"#{panel} .jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)").nth(k)
+    output = output_of(page, panel, k)
     times: list[float] = []
     trace = scratch / "trace.json"
     for step in range(changes + 2):
@@ -109,18 +107,13 @@ def measure(lessons: list[Path], changes: int, variants: dict[str, str]) -> list
             browser = pw.chromium.launch(executable_path=find_chromium(), args=CHROMIUM_ARGS, headless=True)
             for lesson in lessons:
                 for variant, css in variants.items():
-                    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-                    context.add_init_script(PAGE_CLOCKS_JS)
-                    page = context.new_page()
-                    panel = open_and_run_all(page, server, f"notebooks/{lesson.name}", workspace=lesson.stem)
+                    page, panel = open_lesson(browser, server, lesson)
                     if css:
                         page.add_style_tag(content=css)
                     for k, name in enumerate(page.evaluate(NAMES_JS, panel)):
                         if name is None:
                             continue
-                        outputs = ".jp-OutputArea-output:has(.jupyter-widgets, .attnlib-explorer)"
-                        output = page.locator(f"#{panel} {outputs}").nth(k)
-                        output.scroll_into_view_if_needed()
+                        output_of(page, panel, k).scroll_into_view_if_needed()
                         for control in page.evaluate(CONTROLS_JS, [panel, k]):
                             if control[0] == "typed":
                                 continue  # the kernel's: bench_browser times those
@@ -132,7 +125,7 @@ def measure(lessons: list[Path], changes: int, variants: dict[str, str]) -> list
                             work = ", ".join(f"{p} {ms:.1f}" for p, ms in row["main"].items())
                             print(f"{row['lesson']} {name} {control[1]} [{variant}]: {results.stats(got['ms'])} ms;"
                                   f" main thread per change: {work} ms", flush=True)  # fmt: skip
-                    context.close()
+                    page.context.close()
                     server.shutdown_kernels()
         finally:
             server.stop()

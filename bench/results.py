@@ -39,21 +39,23 @@ def write(path: Path, figures: dict) -> None:
     """Write ``figures`` to ``path`` (JSON) with what they were measured on: the date, the commit (``+``
     when the checkout had uncommitted changes), the machine and its load, and say where."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    figures = {"date": date.today().isoformat(), **provenance(), **figures}
+    figures = {"date": date.today().isoformat(), **provenance(reference="reference_s" not in figures), **figures}
     path.write_text(json.dumps(figures, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {path}")
 
 
-def provenance() -> dict[str, str | float]:
+def provenance(*, reference: bool = True) -> dict[str, str | float]:
     """``commit``, ``machine`` (architecture, CPU model, cores), ``load`` (the 1-minute load average,
-    which says whether other work shared the machine) and ``reference_s`` (:func:`reference_seconds`: how
-    fast one core is) of a measurement taken now."""
-    return {
+    which says whether other work shared the machine) and, with ``reference``, ``reference_s``
+    (:func:`reference_seconds`: how fast one core is) of a measurement taken now."""
+    got: dict[str, str | float] = {
         "commit": _commit(),
         "machine": f"{platform.machine()}, {_cpu_model()}, {_cores()} cores",
         "load": f"{os.getloadavg()[0]:.1f}" if hasattr(os, "getloadavg") else "unknown",
-        "reference_s": reference_seconds(),
     }
+    if reference:
+        got["reference_s"] = reference_seconds()
+    return got
 
 
 def reference_seconds(repeats: int = 3) -> float:

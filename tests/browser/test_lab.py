@@ -262,6 +262,12 @@ def _kernel(page, panel_id: str, code: str) -> str:
     return got["out"]
 
 
+def _widget_messages_since(frames: int) -> list[str]:
+    """The widget (comm) messages the page received after the first ``frames`` websocket frames (a comm message's
+    content names its comm)."""
+    return [f for f in FRAMES[frames:] if '"comm_id"' in f]
+
+
 def _shown_count(root) -> int:
     return int(root.get_attribute("data-shown"))
 
@@ -963,7 +969,7 @@ def test_a_covered_change_sends_nothing_back(lab) -> None:
             event = _wait_shown(page, root, n)
             assert event["source"] == "table", event
             page.evaluate(SETTLED_JS, panel_id)
-            back = [f for f in FRAMES[frames:] if '"comm_id"' in f]  # a comm message's content names its comm
+            back = _widget_messages_since(frames)
             assert not back, f"{name}: the kernel answered a covered change with {len(back)} widget messages"
             moved.append(name)
         assert moved, "no control to move"
@@ -1009,8 +1015,8 @@ def test_a_small_tables_chunks_come_from_the_kernel_once_drawn(lab) -> None:
             event = _wait_shown(page, root, n)
             assert event["source"] == "table" and event["values"]["seed"] == seed, event
             page.evaluate(SETTLED_JS, panel_id)
-            back = [f[:200] for f in FRAMES[frames:] if '"comm_id"' in f]
-            assert not back, f"seed {seed}: the kernel answered with {len(back)} widget messages: {back}"
+            back = _widget_messages_since(frames)
+            assert not back, f"seed {seed}: the kernel answered with {len(back)} widget messages: {back[0][:200]}"
             shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
             _assert_is_python(shown, _expected(page, panel_id, name, event["values"]), f"lesson 08, seed {seed}")
         assert not problems, f"browser errors: {problems}"
