@@ -65,6 +65,9 @@ def build(lessons: list[str] | None) -> tuple[Path, list[Path], dict[str, int]]:
     executed = sorted((OUT / "src-executed").glob("[0-9][0-9]_*.ipynb"))
     (OUT / "images").symlink_to(results.REPO / "images")  # a deck shows ../images/*.png like the lessons
     decks = slides.build(executed, OUT / "slides", executed=None)
+    # the hover texts and chunk files beside the decks, as `make slides` puts them (built from executed copies,
+    # slides.build does not copy them itself)
+    load_module(results.REPO / "scripts" / "widget_state.py").copy_chunks(OUT / "src-executed", OUT / "slides")
     return OUT / "site", decks, weights
 
 
@@ -128,7 +131,7 @@ def main() -> None:
                     url = path.as_uri() if how == "file" else f"{base}/{path.relative_to(OUT).as_posix()}"
                     got = measure_page(browser, url, args.changes)
                     checks["blocked"] += got["blocked"]
-                    checks["errors"] += got["errors"]
+                    checks["errors"] += [f"{where} {how} {path.name}: {e}" for e in got["errors"]]
                     checks["sources"] |= set(got["sources"])
                     checks["silent"] += [f"{where} {how} {path.name[:2]} {name}" for name in got["silent"]]
                     for name, times in got["rows"].items():

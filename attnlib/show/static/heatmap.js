@@ -1,7 +1,7 @@
 // @ts-check
 // A heatmap of an explorer's front end (explorer.js): a matrix drawn as SVG from the numbers attnlib computes
-// (attnlib/show/view.py, HeatmapView.drawn). The frame (title, labels, colour bar) is rebuilt when something
-// moves; the grid's cells (a rectangle and, when annotated, a number each) are kept from one change to the next
+// (attnlib/show/view.py, HeatmapView.drawn). The frame (title, labels, colour bar) is laid out again when
+// something moves, in the elements it already has; the grid's cells (a rectangle and, when annotated, a number each) are kept from one change to the next
 // and recoloured; a matrix of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
 // The view is not a widget: createHeatmap(el, host) returns {draw(state)}, and its host (the explorer) carries
 // what the view sends ({kind: "edit", row, col, text}: a number typed into a cell; {kind: "select", row, col}: a
@@ -188,6 +188,7 @@ function buildParts(el) {
   tooltip.hidden = true;
   const pixels = html("canvas", { class: "attn-heatmap-pixels", "aria-hidden": "true" });
   pixels.hidden = true;
+  const around = frameParts(frame);
   figure.append(frame, pixels, grid, tooltip);
   const tableBox = html("div", { class: "attn-heatmap-table" });
   tableBox.hidden = true;
@@ -200,6 +201,7 @@ function buildParts(el) {
     tableToggle,
     figure,
     frame,
+    around,
     pixels,
     grid,
     cells,
@@ -233,6 +235,8 @@ function createView(el, host) {
     /** @type {Geometry | null} */ geometry: null,
     /** @type {SVGRectElement[]} */ rects: [],
     /** @type {SVGTextElement[]} */ texts: [],
+    /** @type {SVGTextElement[]} the row labels shown */ rowLabels: [],
+    /** @type {SVGTextElement[]} the column labels shown */ colLabels: [],
     /** @type {Cell} the keyboard's cell */ focused: [0, 0],
     /** @type {Cell | null} the pointer's cell */ hover: null,
     /** @type {Cell | null} the cell the tooltip shows */ tipped: null,
@@ -263,7 +267,9 @@ function frameKey(v) {
   ]);
 }
 
-/** The title, the labels and the colour bar around the grid, and the grid's cells. @param {View} v @param {string} key */
+/** The title, the labels and the colour bar around the grid, and the grid's cells. Every element of the frame is
+ * kept from one frame to the next (a label pool, one colour bar per palette) and only what differs is written:
+ * a new example's frame moves elements instead of creating them. @param {View} v @param {string} key */
 function buildFrame(v, key) {
   const m = v.model;
   const { nRows, nCols } = v.matrix;
@@ -286,119 +292,101 @@ function buildFrame(v, key) {
   const width = barX + barW + tickW;
   const height = y0 + gridH + colLabelH + (m.get("xlabel") ? fontSize + 8 : 0) + 4;
   const step = Math.max(1, Math.ceil((fontSize * 1.1) / cell)); // small cells: every k-th label
+  const f = v.parts.around;
 
-  const title = svg("text", {
-    class: "attn-title",
-    x: x0 + gridW / 2,
-    y: fontSize * 1.2,
-    "text-anchor": "middle",
-    "font-size": fontSize * 1.1,
-  });
-  const labels = [title];
-  for (let i = 0; i < nRows; i += step) {
-    labels.push(
-      svg(
-        "text",
-        {
-          class: "attn-row-label",
-          x: x0 - 4,
-          y: y0 + (i + 0.5) * cell,
-          "text-anchor": "end",
-          "dominant-baseline": "central",
-        },
-        String(rows[i] ?? i + 1),
-      ),
-    );
-  }
-  const colGroup = svg("g", rotate ? { transform: "rotate(-90)" } : {}); // rotated: (x, y) in it is (y, -x) on screen
-  for (let j = 0; j < nCols; j += step) {
-    const cx = x0 + (j + 0.5) * cell;
-    const cy = y0 + gridH + 4;
-    const text = String(cols[j] ?? j + 1);
-    colGroup.append(
-      rotate
-        ? svg(
-            "text",
-            { class: "attn-col-label", x: -cy, y: cx, "text-anchor": "end", "dominant-baseline": "central" },
-            text,
-          )
-        : svg(
-            "text",
-            {
-              class: "attn-col-label",
-              x: cx,
-              y: cy + fontSize * 0.5,
-              "text-anchor": "middle",
-              "dominant-baseline": "central",
-            },
-            text,
-          ),
-    );
-  }
-  if (m.get("xlabel"))
-    labels.push(
-      svg(
-        "text",
-        { class: "attn-axis-label", x: x0 + gridW / 2, y: height - 6, "text-anchor": "middle" },
-        m.get("xlabel"),
-      ),
-    );
-  if (m.get("ylabel")) {
-    const cy = y0 + gridH / 2;
-    labels.push(
-      svg(
-        "text",
-        {
-          class: "attn-axis-label",
-          x: fontSize,
-          y: cy,
-          transform: `rotate(-90 ${fontSize} ${cy})`,
-          "text-anchor": "middle",
-        },
-        m.get("ylabel"),
-      ),
-    );
-  }
-  const ticks = [y0, y0 + gridH / 2, y0 + gridH].map((y) =>
-    svg("text", {
-      class: "attn-tick",
-      x: barX + barW + 4,
-      y,
-      "dominant-baseline": "central",
-      "font-size": fontSize * 0.85,
-    }),
+  placeText(f.title, { x: x0 + gridW / 2, y: fontSize * 1.2, "font-size": fontSize * 1.1 });
+  const shownRows = Array.from({ length: Math.ceil(nRows / step) }, (_, k) => k * step);
+  fitPool(f.rowLabels, v.rowLabels, shownRows.length, () =>
+    svg("text", { class: "attn-row-label", x: 0, y: 0, "text-anchor": "end", "dominant-baseline": "central" }),
   );
+  shownRows.forEach((i, k) => {
+    placeText(v.rowLabels[k], { x: x0 - 4, y: y0 + (i + 0.5) * cell }, String(rows[i] ?? i + 1));
+  });
+  // rotated: (x, y) in the group is (y, -x) on screen
+  setOrRemove(f.colLabels, "transform", rotate ? "rotate(-90)" : null);
+  const shownCols = Array.from({ length: Math.ceil(nCols / step) }, (_, k) => k * step);
+  fitPool(f.colLabels, v.colLabels, shownCols.length, () =>
+    svg("text", { class: "attn-col-label", x: 0, y: 0, "text-anchor": "middle", "dominant-baseline": "central" }),
+  );
+  const cy = y0 + gridH + 4;
+  shownCols.forEach((j, k) => {
+    const cx = x0 + (j + 0.5) * cell;
+    const at = rotate
+      ? { x: -cy, y: cx, "text-anchor": "end" }
+      : { x: cx, y: cy + fontSize * 0.5, "text-anchor": "middle" };
+    placeText(v.colLabels[k], at, String(cols[j] ?? j + 1));
+  });
+  const xlabel = m.get("xlabel") || "";
+  const ylabel = m.get("ylabel") || "";
+  placeText(f.xlabel, { x: x0 + gridW / 2, y: height - 6 }, xlabel);
+  setOrRemove(f.xlabel, "display", xlabel ? null : "none");
+  const mid = y0 + gridH / 2;
+  placeText(f.ylabel, { x: fontSize, y: mid, transform: `rotate(-90 ${fontSize} ${mid})` }, ylabel);
+  setOrRemove(f.ylabel, "display", ylabel ? null : "none");
+  placeBar(f.bar, palette(m), barX, y0, barW, gridH);
+  [y0, y0 + gridH / 2, y0 + gridH].forEach((y, k) => {
+    placeText(f.ticks[k], { x: barX + barW + 4, y, "font-size": fontSize * 0.85 });
+  });
   const frame = v.parts.frame;
   for (const [k, val] of Object.entries({ width, height, viewBox: `0 0 ${width} ${height}`, "font-size": fontSize }))
-    frame.setAttribute(k, String(val));
-  frame.replaceChildren(...labels, colGroup, colourBar(palette(m), barX, y0, barW, gridH), ...ticks);
+    setAttribute(frame, k, String(val));
   buildGrid(v, cell, gridW, gridH, x0, y0);
-  v.geometry = { key, nRows, nCols, cell, x0, y0, gridW, gridH, title, ticks };
+  v.geometry = { key, nRows, nCols, cell, x0, y0, gridW, gridH, title: f.title, ticks: f.ticks };
   v.focused = [Math.min(v.focused[0], Math.max(0, nRows - 1)), Math.min(v.focused[1], Math.max(0, nCols - 1))];
   v.hover = null;
 }
 
-/** The colour bar: top = vmax, each band overlapping the next by half a pixel (no seams), and its outline.
- * @param {[number, number, number][]} pal @param {number} x @param {number} y @param {number} w @param {number} h */
-function colourBar(pal, x, y, w, h) {
-  const bar = svg("g", { class: "attn-colorbar" });
-  const bands = svg("g", { "shape-rendering": "crispEdges" });
+/** The parts of the frame that stay: the title, the label pools' layers, the axis labels, the colour bar, the
+ * three ticks; in the frame in this order. @param {SVGSVGElement} frame */
+function frameParts(frame) {
+  const title = svg("text", { class: "attn-title", x: 0, y: 0, "text-anchor": "middle", "font-size": 0 });
+  const rowLabels = svg("g");
+  const colLabels = svg("g");
+  const xlabel = svg("text", { class: "attn-axis-label", x: 0, y: 0, "text-anchor": "middle" });
+  const ylabel = svg("text", { class: "attn-axis-label", x: 0, y: 0, transform: "", "text-anchor": "middle" });
+  const bar = colourBar();
+  const ticks = [0, 1, 2].map(() =>
+    svg("text", { class: "attn-tick", x: 0, y: 0, "dominant-baseline": "central", "font-size": 0 }),
+  );
+  frame.append(title, rowLabels, xlabel, ylabel, colLabels, bar.root, ...ticks);
+  return { title, rowLabels, colLabels, xlabel, ylabel, bar, ticks };
+}
+
+/** @param {Element} node @param {Record<string, string | number>} attributes @param {string} [text] */
+function placeText(node, attributes, text) {
+  for (const [k, val] of Object.entries(attributes)) setAttribute(node, k, String(val));
+  if (text !== undefined) setText(node, text);
+}
+
+/** @param {Element} node @param {string} name @param {string | null} value (null: no such attribute) */
+function setOrRemove(node, name, value) {
+  if (value === null) node.removeAttribute(name);
+  else setAttribute(node, name, value);
+}
+
+/** The colour bar's elements: its bands in a layer of their own and its outline. */
+function colourBar() {
+  const root = svg("g", { class: "attn-colorbar" });
+  const bands = svg("g", { "shape-rendering": "crispEdges", transform: "" });
+  const outline = svg("rect", { x: 0, y: 0, width: 0, height: 0, fill: "none", stroke: "#444", "stroke-width": 0.5 });
+  root.append(bands, outline);
+  return { root, bands, outline };
+}
+
+/** The colour bar at (x, y), w × h: top = vmax. Its bands are made once per palette, in units of one band (band
+ * k spans rows k to the bottom, so that each one covers the seam under the next), and scaled into place.
+ * @param {ReturnType<typeof colourBar>} bar @param {[number, number, number][]} pal @param {number} x @param {number} y
+ * @param {number} w @param {number} h */
+function placeBar(bar, pal, x, y, w, h) {
   const steps = Math.min(pal.length, 64);
-  for (let k = 0; k < steps; k++) {
-    const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-    const band = h / steps;
-    bands.append(
-      svg("rect", {
-        x,
-        y: y + k * band,
-        width: w,
-        height: k < steps - 1 ? band + 0.5 : band,
-        fill: `rgb(${r},${g},${b})`,
-      }),
-    );
-  }
-  bar.append(bands, svg("rect", { x, y, width: w, height: h, fill: "none", stroke: "#444", "stroke-width": 0.5 }));
-  return bar;
+  replaceUnlessShown(bar.bands, JSON.stringify(pal), () =>
+    Array.from({ length: steps }, (_, k) => {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      return svg("rect", { x: 0, y: k, width: 1, height: steps - k, fill: `rgb(${r},${g},${b})` });
+    }),
+  );
+  setAttribute(bar.bands, "transform", `translate(${x} ${y}) scale(${w} ${h / Math.max(1, steps)})`);
+  placeText(bar.outline, { x, y, width: w, height: h });
 }
 
 /** One rectangle (a unit square, scaled by its layer) and, when annotated, one number per cell; kept
