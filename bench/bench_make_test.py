@@ -3,10 +3,11 @@
 Clones the checkout's HEAD into a temporary folder and runs ``.ci/run`` there (README's ``make test``:
 the environment installed from nothing, lint, every test, nbval on every lesson, the browser tests)
 with an empty uv cache, and times it: in all, and pytest's own session. It also records where the time
-went: the machine's load before the run (``load``; another job on the machine makes it slower), how busy the cores
-were during it (``cpu_busy``: from /proc/stat, user + system over all), and pytest's slowest steps (its
-``--durations`` report). A failing run is reported as such and its log kept. It tests what is committed:
-uncommitted changes are not in the clone.
+went: the machine's reference time (bench/results.py) before and after the run (one machine's speed has moved
+2-3 times within hours), its load before the run (``load``; another job on the machine makes it slower), how
+busy the cores were during it (``cpu_busy``: from /proc/stat, user + system over all), and pytest's slowest
+steps (its ``--durations`` report). A failing run is reported as such and its log kept. It tests what is
+committed: uncommitted changes are not in the clone.
 Goal (issue #35): ≤ 10 minutes in all, installs included (≤ 8 in issues #26 and #27, before lessons 13–17
 trained every model they read).
 
@@ -62,6 +63,7 @@ def main() -> int:
         done = subprocess.run(["bash", ".ci/run"], cwd=clone, env=env, stdout=out, stderr=subprocess.STDOUT)
     elapsed = time.perf_counter() - start
     after = _cpu_ticks()
+    reference_after = results.reference_seconds()  # did the machine's speed change during the run?
     busy = round((after[0] - ticks[0]) / (after[1] - ticks[1]), 2) if ticks and after else None
     text = log.read_text(errors="replace")
     slowest = [f"{float(t):.1f} s {when} {test}" for t, when, test in SLOWEST.findall(text)][:12]
@@ -69,7 +71,8 @@ def main() -> int:
     pytest_s = float(session[-1][1]) if session else None
     outcome = session[-1][0] if session else "no pytest summary"
     print(f"{'passed' if done.returncode == 0 else 'FAILED'}: {elapsed:.0f} s in all, pytest {pytest_s} s ({outcome});"
-          f" load before {load_before}, cores busy {busy}, reference {reference:.2f} s")  # fmt: skip
+          f" load before {load_before}, cores busy {busy}, reference {reference:.2f} s before,"
+          f" {reference_after:.2f} s after")  # fmt: skip
     print("slowest:", *slowest, sep="\n  ")
     if done.returncode == 0:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -77,7 +80,7 @@ def main() -> int:
     timing = {"total_s": round(elapsed), "pytest_s": pytest_s, "goal_s": GOAL_S}
     # the load and the reference time are those before the run (the run's own would say nothing): was the machine
     # quiet, and how fast is it?
-    quiet = {"load": load_before, "reference_s": reference}
+    quiet = {"load": load_before, "reference_s": reference, "reference_after_s": reference_after}
     results.write(args.json, {**figures, **timing, **quiet, "cpu_busy": busy, "slowest": slowest})
     return done.returncode
 

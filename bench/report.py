@@ -193,8 +193,10 @@ def make_test(data: dict) -> str:
         f"({data['total_s']} s, of which pytest {data['pytest_s']:.0f} s), {verdict}; goal ≤ "
         f"{data['goal_s'] / 60:.0f} min {_met(data['passed'] and data['total_s'] <= data['goal_s'])}; "
         f"{results.measured_on(data)}"
-        + (f" (the load before the run; the cores were {data['cpu_busy']:.0%} busy during it)."
-           if data.get("cpu_busy") is not None else ".")
+        + (f" (the load before the run; the cores were {data['cpu_busy']:.0%} busy during it)"
+           if data.get("cpu_busy") is not None else "")
+        + (f"; reference {data['reference_after_s']:.2f} s just after the run."
+           if data.get("reference_after_s") is not None else ".")
         + ("\n\nSlowest steps of its pytest session (two workers, so each shares the cores):\n\n"
            + "\n".join(f"- {line}" for line in data["slowest"]) if data.get("slowest") else "")
     )  # fmt: skip

@@ -33,6 +33,16 @@ def test_every_result_says_what_it_measured_on() -> None:
     assert 0 < fresh["reference_s"] < 60, fresh["reference_s"]
 
 
+def test_a_make_test_run_says_the_machines_speed_before_and_after() -> None:
+    run = {"date": "2026-12-03", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "3.8", "passed": True,
+           "outcome": "5 passed", "total_s": 1054, "pytest_s": 947.6, "goal_s": 600, "reference_s": 0.35,
+           "cpu_busy": 0.94}  # fmt: skip
+    before = report.make_test(run)
+    assert "(reference 0.35 s)" in before and "after the run" not in before
+    after = report.make_test({**run, "reference_after_s": 0.3})
+    assert "reference 0.30 s just after the run" in after and "17.6 min" in after and "not met" in after
+
+
 @pytest.mark.parametrize("recorded", sorted(results.RESULTS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_result_file_records_its_commit_machine_and_load(recorded) -> None:
     """A figure without the commit it measured and the load it ran under cannot be compared (issue #38): every
