@@ -78,8 +78,8 @@ def main() -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     figures = {"commit": commit, "passed": done.returncode == 0, "outcome": outcome}
     timing = {"total_s": round(elapsed), "pytest_s": pytest_s, "goal_s": GOAL_S}
-    # the load and the reference time are those before the run (the run's own would say nothing): was the machine
-    # quiet, and how fast is it?
+    # the load is the one before the run (the run's own would say nothing): was the machine quiet? The reference
+    # time before and after it: how fast is the machine, and did that change during the run?
     quiet = {"load": load_before, "reference_s": reference, "reference_after_s": reference_after}
     results.write(args.json, {**figures, **timing, **quiet, "cpu_busy": busy, "slowest": slowest})
     return done.returncode

@@ -65,9 +65,6 @@ def build(lessons: list[str] | None) -> tuple[Path, list[Path], dict[str, int]]:
     executed = sorted((OUT / "src-executed").glob("[0-9][0-9]_*.ipynb"))
     (OUT / "images").symlink_to(results.REPO / "images")  # a deck shows ../images/*.png like the lessons
     decks = slides.build(executed, OUT / "slides", executed=None)
-    # the hover texts and chunk files beside the decks, as `make slides` puts them (built from executed copies,
-    # slides.build does not copy them itself)
-    load_module(results.REPO / "scripts" / "widget_state.py").copy_chunks(OUT / "src-executed", OUT / "slides")
     return OUT / "site", decks, weights
 
 

@@ -129,7 +129,9 @@ def build(notebooks: list[Path], out: Path, *, executed: Path | None = ROOT / "b
     """Write ``out/<name>.slides.html`` for each notebook; returns the decks written.
 
     ``executed``: the folder the lessons are executed into first, with widget state (live explorers);
-    ``None`` shows each notebook's stored outputs as they are (no state: the PNG fallbacks)."""
+    ``None`` shows each notebook's outputs as they are (a lesson's stored ones: the PNG fallbacks). Either way
+    the decks get the chunk files beside the notebooks they show (those their kernels wrote), which the decks
+    load when a state needs one."""
     ensure_node_modules()
     out.mkdir(parents=True, exist_ok=True)
     copy_vendor(out)
@@ -137,7 +139,8 @@ def build(notebooks: list[Path], out: Path, *, executed: Path | None = ROOT / "b
     state.copy_front_end(out / VENDOR)
     if executed is not None:
         notebooks = state.execute_all(notebooks, executed)
-        state.copy_chunks(executed, out)  # the tables' chunks the decks load when a state needs one
+    for folder in sorted({path.parent for path in notebooks}):
+        state.copy_chunks(folder, out)
     slides = exporter()
     written = []
     for path in notebooks:

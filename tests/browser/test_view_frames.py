@@ -21,8 +21,8 @@ pytestmark = pytest.mark.browser
 PAGE = """<!doctype html><meta charset="utf-8"><body><div id="walked"></div><div id="fresh"></div>
 <script type="module">
 import { createHeatmap } from "./heatmap.js";
-const walked = createHeatmap(document.getElementById("walked"), {send() {}, asks: () => false,
-  explain: async () => ""});
+const host = { send() {}, asks: () => false, explain: async () => "" };
+const walked = createHeatmap(document.getElementById("walked"), host);
 // what a view shows, without the id that ties its grid to its own description (random per view)
 const shown = (root) => [...root.querySelectorAll("svg")].map((s) => s.outerHTML).join("")
   .replace(/ aria-describedby="[^"]*"/g, "");
@@ -30,9 +30,9 @@ window.compare = (states) => states.map((state) => {
   const bytes = Uint8Array.from(atob(state.buffer), (c) => c.charCodeAt(0));
   const drawn = { ...state, buffer: new DataView(bytes.buffer) };
   walked.draw(drawn);
-  const host = document.getElementById("fresh");
-  host.replaceChildren();
-  const fresh = createHeatmap(host, {send() {}, asks: () => false, explain: async () => ""});
+  const box = document.getElementById("fresh");
+  box.replaceChildren();
+  const fresh = createHeatmap(box, host);
   fresh.draw(drawn);
   return [shown(walked.root), shown(fresh.root)];
 });
@@ -72,8 +72,7 @@ def states(n: int, seed: int) -> list[dict]:
 
 
 def test_a_view_shows_what_a_fresh_view_shows_whatever_it_drew_before(tmp_path) -> None:
-    for name in ("heatmap.js",):
-        shutil.copy(STATIC / name, tmp_path / name)
+    shutil.copy(STATIC / "heatmap.js", tmp_path / "heatmap.js")
     (tmp_path / "index.html").write_text(PAGE, encoding="utf-8")
     walk = states(60, seed=37)
     assert {s["shape"][1] > 8 for s in walk} == {True, False}, "both rotated and upright column labels"

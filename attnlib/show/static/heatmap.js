@@ -1,8 +1,9 @@
 // @ts-check
 // A heatmap of an explorer's front end (explorer.js): a matrix drawn as SVG from the numbers attnlib computes
 // (attnlib/show/view.py, HeatmapView.drawn). The frame (title, labels, colour bar) is laid out again when
-// something moves, in the elements it already has; the grid's cells (a rectangle and, when annotated, a number each) are kept from one change to the next
-// and recoloured; a matrix of more than VECTOR_MAX cells is a canvas of one pixel per cell instead.
+// something moves, in the elements it already has; the grid's cells (a rectangle and, when annotated, a number
+// each) are kept from one change to the next and recoloured; a matrix of more than VECTOR_MAX cells is a canvas
+// of one pixel per cell instead.
 // The view is not a widget: createHeatmap(el, host) returns {draw(state)}, and its host (the explorer) carries
 // what the view sends ({kind: "edit", row, col, text}: a number typed into a cell; {kind: "select", row, col}: a
 // cell clicked or chosen with Enter / Space) and answers host.explain(row, col) (a cell's explanation, or "").
@@ -323,7 +324,7 @@ function buildFrame(v, key) {
   const mid = y0 + gridH / 2;
   placeText(f.ylabel, { x: fontSize, y: mid, transform: `rotate(-90 ${fontSize} ${mid})` }, ylabel);
   setOrRemove(f.ylabel, "display", ylabel ? null : "none");
-  placeBar(f.bar, palette(m), barX, y0, barW, gridH);
+  placeBar(f.bar, m, barX, y0, barW, gridH);
   [y0, y0 + gridH / 2, y0 + gridH].forEach((y, k) => {
     placeText(f.ticks[k], { x: barX + barW + 4, y, "font-size": fontSize * 0.85 });
   });
@@ -364,27 +365,33 @@ function setOrRemove(node, name, value) {
   else setAttribute(node, name, value);
 }
 
-/** The colour bar's elements: its bands in a layer of their own and its outline. */
+/** The colour bar's elements: its bands in a layer of their own and its outline; `palette`: the one its bands
+ * show (none yet). */
 function colourBar() {
   const root = svg("g", { class: "attn-colorbar" });
   const bands = svg("g", { "shape-rendering": "crispEdges", transform: "" });
   const outline = svg("rect", { x: 0, y: 0, width: 0, height: 0, fill: "none", stroke: "#444", "stroke-width": 0.5 });
   root.append(bands, outline);
-  return { root, bands, outline };
+  return { root, bands, outline, /** @type {string} */ palette: "" };
 }
 
-/** The colour bar at (x, y), w × h: top = vmax. Its bands are made once per palette, in units of one band (band
- * k spans rows k to the bottom, so that each one covers the seam under the next), and scaled into place.
- * @param {ReturnType<typeof colourBar>} bar @param {[number, number, number][]} pal @param {number} x @param {number} y
+/** The colour bar at (x, y), w × h: top = vmax. Its bands are made when the palette changes, in units of one
+ * band (band k spans rows k to the bottom, so that each one covers the seam under the next), and scaled into
+ * place. @param {ReturnType<typeof colourBar>} bar @param {Drawn} model @param {number} x @param {number} y
  * @param {number} w @param {number} h */
-function placeBar(bar, pal, x, y, w, h) {
+function placeBar(bar, model, x, y, w, h) {
+  const pal = palette(model);
   const steps = Math.min(pal.length, 64);
-  replaceUnlessShown(bar.bands, JSON.stringify(pal), () =>
-    Array.from({ length: steps }, (_, k) => {
-      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-      return svg("rect", { x: 0, y: k, width: 1, height: steps - k, fill: `rgb(${r},${g},${b})` });
-    }),
-  );
+  const shows = String(model.get("palette"));
+  if (bar.palette !== shows) {
+    bar.palette = shows;
+    bar.bands.replaceChildren(
+      ...Array.from({ length: steps }, (_, k) => {
+        const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+        return svg("rect", { x: 0, y: k, width: 1, height: steps - k, fill: `rgb(${r},${g},${b})` });
+      }),
+    );
+  }
   setAttribute(bar.bands, "transform", `translate(${x} ${y}) scale(${w} ${h / Math.max(1, steps)})`);
   placeText(bar.outline, { x, y, width: w, height: h });
 }
