@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
+from .training import deterministic
 
 __all__ = [
     "CORPUS",
@@ -174,7 +175,8 @@ def train_on_text(
 
     The loop lesson 17's learner writes: ``batch_size`` random windows per step (:func:`random_batch`, drawn
     from a generator seeded with ``seed``), cross-entropy, ``zero_grad``, ``backward``, ``step``. ``final_lr``:
-    decay the learning rate along a cosine from ``lr`` to it (``None``: constant). Deterministic algorithms.
+    decay the learning rate along a cosine from ``lr`` to it (``None``: constant). Deterministic algorithms on
+    one thread (:func:`attnlib.training.deterministic`).
     """
     check_positive_int("steps", steps)
     generator = torch.Generator().manual_seed(seed)
@@ -185,24 +187,22 @@ def train_on_text(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=steps, desc="training on the text", leave=False)
-    before = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
     try:
-        for step in range(steps):
-            if final_lr is not None:
-                for group in optimiser.param_groups:
-                    group["lr"] = final_lr + (lr - final_lr) * 0.5 * (1 + math.cos(math.pi * step / steps))
-            inputs, targets = random_batch(ids, n_tokens, batch_size, generator)
-            logits = model(inputs)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
+        with deterministic():
+            for step in range(steps):
+                if final_lr is not None:
+                    for group in optimiser.param_groups:
+                        group["lr"] = final_lr + (lr - final_lr) * 0.5 * (1 + math.cos(math.pi * step / steps))
+                inputs, targets = random_batch(ids, n_tokens, batch_size, generator)
+                logits = model(inputs)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+                losses.append(float(loss.detach()))
+                if bar is not None:
+                    bar.update(1)
     finally:
-        torch.use_deterministic_algorithms(before)
         if bar is not None:
             bar.close()
     return losses

@@ -33,7 +33,7 @@ from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
 from .tasks import Task
-from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint
+from .training import CHECKPOINTS, History, load_checkpoint, one_thread, save_checkpoint
 from .transformer import Block, TinyTransformer
 
 __all__ = [
@@ -304,19 +304,21 @@ def train_encoder(
         bar = tqdm(total=steps, desc=f"training seed {seed}", leave=False)
     model.train()
     # no torch.use_deterministic_algorithms: its first call imports torch's compiler (~5 s of CPU); every op
-    # here is deterministic on the CPU anyway (tests/test_pronouns.py trains twice and compares the bits)
-    for step in range(1, steps + 1):
-        pick = torch.randint(len(ids), (batch_size,), generator=generator)
-        loss = F.cross_entropy(model(ids[pick])[:, IT], answers[pick])
-        for p in parameters:
-            p.grad = None
-        loss.backward()
-        adam_step(parameters, moments, step, learning_rate(step, steps=steps, lr=lr, warmup=min(WARMUP, steps)))
-        history.losses.append(float(loss.detach()))
-        if bar is not None:
-            bar.update(1)
-        if on_loss is not None and (step % every == 0 or step == steps):
-            on_loss(history.losses)
+    # here is deterministic on the CPU anyway (tests/test_pronouns.py trains twice and compares the bits).
+    # One thread: the same model whatever the cores
+    with one_thread():
+        for step in range(1, steps + 1):
+            pick = torch.randint(len(ids), (batch_size,), generator=generator)
+            loss = F.cross_entropy(model(ids[pick])[:, IT], answers[pick])
+            for p in parameters:
+                p.grad = None
+            loss.backward()
+            adam_step(parameters, moments, step, learning_rate(step, steps=steps, lr=lr, warmup=min(WARMUP, steps)))
+            history.losses.append(float(loss.detach()))
+            if bar is not None:
+                bar.update(1)
+            if on_loss is not None and (step % every == 0 or step == steps):
+                on_loss(history.losses)
     if bar is not None:
         bar.close()
     return model.eval(), history

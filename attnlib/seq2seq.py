@@ -21,7 +21,7 @@ from tqdm.auto import tqdm
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
 from .modules import MultiHeadAttention, causal_mask
-from .training import Adam
+from .training import Adam, one_thread
 from .transformer import Block
 
 __all__ = ["DecoderBlock", "EncoderDecoder", "alignment_score", "reverse_batch", "train_reverse"]
@@ -109,13 +109,14 @@ def train_reverse(
     generator = torch.Generator().manual_seed(seed)
     optimiser = Adam(model.parameters(), lr=lr)
     losses = []
-    for _ in tqdm(range(check_positive_int("steps", steps)), desc="training", leave=False):
-        source, decoder_ids, targets = reverse_batch(batch_size, n_tokens, model.vocab_size, generator)
-        loss = F.cross_entropy(model(source, decoder_ids).flatten(0, 1), targets.flatten())
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
+    with one_thread():  # the same model whatever the cores
+        for _ in tqdm(range(check_positive_int("steps", steps)), desc="training", leave=False):
+            source, decoder_ids, targets = reverse_batch(batch_size, n_tokens, model.vocab_size, generator)
+            loss = F.cross_entropy(model(source, decoder_ids).flatten(0, 1), targets.flatten())
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
     return losses
 
 

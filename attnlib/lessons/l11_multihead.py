@@ -35,7 +35,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..tasks import COLOURS, TwoColoursTask
-from ..training import Adam
+from ..training import Adam, one_thread
 from ._calls import compare_call
 from ._check import (
     ATTENTION_FAMILY,
@@ -542,13 +542,14 @@ def train_two_colours(
     generator = torch.Generator().manual_seed(seed)
     optimiser = Adam(model.parameters(), lr=lr)
     losses = []
-    for _ in (progress or iter)(range(steps)):
-        colours, numbers, targets = model.task.batch(batch_size, generator)
-        loss = F.cross_entropy(model(colours, numbers), targets)
-        optimiser.zero_grad()
-        loss.backward()
-        optimiser.step()
-        losses.append(loss.item())
+    with one_thread():  # the same model whatever the cores
+        for _ in (progress or iter)(range(steps)):
+            colours, numbers, targets = model.task.batch(batch_size, generator)
+            loss = F.cross_entropy(model(colours, numbers), targets)
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            losses.append(loss.item())
     return losses
 
 
