@@ -4,7 +4,10 @@ The site and a deck per lesson are built as ``make site`` and ``make slides`` bu
 once with their widget state, then site/build.py and scripts/build_slides.py), into ``build/bench-static/``.
 Each lesson page and each deck is opened from disk (``file://``) and over http (a server on 127.0.0.1); every
 other request is blocked and counted. Then every explorer's every control the page can move with no kernel
-gets ``--changes`` changes through real input (a key press on a slider, a menu's choice, a click).
+gets ``--changes`` changes through real input (a key press on a slider, a menu's choice, a click). Each page's
+row "page alone" is the same clock on a change that needs no table, as in ``bench_browser``: an arrow key moving
+the focused cell of the first explorer's first view (its outline, its tooltip): the lightest change a view makes
+of its own on that page (a reference, not counted in the figures of all changes).
 
 The clock is the project's own (docs/performance.md): it starts at the ``timeStamp`` of the input event (a
 capturing listener on the window: the key press, the click or the menu's ``input``) and stops in the animation
@@ -30,7 +33,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from bench import results
 from harness.labdriver import headless_chromium, load_module
-from harness.static_pages import explorers, movable, move, open_page, serve, wait_for_widgets
+from harness.static_pages import SHOW_SLIDE_JS, explorers, movable, move, open_page, serve, wait_for_widgets
 
 GOAL = (16, 25)  # ms: median, p90
 OUT = results.REPO / "build" / "bench-static"
@@ -51,6 +54,44 @@ ARM_JS = """(k) => {
     }, {once: true});
   });
 }"""
+
+
+# "page alone", as in bench_browser: the same clock on a change that needs no table and no new state, an arrow
+# key moving the focused cell of the first view of explorer k (its outline, its tooltip, the text a screen reader
+# announces); the clock stops in the frame after the one that paints the view's first change (a MutationObserver)
+FLOOR_JS = """(k) => {
+  const view = document.querySelectorAll('.attnlib-explorer')[k].querySelector('[data-view]');
+  let t0 = null;
+  const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
+  window.addEventListener('keydown', start, {capture: true});
+  window.__benchDone = new Promise((resolve) => {
+    const seen = new MutationObserver(() => {
+      seen.disconnect();
+      window.removeEventListener('keydown', start, {capture: true});
+      requestAnimationFrame(() => requestAnimationFrame(() => resolve({ms: performance.now() - t0, source: 'page'})));
+    });
+    seen.observe(view, {subtree: true, childList: true, attributes: true, characterData: true});
+  });
+}"""
+PAGE_ALONE = "page alone"
+
+
+def page_alone(page, k: int, changes: int) -> list[float]:
+    """``changes`` timings of "page alone" (:data:`FLOOR_JS`) on explorer k's first view, its slide shown."""
+    page.evaluate(SHOW_SLIDE_JS, k)
+    grid = page.locator(".attnlib-explorer").nth(k).locator("svg.attn-heatmap-grid").first
+    if not grid.count():
+        return []
+    times = []
+    for step in range(changes + 2):  # two to warm up
+        grid.focus()
+        page.evaluate(FLOOR_JS, k)
+        page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
+        done = page.evaluate("window.__benchDone")
+        page.keyboard.press("Escape")  # the tooltip away
+        if step >= 2:
+            times.append(done["ms"])
+    return times
 
 
 def build(lessons: list[str] | None) -> tuple[Path, list[Path], dict[str, int]]:
@@ -77,6 +118,8 @@ def measure_page(browser, url: str, changes: int) -> dict:
     try:
         wait_for_widgets(page)
         found = explorers(page)
+        if found:
+            rows[PAGE_ALONE] = page_alone(page, 0, changes)
         for k, explorer in enumerate(found):
             for control in filter(movable, explorer["controls"]):
                 name = f"{explorer['explorer']} {control['name']}"
@@ -138,10 +181,14 @@ def main() -> None:
                         figures.setdefault(key, {}).setdefault(f"{where} {how}", []).extend(times)
                         print(f"{where} {how} {key}: {results.stats(times)} ms", flush=True)
     table = {name: {column: results.summary(times) for column, times in cols.items()} for name, cols in figures.items()}
-    pooled = [t for cols in figures.values() for times in cols.values() for t in times]
+    controls = {name: cols for name, cols in figures.items() if not name.endswith(PAGE_ALONE)}  # not the floors
+    pooled = [t for cols in controls.values() for times in cols.values() for t in times]
     overall = results.summary(pooled) if pooled else {"median": 0, "p90": 0, "n": 0}
-    medians = [s["median"] for cols in table.values() for s in cols.values()]
-    p90s = [s["p90"] for cols in table.values() for s in cols.values()]
+    medians = [s["median"] for name, cols in table.items() if name in controls for s in cols.values()]
+    p90s = [s["p90"] for name, cols in table.items() if name in controls for s in cols.values()]
+    floors = [t for name, cols in figures.items() if name not in controls for times in cols.values() for t in times]
+    if floors:
+        print(f"page alone, every page: {results.stats(floors)} ms")
     print(f"all {len(pooled)} changes: median {overall['median']} ms, p90 {overall['p90']} ms")
     print(f"worst control: median {max(medians, default=0)} ms, p90 {max(p90s, default=0)} ms (goal ≤ {GOAL})")
     print(f"blocked requests {len(checks['blocked'])}, page/console errors {len(checks['errors'])}")

@@ -59,11 +59,19 @@ PACKAGES: dict[str, tuple[str, ...]] = {
 # Mermaid diagrams, so this template leaves that block out
 TEMPLATE = "offline_reveal.html.j2"
 # after require.js, anywidget-paths.js tells requirejs where anywidget's front end is (scripts/widget_state.py)
+# reveal.js's controls tutorial bounces the "next" arrow (a CSS animation of 50 × 2 s) until the reader has used
+# the arrows; while anything animates, Chromium draws a frame at every tick, so a change of an explorer waits for
+# the next tick (+8 ms median) instead of being drawn at once: measured on lesson 07's deck, a redraw of one
+# text 27–28 ms with the bounce, 15–22 ms without (docs/performance.md). The arrows keep their highlight colour;
+# the rule matches reveal.css's own selectors, later in the page.
+NO_BOUNCE = ", ".join(f".reveal .controls .navigate-{side}.highlight" for side in ("left", "right", "up", "down"))
 TEMPLATE_SOURCE = (
     "{%- extends 'index.html.j2' -%}\n{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}\n"
     "{%- block html_head_js_requirejs -%}{{ super() }}\n"
     f'<script src="{VENDOR}/anywidget-paths.js"></script>\n'
     "{%- endblock html_head_js_requirejs -%}\n"
+    f"{{%- block html_head_css -%}}{{{{ super() }}}}\n<style>{NO_BOUNCE} {{ animation: none; }}</style>\n"
+    "{%- endblock html_head_css -%}\n"
 )
 
 REMOTE = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//|https?://(?:unpkg|cdn)""")

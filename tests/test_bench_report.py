@@ -43,6 +43,19 @@ def test_a_make_test_run_says_the_machines_speed_before_and_after() -> None:
     assert "reference 0.30 s just after the run" in after and "17.6 min" in after and "not met" in after
 
 
+def test_a_pages_floor_is_a_reference_row_not_a_goal() -> None:
+    figure = {"median": 14.0, "p90": 30.0, "n": 6}
+    run = {"date": "2026-12-03", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "1.0", "goal": [16, 25],
+           "changes": 6, "pages": 2, "blocked": [], "errors": [], "all": figure,
+           "rows": {"07 page alone": {"site file": {**figure, "median": 30.0}},
+                    "07 SummingExplorer query": {"site file": figure}}}  # fmt: skip
+    lines = report.static(run).splitlines()
+    floor = next(line for line in lines if "page alone" in line)
+    query = next(line for line in lines if "SummingExplorer query" in line)
+    assert "07 page alone (reference)" in floor and "30 / 30" in floor and floor.rstrip(" |").endswith("-")
+    assert "14 / 30" in query and "not met" in query  # the p90 (30 ms) is over the goal's 25
+
+
 @pytest.mark.parametrize("recorded", sorted(results.RESULTS.glob("*.json")), ids=lambda p: p.stem)
 def test_every_result_file_records_its_commit_machine_and_load(recorded) -> None:
     """A figure without the commit it measured and the load it ran under cannot be compared (issue #38): every

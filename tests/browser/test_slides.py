@@ -1,6 +1,6 @@
 """A `make slides` deck works with no kernel and no network in headless Chromium, opened from disk and over
 http: no CDN, no page or console error, math typeset, every explorer drawn live from its saved widget state,
-slides advance.
+nothing left animating once the deck is shown, slides advance.
 
 The deck is built as `make slides` builds it: scripts/build_slides.py executes a copy of lesson 04 with its
 widget state (scripts/widget_state.py) into a temporary folder, so it shows what the next `make slides` will
@@ -19,6 +19,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.labdriver import find_chromium, headless_chromium, load_module
 from harness.static_pages import (
@@ -187,6 +188,26 @@ def test_lesson_12s_deck_loads_each_chunk_from_its_file(
     lesson = deck.parent.parent / "notebooks" / POSITIONS.name
     problems = check_chunk_walk(browser, _url(deck, request, how), lesson, counted=how == "http")
     assert not problems, "\n".join(problems)
+
+
+# the CSS animations and transitions still running, each with its name and the element it moves
+RUNNING_JS = """() => document.getAnimations().filter((a) => a.playState === 'running').map((a) => {
+  const target = a.effect?.target;
+  return `${a.animationName || a.transitionProperty || 'animation'} on ${target?.className || target?.tagName}`;
+})"""
+
+
+def test_nothing_animates_once_the_deck_is_shown(opened) -> None:
+    """While anything animates, Chromium draws a frame at every tick and an explorer's change waits for the next
+    one: reveal.js's controls tutorial bounced the "next" arrow for 100 s after a deck opened (build_slides'
+    NO_BOUNCE). A slide's own short transitions end within the wait."""
+    page, _, errors = opened
+    wait_for_widgets(page)
+    try:
+        page.wait_for_function(f"() => ({RUNNING_JS})().length === 0", timeout=10_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"still animating 10 s after the deck was drawn: {page.evaluate(RUNNING_JS)}")
+    assert errors == []
 
 
 def test_slides_advance(opened) -> None:
