@@ -36,48 +36,36 @@ from harness.labdriver import headless_chromium, load_module
 from harness.static_pages import SHOW_SLIDE_JS, explorers, movable, move, open_page, serve, wait_for_widgets
 
 GOAL = (16, 25)  # ms: median, p90
+PAGE_ALONE = results.PAGE_ALONE
 OUT = results.REPO / "build" / "bench-static"
 
 # arm the clock on explorer k: the next input event's timeStamp starts it, the second animation frame after
-# the explorer's next "attnlib:shown" stops it (window.__benchDone resolves to {ms, source})
-ARM_JS = """(k) => {
+# what it watches stops it (window.__benchDone resolves to {ms, source}): the explorer's next "attnlib:shown";
+# with watch = "mutations" ("page alone"), the first change in its first view, seen by a MutationObserver
+ARM_JS = """([k, watch]) => {
   const root = document.querySelectorAll('.attnlib-explorer')[k];
   const INPUTS = ['keydown', 'click', 'input', 'change'];
   let t0 = null;
   const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
   for (const type of INPUTS) window.addEventListener(type, start, {capture: true});
   window.__benchDone = new Promise((resolve) => {
-    root.addEventListener('attnlib:shown', (ev) => {
+    const stop = (source) => {
       for (const type of INPUTS) window.removeEventListener(type, start, {capture: true});
-      const source = ev.detail.source;
       requestAnimationFrame(() => requestAnimationFrame(() => resolve({ms: performance.now() - t0, source})));
-    }, {once: true});
+    };
+    if (watch === 'mutations') {
+      const seen = new MutationObserver(() => { seen.disconnect(); stop('page'); });
+      const all = {subtree: true, childList: true, attributes: true, characterData: true};
+      seen.observe(root.querySelector('[data-view]'), all);
+    } else root.addEventListener('attnlib:shown', (ev) => stop(ev.detail.source), {once: true});
   });
 }"""
-
-
-# "page alone", as in bench_browser: the same clock on a change that needs no table and no new state, an arrow
-# key moving the focused cell of the first view of explorer k (its outline, its tooltip, the text a screen reader
-# announces); the clock stops in the frame after the one that paints the view's first change (a MutationObserver)
-FLOOR_JS = """(k) => {
-  const view = document.querySelectorAll('.attnlib-explorer')[k].querySelector('[data-view]');
-  let t0 = null;
-  const start = (ev) => { if (t0 === null) t0 = ev.timeStamp; };
-  window.addEventListener('keydown', start, {capture: true});
-  window.__benchDone = new Promise((resolve) => {
-    const seen = new MutationObserver(() => {
-      seen.disconnect();
-      window.removeEventListener('keydown', start, {capture: true});
-      requestAnimationFrame(() => requestAnimationFrame(() => resolve({ms: performance.now() - t0, source: 'page'})));
-    });
-    seen.observe(view, {subtree: true, childList: true, attributes: true, characterData: true});
-  });
-}"""
-PAGE_ALONE = "page alone"
 
 
 def page_alone(page, k: int, changes: int) -> list[float]:
-    """``changes`` timings of "page alone" (:data:`FLOOR_JS`) on explorer k's first view, its slide shown."""
+    """``changes`` timings of "page alone" on explorer k's first view, its slide shown: as in bench_browser, the
+    same clock on a change that needs no table and no new state, an arrow key moving the view's focused cell (its
+    outline, its tooltip, the text a screen reader announces)."""
     page.evaluate(SHOW_SLIDE_JS, k)
     grid = page.locator(".attnlib-explorer").nth(k).locator("svg.attn-heatmap-grid").first
     if not grid.count():
@@ -85,7 +73,7 @@ def page_alone(page, k: int, changes: int) -> list[float]:
     times = []
     for step in range(changes + 2):  # two to warm up
         grid.focus()
-        page.evaluate(FLOOR_JS, k)
+        page.evaluate(ARM_JS, [k, "mutations"])
         page.keyboard.press("ArrowRight" if step % 2 == 0 else "ArrowLeft")
         done = page.evaluate("window.__benchDone")
         page.keyboard.press("Escape")  # the tooltip away
@@ -125,7 +113,7 @@ def measure_page(browser, url: str, changes: int) -> dict:
                 name = f"{explorer['explorer']} {control['name']}"
                 times = rows.setdefault(name, [])
                 for _ in range(changes):
-                    page.evaluate(ARM_JS, k)
+                    page.evaluate(ARM_JS, [k, "shown"])
                     try:
                         move(page, k, control)
                     except PlaywrightTimeout:  # an enabled control that draws nothing: recorded, not timed
@@ -181,7 +169,7 @@ def main() -> None:
                         figures.setdefault(key, {}).setdefault(f"{where} {how}", []).extend(times)
                         print(f"{where} {how} {key}: {results.stats(times)} ms", flush=True)
     table = {name: {column: results.summary(times) for column, times in cols.items()} for name, cols in figures.items()}
-    controls = {name: cols for name, cols in figures.items() if not name.endswith(PAGE_ALONE)}  # not the floors
+    controls = {name: cols for name, cols in figures.items() if not name.endswith(PAGE_ALONE)}
     pooled = [t for cols in controls.values() for times in cols.values() for t in times]
     overall = results.summary(pooled) if pooled else {"median": 0, "p90": 0, "n": 0}
     medians = [s["median"] for name, cols in table.items() if name in controls for s in cols.values()]

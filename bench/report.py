@@ -100,7 +100,7 @@ def static(data: dict) -> str:
     for name, cols in data["rows"].items():
         shown = [cols.get(c) for c in columns]
         met = all(f["median"] <= goal[0] and f["p90"] <= goal[1] for f in shown if f)
-        reference = name.endswith("page alone")  # a reference row (bench_static's FLOOR_JS)
+        reference = name.endswith(results.PAGE_ALONE)  # a reference row, not a control
         rows.append(
             [
                 f"{name} (reference)" if reference else name,

@@ -15,6 +15,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
+#: the row of a page's own reference in bench_static's table ("NN page alone"), not a control
+PAGE_ALONE = "page alone"
 
 #: the browser bench's reference row on each lesson's page ("05 Jupyter alone"): ipywidgets alone
 JUPYTER_ALONE = "Jupyter alone"
