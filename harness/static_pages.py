@@ -15,6 +15,8 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
 from .labdriver import offline
 
 WIDGET_VIEW = 'script[type="application/vnd.jupyter.widget-view+json"]'
@@ -486,41 +488,111 @@ def compare_with_python(states: list[Sampled], python: list[dict]) -> list[str]:
     return problems
 
 
+# the chunk files explorer k's page has asked for: a <script> each (table.js loadFile), seen from disk and http
+CHUNK_SCRIPTS_JS = """() => [...document.querySelectorAll('script[src*="attnlib-chunks/"]')].map((s) => s.src)"""
+
+# watch for the next attnlib:shown of explorer k: its source and values, how many chunk files the page had asked
+# for when it was drawn, and whether it was drawn in the task of the key press (a flag the press sets, a timeout
+# clears). The promise is kept in the page (window.__attnNextShown), not returned: evaluate waits for a promise.
+WATCH_NEXT_SHOWN_JS = """(k) => {
+  if (!window.__attnPressWatch) {
+    window.__attnPressWatch = true;
+    window.addEventListener('keydown', () => {
+      window.__attnInPress = true;
+      setTimeout(() => { window.__attnInPress = false; }, 0);
+    }, true);
+  }
+  const root = document.querySelectorAll('.attnlib-explorer')[k];
+  window.__attnNextShown = new Promise((resolve) => root.addEventListener('attnlib:shown', (ev) => resolve({
+    source: ev.detail.source, values: ev.detail.values, inPress: Boolean(window.__attnInPress),
+    scripts: document.querySelectorAll('script[src*="attnlib-chunks/"]').length,
+  }), {once: true}));
+}"""
+
+CHUNKS_HERE_JS = """(n) => {
+  const asked = [...document.querySelectorAll('script[src*="attnlib-chunks/"]')];
+  const held = window.attnlibChunks || {};
+  return asked.length > n && asked.every((s) => s.src.split('/').pop().replace(/[.]js$/, '') in held);
+}"""
+
+
+def step_slider(page, k: int, name: str) -> dict:
+    """Step slider ``name`` of explorer ``k`` one place right through real input (a key press; left at its end)
+    and give its next ``attnlib:shown`` (:data:`WATCH_NEXT_SHOWN_JS`), failing after 10 s without one."""
+    page.evaluate(SHOW_SLIDE_JS, k)
+    target = page.locator(".attnlib-explorer").nth(k).locator(f'[data-control="{name}"]')
+    at_end = target.evaluate("(r) => Number(r.value) >= Number(r.max)")
+    page.evaluate(WATCH_NEXT_SHOWN_JS, k)
+    target.focus()
+    page.keyboard.press("ArrowLeft" if at_end else "ArrowRight")
+    return page.evaluate(
+        "() => Promise.race([window.__attnNextShown, new Promise((_, no) => setTimeout(() => no("
+        "new Error('no attnlib:shown within 10 s of the key press')), 10000))])"
+    )
+
+
 def check_chunk_walk(browser, url: str, lesson: Path, *, counted: bool, seed: int = 12, sizes: int = 5) -> list[str]:
-    """Open lesson 12's page (or deck) at ``url`` and choose ``sizes`` sampled ``d_model`` values (not the first
-    state's, whose chunk the page holds), each with a sampled ``n_tokens``, through its sliders; returns what is
-    wrong: a chunk file loaded on opening the page, a size not drawn (no chunk file, or the no-kernel note), a
-    number or a hover that is not Python's (:func:`compare_with_python`), a request leaving the page, an error.
-    ``counted``: the page's requests are seen (over http), so each size must load exactly one chunk file, once."""
+    """Open lesson 12's page (or deck) at ``url``, step ``d_model`` twice with the keyboard, then choose ``sizes``
+    sampled ``d_model`` values (not the first state's, whose chunk the page holds), each with a sampled
+    ``n_tokens``, through its sliders; returns what is wrong: on opening, chunk files asked for but those of the
+    sizes one step from the first (fetched once drawn, explorer.js fetchAround); a step not drawn from the table
+    before any file was asked for (its chunk fetched while the learner looked), or not followed by its own next
+    size's file; a size not drawn (no chunk file, or the no-kernel note); a number or a hover that is not Python's
+    (:func:`compare_with_python`); a request leaving the page; an error. ``counted``: the page's requests are seen
+    (over http), so no chunk file may load twice, and none but a size's own and its two neighbours'."""
     import random
 
     rng = random.Random(seed)
     loaded: list[str] = []
     page, blocked, errors = open_page(browser, url, loaded=loaded)
+    problems: list[str] = []
     try:
         wait_for_widgets(page)
         k = next(i for i, e in enumerate(explorers(page)) if e["explorer"] == "PositionsExplorer")
-        first = int(page.locator(".attnlib-explorer").nth(k).locator('[data-control="d_model"]').input_value())
-        chosen = rng.sample([d for d in range(2, 65, 2) if d != first], sizes)
+        d_model = page.locator(".attnlib-explorer").nth(k).locator('[data-control="d_model"]')
+        first = int(d_model.input_value())
+        lo, hi = int(d_model.get_attribute("min") or 2), int(d_model.get_attribute("max") or 64)
+        on_open = page.evaluate(CHUNK_SCRIPTS_JS)
+        if len(on_open) != (lo < first) + (first < hi):
+            problems.append(f"d_model = {first} drawn first; chunk files asked for on opening: {on_open}")
+        for _ in range(2):  # a learner stepping the slider, looking at each size a moment
+            asked = len(page.evaluate(CHUNK_SCRIPTS_JS))
+            step = step_slider(page, k, "d_model")
+            at = step["values"].get("d_model")
+            if step["source"] != "table" or not step["inPress"] or step["scripts"] != asked:
+                problems.append(
+                    f"a step of d_model to {at}: drawn from {step['source']}, in the key press's task: "
+                    f"{step['inPress']}, after asking for {step['scripts'] - asked} more chunk files"
+                )
+            if at is None or at >= hi:
+                continue
+            try:  # the chunk of the size after it asked for once drawn, and loaded
+                page.wait_for_function(CHUNKS_HERE_JS, arg=asked, timeout=10_000)
+            except PlaywrightTimeout:
+                problems.append(f"d_model = {at} drawn: the chunk of the size one step on was not loaded")
+        chosen = rng.sample([d for d in range(lo, hi + 1, 2) if d != first], sizes)
         walk = [(d, rng.choice([4, 8, 16, 40, 64])) for d in chosen]
-        on_open = [u for u in loaded if "attnlib-chunks/" in u]
         states = []
-        for d_model, n_tokens in walk:
-            set_slider(page, k, "d_model", d_model)
+        grown = []
+        for size, n_tokens in walk:
+            before = len(page.evaluate(CHUNK_SCRIPTS_JS))
+            set_slider(page, k, "d_model", size)
             set_slider(page, k, "n_tokens", n_tokens)
             states.append(sample_here(page, k, rng, cells=3))
+            grown.append(len(page.evaluate(CHUNK_SCRIPTS_JS)) - before)
         notes = [n for n in page.locator('[data-note="no-kernel"]').all_text_contents() if "d_model" in n]
     finally:
         page.close()
-    problems = [f"requests to the network: {blocked}"] if blocked else []
+    problems += [f"requests to the network: {blocked}"] if blocked else []
     problems += [f"page errors: {errors}"] if errors else []
-    problems += [f"chunk files loaded on opening the page: {on_open}"] if on_open else []
     problems += [f"the no-kernel note for a chunk: {notes}"] if notes else []
+    if max(grown) > 3:
+        problems.append(f"a size asked for more than its own chunk file and its neighbours': {grown}")
     reached = [(s.values["d_model"], s.values["n_tokens"]) for s in states]
     problems += [f"the sizes drawn are {reached}, not {walk}"] if reached != walk else []
     chunks = [u for u in loaded if "attnlib-chunks/" in u]
-    if counted and (len(chunks) != len(set(chunks)) or len(chunks) != sizes):
-        problems.append(f"{sizes} sizes chosen, chunk files loaded: {chunks}")
+    if counted and (len(chunks) != len(set(chunks)) or not sizes <= len(chunks) <= len(on_open) + 2 + 3 * sizes):
+        problems.append(f"{sizes} sizes chosen after 2 steps, chunk files loaded: {chunks}")
     if not any(texts for s in states for texts in s.numbers.values()):
         problems.append("no size small enough to write its numbers in its cells was drawn")
     return problems + compare_with_python(states, python_states(lesson, states))

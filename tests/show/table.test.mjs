@@ -24,6 +24,7 @@ import {
   loadExplanations,
   lookup,
   missing,
+  neighbours,
   transition,
 } from "../../attnlib/show/static/table.js";
 
@@ -129,6 +130,32 @@ test("a number within the tolerance of a grid value is that value (a log slider'
   assert.deepEqual(transition(table, nudged, "temperature"), values);
   assert.deepEqual(comparable(lookup(table, nudged)), comparable(lookup(table, values)));
   assert.equal(lookup(table, { ...values, temperature: values.temperature * 1.001 }), null);
+});
+
+test("the chunks one step from a state are its chunked control's neighbours in the grid, not held yet", () => {
+  for (const file of files.filter((f) => f.startsWith("08_") || f.startsWith("12_"))) {
+    const fixture = revive(JSON.parse(readFileSync(join(folder, file), "utf8")));
+    const table = decodeTable(fixture.payload);
+    const p = table.parts.findIndex((part) => part.chunk);
+    const { control, values: grid } = table.parts[p].chunk;
+    const [values] = fixture.rows[0];
+    const last = grid.length - 1;
+    for (const at of [0, Math.floor(last / 2), last]) {
+      const here = { ...values, [control]: grid[at] };
+      const expected = [at - 1, at + 1].filter((j) => j >= 0 && j <= last && !table.parts[p].chunks.has(j));
+      const near = neighbours(table, here);
+      assert.deepEqual(
+        near,
+        expected.map((index) => ({ part: p, index })),
+        `${file}: ${control} = ${grid[at]}`,
+      );
+      for (const { part, index } of near) addChunk(table, part, index, fixture.chunks[part][index]);
+      assert.deepEqual(neighbours(table, here), [], `${file}: held now, not asked again`);
+      // a step along the grid from here is then covered by the table (its other controls on a row's values)
+      for (const j of expected) assert.equal(missing(table, { ...here, [control]: grid[j] }).length, 0);
+    }
+    assert.deepEqual(neighbours(table, { ...values, [control]: "off the grid" }), [], `${file}: a value off the grid`);
+  }
 });
 
 test("a chunk sent in a kernel's message (content and buffers) is the chunk the table asks for", () => {

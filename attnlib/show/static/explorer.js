@@ -14,7 +14,9 @@
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 // Once what the page fetches after drawing is here (a small table's other chunks, with no kernel the views'
-// hover texts), the root's `data-fetched` is "true".
+// hover texts, the chunks one step from the first state), the root's `data-fetched` is "true". After each state
+// drawn, the page fetches the chunks one step from it (table.js neighbours), so that stepping a slider or a menu
+// is drawn from the table in the input's task.
 import { createHeatmap } from "./heatmap.js";
 import {
   addChunkMessage,
@@ -24,6 +26,7 @@ import {
   loadExplanations,
   lookup,
   missing,
+  neighbours,
   prefetched,
   transition,
 } from "./table.js";
@@ -432,6 +435,34 @@ function render({ model, el }) {
     if (message && message.innerHTML !== said) message.innerHTML = said;
     for (const [node, out] of ruled) out.hidden = !visible(node, values);
     announce(source, values);
+    if (source !== "initial") fetchAround();
+  };
+
+  const idle = globalThis.requestIdleCallback ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
+
+  /** @type {Set<string>} the chunks asked of the kernel ("part/index"), not arrived yet: each asked once */
+  const requested = new Set();
+  /** Ask the kernel for the chunks it has not been asked for yet. @param {{part: number, index: number}[]} chunks */
+  const askChunks = (chunks) => {
+    for (const { part, index } of chunks) {
+      if (requested.has(`${part}/${index}`)) continue;
+      requested.add(`${part}/${index}`);
+      model.send({ kind: "chunk", part, index });
+    }
+  };
+
+  let aroundQueued = false;
+  /** Once idle after a state is drawn: the chunks one step from the values shown (table.js neighbours), asked of
+   * the kernel or loaded from their files, so that the next step of a slider or a menu finds its chunk here. */
+  const fetchAround = () => {
+    if (!table || aroundQueued) return;
+    aroundQueued = true;
+    idle(() => {
+      aroundQueued = false;
+      const near = neighbours(table, { ...current, ...free });
+      if (kernel) askChunks(near);
+      else for (const { part, index } of near) loadChunk(table, part, index);
+    });
   };
 
   /** @type {(() => void)[]} the events of states drawn before the root was in the document */
@@ -489,7 +520,7 @@ function render({ model, el }) {
       // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
       const need = missing(table, { ...next, ...free });
       if (need.length) waitingFor = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
-      for (const { part, index } of need) model.send({ kind: "chunk", part, index });
+      askChunks(need);
     }
     model.set("values", next);
     model.save_changes();
@@ -538,14 +569,15 @@ function render({ model, el }) {
   /** @type {Set<string>} the chunks asked of the kernel once drawn (a table marked prefetch), not arrived yet */
   const prefetching = new Set();
 
-  /** Once drawn, what the page fetches: the chunks of a table marked prefetch (from the kernel, or their files
-   * beside a page with no kernel) and, with no kernel, every view's hover texts. The root's `data-fetched` is
-   * "true" once all of it is here (at once when there is nothing to fetch). */
+  /** Once drawn, what the page fetches: the chunks of a table marked prefetch, else those one step from the first
+   * state (from the kernel, or their files beside a page with no kernel) and, with no kernel, every view's hover
+   * texts. The root's `data-fetched` is "true" once all of it is here (at once when there is nothing to fetch). */
   const fetchRest = () => {
-    const chunks = table ? prefetched(table) : [];
+    const all = table ? prefetched(table) : [];
+    const chunks = table && !all.length ? neighbours(table, { ...current, ...free }) : all;
     if (table && kernel) {
       for (const { part, index } of chunks) prefetching.add(`${part}/${index}`);
-      for (const { part, index } of chunks) model.send({ kind: "chunk", part, index });
+      askChunks(chunks);
       if (!chunks.length) root.dataset.fetched = "true";
       return;
     }
@@ -565,6 +597,7 @@ function render({ model, el }) {
   const chunkArrived = (content, buffers) => {
     if (!table) return;
     addChunkMessage(table, content, buffers);
+    requested.delete(`${content.part}/${content.index}`);
     if (prefetching.delete(`${content.part}/${content.index}`) && !prefetching.size) root.dataset.fetched = "true";
     if (!waitingFor) return;
     waitingFor.asked.delete(`${content.part}/${content.index}`);
@@ -606,7 +639,6 @@ function render({ model, el }) {
   el.append(root);
   const initial = (table && lookup(table, { ...current, ...free })) || model.get("shown");
   apply(/** @type {Shown} */ (initial), current, "initial");
-  const idle = globalThis.requestIdleCallback ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
   idle(fetchRest);
   model.on("change:shown", fromKernel);
   model.on("msg:custom", onMessage);

@@ -374,6 +374,29 @@ export function missing(table, values) {
 }
 
 /**
+ * The chunks one step away from `values` that the table does not hold yet: for each chunked part, the chunks of
+ * the values just before and just after its control's value in the part's grid, [{part, index}] (what the page
+ * fetches while a learner looks, so that the next step of a slider or a menu is drawn from the table at once).
+ * None for a value the part's grid does not hold.
+ * @param {Table} table
+ * @param {Values} values
+ * @returns {{part: number, index: number}[]}
+ */
+export function neighbours(table, values) {
+  const out = [];
+  for (let p = 0; p < table.parts.length; p++) {
+    const part = table.parts[p];
+    if (!part.chunk) continue;
+    const i = nearest(part.chunk, values[part.chunk.control], table.tolerance);
+    if (i < 0) continue;
+    for (const j of [i - 1, i + 1]) {
+      if (j >= 0 && j < part.chunk.values.length && !part.chunks.has(j)) out.push({ part: p, index: j });
+    }
+  }
+  return out;
+}
+
+/**
  * The index of `value` in a grid (a number within the tolerance of a grid number counts as it), or -1.
  * @param {{where: Map<unknown, number>, numbers: [number, number][]}} grid
  * @param {unknown} value
