@@ -363,14 +363,7 @@ export function explanation(table, view, values, row, col) {
  * @returns {{part: number, index: number}[]}
  */
 export function missing(table, values) {
-  const out = [];
-  for (let p = 0; p < table.parts.length; p++) {
-    const part = table.parts[p];
-    if (!part.chunk) continue;
-    const i = nearest(part.chunk, values[part.chunk.control], table.tolerance);
-    if (i >= 0 && !part.chunks.has(i)) out.push({ part: p, index: i });
-  }
-  return out;
+  return unheld(table, values, [0]);
 }
 
 /**
@@ -383,13 +376,25 @@ export function missing(table, values) {
  * @returns {{part: number, index: number}[]}
  */
 export function neighbours(table, values) {
+  return unheld(table, values, [-1, 1]);
+}
+
+/**
+ * For each chunked part whose grid holds its control's value in `values`, the chunks `steps` places from it in the
+ * grid that the table does not hold yet, [{part, index}].
+ * @param {Table} table
+ * @param {Values} values
+ * @param {number[]} steps
+ * @returns {{part: number, index: number}[]}
+ */
+function unheld(table, values, steps) {
   const out = [];
   for (let p = 0; p < table.parts.length; p++) {
     const part = table.parts[p];
     if (!part.chunk) continue;
     const i = nearest(part.chunk, values[part.chunk.control], table.tolerance);
     if (i < 0) continue;
-    for (const j of [i - 1, i + 1]) {
+    for (const j of steps.map((step) => i + step)) {
       if (j >= 0 && j < part.chunk.values.length && !part.chunks.has(j)) out.push({ part: p, index: j });
     }
   }
