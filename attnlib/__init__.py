@@ -38,7 +38,7 @@ mask → softmax → weighted sum (scaling's lesson, 08, comes last, but it runs
 
 from __future__ import annotations
 
-from . import examples, text
+from . import _vml, examples, text
 from ._validate import AttentionInputError
 from .modules import MultiHeadAttention, SelfAttention, causal_mask, combine_heads, split_heads
 from .steps import (
@@ -62,6 +62,8 @@ from .steps import (
 from .tiled import tiled_attention
 
 __version__ = "0.1.0"
+
+_vml.settle_vml()  # MKL chooses each vector-maths function's code on one thread, before a lesson computes (_vml.py)
 
 __all__ = [
     "QKV",
