@@ -274,8 +274,10 @@ def test_evidence_of_the_committed_encoder(model):
     figures = pronouns.evidence(model)
     assert figures["accuracy"] == pytest.approx(pronouns.accuracy(model))
     assert figures["score"] == pytest.approx(float(pronouns.referent_mass(model)[1].max()))
-    for name in ("query swap", "keys swap", "flip at it", "flip at nouns", "flip at adjective"):
+    for name in ("query swap", "keys swap", "flip at it", "flip at nouns", "flip at adjective", "flip at all three"):
         assert 0.0 <= figures[name] <= 1.0
+    # the three places together carry at least what each carries alone
+    assert figures["flip at all three"] >= max(figures["flip at it"], figures["flip at nouns"]) - 0.05
     # some place after layer 1 carries the adjective's kind: patching it flips most predictions
     assert max(figures["flip at it"], figures["flip at nouns"], figures["flip at adjective"]) >= 0.5
 
