@@ -7,7 +7,8 @@ Lesson 16 exercises: finding the head by a score, reading its map, patching, and
 
 - ``what_it_refers_to.1`` code: ``referent_scores(model, ids, positions)``: every head's mean weight from "it"
   on the referent, ``(num_layers, num_heads)``; run on the committed model and sentences the lesson never used.
-- ``what_it_refers_to.2`` read the map: in :data:`MAP_SENTENCE`, the word the best head weights most from "it".
+- ``what_it_refers_to.2`` read the map: in :data:`MAP_SENTENCE`, the word the best head weights most from "it", in
+  the model the lesson trained on this computer (or the committed one, when the learner skipped the wait).
 - ``what_it_refers_to.3`` code: ``patched_logits(model, ids, twin_ids, positions)``: the logits at "it" with
   layer 1's output at ``positions`` taken from the twins; run on twins the lesson never made.
 - ``what_it_refers_to.4`` measure: on seed :data:`NEW_SEED` (not in the lesson's table), the best head by score
@@ -192,7 +193,7 @@ class LossCurve:
 
 
 # ---------------------------------------------------------------- exercises
-#: exercise 16.2's sentence (held out): the committed model's best head looks hardest at a word that is not the referent
+#: exercise 16.2's sentence (held out): the best head looks hardest at a word that is not the referent
 MAP_SENTENCE = "the goat did not enter the creek because it was too nervous"
 #: exercise 16.4's seed: not one of the lesson's (:data:`attnlib.pronouns.SEEDS`)
 NEW_SEED = 5
@@ -292,14 +293,26 @@ def referent_scores(answer: object) -> Feedback:
     )
 
 
+@functools.cache
+def _trained_here() -> TinyTransformer:
+    """Seed 0 trained with the lesson's recipe on this computer: the model the lesson trains and its explorer shows.
+    Another kind of CPU trains a slightly different model from the same seed than the one committed."""
+    return pronouns.train_encoder(seed=pronouns.SEED)[0]
+
+
 @torch.no_grad()
-def _map_row() -> tuple[tuple[int, int], list[str], Tensor]:
-    """The committed model's best head (from 0) by referent score, the words of :data:`MAP_SENTENCE` and the
-    head's weights from "it" over them."""
-    model = _model()
+def _map_row(model: TinyTransformer) -> tuple[tuple[int, int], list[str], Tensor]:
+    """``model``'s best head (from 0) by referent score, the words of :data:`MAP_SENTENCE` and the head's weights
+    from "it" over them."""
     mass = pronouns.referent_mass(model)
     layer, head = divmod(int(mass.argmax()), mass.shape[1])
     return (layer, head), MAP_SENTENCE.split(), pronouns.attention_from_it(model, MAP_SENTENCE)[layer, head]
+
+
+def _map_rows() -> list[tuple[TinyTransformer, tuple[tuple[int, int], list[str], Tensor]]]:
+    """The models a learner may have read in exercise 16.2, with :func:`_map_row` of each: the one the lesson
+    trained on this computer, then the committed checkpoint (the lesson's "skip the wait")."""
+    return [(model, _map_row(model)) for model in (_trained_here(), _model())]
 
 
 @exercise("what_it_refers_to.2", alias="pronoun.2")
@@ -308,26 +321,27 @@ def most_weighted_word(answer: object) -> Feedback:
     got = _word(answer, "the word")
     if isinstance(got, Feedback):
         return got
-    (layer, head), words, row = _map_row()
-    label = f"layer {layer + 1} head {head + 1}"
-    top = int(row.argmax())
-    right = words[top]
-    said = pronouns.predict(_model(), MAP_SENTENCE)[0]
+    readings = _map_rows()
+    for model, ((layer, head), words, row) in readings:
+        top = int(row.argmax())
+        if got == words[top]:
+            said = pronouns.predict(model, MAP_SENTENCE)[0]
+            referent = pronouns.referent(MAP_SENTENCE)
+            return Feedback(
+                True,
+                f"Yes: layer {layer + 1} head {head + 1} gives {words[top]!r} {float(row[top]):.2f} of its weight and "
+                f"the referent {referent!r} only {float(row[words.index(referent)]):.2f}, yet the model says "
+                f"{said!r}. The map of one head is a clue, not the computation.",
+            )
+    _, ((layer, head), words, row) = readings[0]  # the model the lesson trained here: the one its explorer shows
     referent = pronouns.referent(MAP_SENTENCE)
-    if got == right:
-        return Feedback(
-            True,
-            f"Yes: {label} gives {right!r} {float(row[top]):.2f} of its weight and the referent {referent!r} only "
-            f"{float(row[words.index(referent)]):.2f}, yet the model says {said!r}. The map of one head is a clue, "
-            "not the computation.",
-        )
     if got in words:
         i = words.index(got)
         also = "the referent by the rule, and the model's answer, but " if got == referent else ""
         return Feedback(
             False,
-            f"{got!r} is word {i} of the sentence — {also}{label} gives it only {float(row[i]):.2f}. "
-            f"Find that head's row in the explorer and read the darkest cell.",
+            f"{got!r} is word {i} of the sentence — {also}layer {layer + 1} head {head + 1} gives it only "
+            f"{float(row[i]):.2f}. Find that head's row in the explorer and read the darkest cell.",
         )
     return Feedback(False, f"{got!r} is not in the sentence; its words are: {' '.join(words)}.")
 
@@ -529,18 +543,19 @@ def new_seed_ablation(answer: object) -> Feedback:
 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
-    _, words, row = _map_row()
+    words = MAP_SENTENCE.split()
+    tops = {words[int(row.argmax())] for _, (_, _, row) in _map_rows()}
     referent = pronouns.referent(MAP_SENTENCE)
     mass, without, full = _new_seed()
     best = divmod(int(mass.argmax()), mass.shape[1])
-    second = [w for w in words if w != words[int(row.argmax())]]
+    second = [w for w in words if w not in tops]
     return {
         "what_it_refers_to.1": [
             (lambda m, ids, p: _scores_variants(m, ids, p)["transposed"], "transposed"),
             (lambda m, ids, p: _scores_variants(m, ids, p)["sum"], None),
         ],
         "what_it_refers_to.2": [
-            (referent if referent != words[int(row.argmax())] else second[0], None),
+            (referent if referent not in tops else second[0], None),
             ("dog", None),
             (3, None),
         ],
