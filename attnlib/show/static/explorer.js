@@ -566,15 +566,16 @@ function render({ model, el }) {
     }
   };
 
-  /** @type {Set<string>} the chunks asked of the kernel once drawn (a table marked prefetch), not arrived yet */
+  /** @type {Set<string>} the chunks asked of the kernel once drawn (a table marked prefetch, else the first state's
+   * neighbours), not arrived yet */
   const prefetching = new Set();
 
   /** Once drawn, what the page fetches: the chunks of a table marked prefetch, else those one step from the first
    * state (from the kernel, or their files beside a page with no kernel) and, with no kernel, every view's hover
    * texts. The root's `data-fetched` is "true" once all of it is here (at once when there is nothing to fetch). */
   const fetchRest = () => {
-    const all = table ? prefetched(table) : [];
-    const chunks = table && !all.length ? neighbours(table, { ...current, ...free }) : all;
+    const marked = table ? prefetched(table) : [];
+    const chunks = table && !marked.length ? neighbours(table, { ...current, ...free }) : marked;
     if (table && kernel) {
       for (const { part, index } of chunks) prefetching.add(`${part}/${index}`);
       askChunks(chunks);
