@@ -39,7 +39,7 @@ endef
 UV_PIN := $(shell grep -m1 '^uv==' requirements.lock)
 UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
 
-.PHONY: help env learner-env lock lab learn editions models test unit nbval lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
+.PHONY: help env learner-env lock lab learn editions models test unit nbval nbval-kernels lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -88,6 +88,9 @@ unit: $(STAMP)  ## unit tests only (fast)
 
 nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
+
+nbval-kernels: $(STAMP)  ## after make execute: nbval of the lessons and their solutions under each CPU kernel this machine has (portable, AVX2, AVX-512), two threads each
+	$(BIN)/python scripts/nbval_kernels.py $(NB)
 
 FORMATTED := attnlib tests scripts bench harness site deploy etc
 
