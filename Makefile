@@ -90,7 +90,7 @@ nbval: $(STAMP)  ## re-execute every lesson and compare with its stored outputs
 	$(PYTEST) -n $(JOBS) --dist loadscope notebooks $(NBVAL)
 
 nbval-kernels: $(STAMP)  ## after make execute: nbval of the lessons and their solutions under each CPU kernel this machine has (portable, AVX2, AVX-512), two threads each
-	$(BIN)/python scripts/nbval_kernels.py $(NB)
+	$(BIN)/python scripts/nbval_kernels.py $(or $(NB),notebooks build/editions/checked) -- $(NBVAL)
 
 FORMATTED := attnlib tests scripts bench harness site deploy etc
 

@@ -488,32 +488,33 @@ def compare_with_python(states: list[Sampled], python: list[dict]) -> list[str]:
     return problems
 
 
-# the chunk files explorer k's page has asked for: a <script> each (table.js loadFile), seen from disk and http
-CHUNK_SCRIPTS_JS = """() => [...document.querySelectorAll('script[src*="attnlib-chunks/"]')].map((s) => s.src)"""
+# a chunk file the page has asked for: a <script> each (table.js loadFile), seen from disk and http
+CHUNK_SCRIPT = 'script[src*="attnlib-chunks/"]'
+CHUNK_SCRIPTS_JS = f"""() => [...document.querySelectorAll('{CHUNK_SCRIPT}')].map((s) => s.src)"""
 
 # watch for the next attnlib:shown of explorer k: its source and values, how many chunk files the page had asked
 # for when it was drawn, and whether it was drawn in the task of the key press (a flag the press sets, a timeout
 # clears). The promise is kept in the page (window.__attnNextShown), not returned: evaluate waits for a promise.
-WATCH_NEXT_SHOWN_JS = """(k) => {
-  if (!window.__attnPressWatch) {
+WATCH_NEXT_SHOWN_JS = f"""(k) => {{
+  if (!window.__attnPressWatch) {{
     window.__attnPressWatch = true;
-    window.addEventListener('keydown', () => {
+    window.addEventListener('keydown', () => {{
       window.__attnInPress = true;
-      setTimeout(() => { window.__attnInPress = false; }, 0);
-    }, true);
-  }
+      setTimeout(() => {{ window.__attnInPress = false; }}, 0);
+    }}, true);
+  }}
   const root = document.querySelectorAll('.attnlib-explorer')[k];
-  window.__attnNextShown = new Promise((resolve) => root.addEventListener('attnlib:shown', (ev) => resolve({
+  window.__attnNextShown = new Promise((resolve) => root.addEventListener('attnlib:shown', (ev) => resolve({{
     source: ev.detail.source, values: ev.detail.values, inPress: Boolean(window.__attnInPress),
-    scripts: document.querySelectorAll('script[src*="attnlib-chunks/"]').length,
-  }), {once: true}));
-}"""
+    scripts: document.querySelectorAll('{CHUNK_SCRIPT}').length,
+  }}), {{once: true}}));
+}}"""
 
-CHUNKS_HERE_JS = """(n) => {
-  const asked = [...document.querySelectorAll('script[src*="attnlib-chunks/"]')];
-  const held = window.attnlibChunks || {};
+CHUNKS_HERE_JS = f"""(n) => {{
+  const asked = [...document.querySelectorAll('{CHUNK_SCRIPT}')];
+  const held = window.attnlibChunks || {{}};
   return asked.length > n && asked.every((s) => s.src.split('/').pop().replace(/[.]js$/, '') in held);
-}"""
+}}"""
 
 
 def step_slider(page, k: int, name: str) -> dict:

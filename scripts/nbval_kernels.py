@@ -7,7 +7,8 @@ two threads (docs/teaching-guide.md, "The same seed on another CPU"). Run this a
 the lessons and their checked edition (each exercise's solution run and accepted) under the portable kernel,
 AVX2 and AVX-512, as far as this CPU goes (ATEN_CPU_CAPABILITY), each with OMP_NUM_THREADS=2.
 
-Usage: python scripts/nbval_kernels.py [notebooks or lesson files …]   (make nbval-kernels)
+Usage: python scripts/nbval_kernels.py PATH … -- NBVAL_OPTION …   (make nbval-kernels passes the Makefile's
+lessons and nbval options, so that they live in one place)
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 KERNELS = ("default", "avx2", "avx512")  # torch's x86 CPU kernels, each running on the CPUs of the next
-NBVAL = ["--nbval", "--nbval-current-env", "--nbval-sanitize-with", "tests/sanitize.cfg"]
 
 
 def kernels() -> list[str]:
@@ -31,20 +31,24 @@ def kernels() -> list[str]:
     return list(KERNELS[: KERNELS.index(own) + 1]) if own in KERNELS else ["default"]
 
 
-def main(paths: list[str]) -> int:
+def main(args: list[str]) -> int:
+    if "--" not in args:
+        print(__doc__)
+        return 2
+    targets, nbval = args[: args.index("--")], args[args.index("--") + 1 :]
     subprocess.run([sys.executable, "scripts/build_editions.py", "--out", "build/editions"], cwd=REPO, check=True)
-    targets = paths or ["notebooks", "build/editions/checked"]
+    ran = kernels()
     failed = []
-    for kernel in kernels():
+    for kernel in ran:
         env = {**os.environ, "ATEN_CPU_CAPABILITY": kernel, "OMP_NUM_THREADS": "2"}
         start = time.monotonic()
         print(f"== ATEN_CPU_CAPABILITY={kernel}, two threads per kernel: {' '.join(targets)}", flush=True)
-        pytest = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadscope", *targets, *NBVAL]
+        pytest = [sys.executable, "-m", "pytest", "-q", "-n", "2", "--dist", "loadscope", *targets, *nbval]
         done = subprocess.run(pytest, cwd=REPO, env=env)
         print(f"== {kernel}: {'passed' if done.returncode == 0 else 'FAILED'} in {time.monotonic() - start:.0f} s")
         if done.returncode:
             failed.append(kernel)
-    print(f"failed under: {', '.join(failed)}" if failed else "passed under every kernel: " + ", ".join(kernels()))
+    print(f"failed under: {', '.join(failed)}" if failed else "passed under every kernel: " + ", ".join(ran))
     return 1 if failed else 0
 
 

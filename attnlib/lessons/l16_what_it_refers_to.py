@@ -322,11 +322,11 @@ def most_weighted_word(answer: object) -> Feedback:
     if isinstance(got, Feedback):
         return got
     readings = _map_rows()
+    referent = pronouns.referent(MAP_SENTENCE)
     for model, ((layer, head), words, row) in readings:
         top = int(row.argmax())
         if got == words[top]:
             said = pronouns.predict(model, MAP_SENTENCE)[0]
-            referent = pronouns.referent(MAP_SENTENCE)
             return Feedback(
                 True,
                 f"Yes: layer {layer + 1} head {head + 1} gives {words[top]!r} {float(row[top]):.2f} of its weight and "
@@ -334,7 +334,6 @@ def most_weighted_word(answer: object) -> Feedback:
                 f"{said!r}. The map of one head is a clue, not the computation.",
             )
     _, ((layer, head), words, row) = readings[0]  # the model the lesson trained here: the one its explorer shows
-    referent = pronouns.referent(MAP_SENTENCE)
     if got in words:
         i = words.index(got)
         also = "the referent by the rule, and the model's answer, but " if got == referent else ""
