@@ -128,6 +128,12 @@ def learner_index(lessons: list[Path]) -> str:
     ])  # fmt: skip
 
 
+def documents_page(text: str, lessons: str) -> str:
+    """The documents page for a copy whose lessons sit in the folder ``lessons`` beside ``docs/``: the repository's
+    page links them in ``../notebooks/``."""
+    return text.replace("](../notebooks/", f"](../{lessons}/")
+
+
 def fill(workspace: Path, source: Path | None = None, images: Path | None = None) -> list[Path]:
     """Copy the learner edition into ``workspace`` without overwriting anything; return the lessons added."""
     source = source or data_dir("lessons")
@@ -152,7 +158,8 @@ def fill(workspace: Path, source: Path | None = None, images: Path | None = None
     documents = data_dir("docs") / "documents.md"  # the lessons link ../docs/documents.md
     if documents.is_file() and not (workspace / "docs" / "documents.md").exists():
         (workspace / "docs").mkdir(exist_ok=True)
-        shutil.copy2(documents, workspace / "docs" / "documents.md")
+        page = documents_page(documents.read_text(encoding="utf-8"), "lessons")
+        (workspace / "docs" / "documents.md").write_text(page, encoding="utf-8")
     readme = workspace / "README.md"
     if not readme.exists() or readme.read_text(encoding="utf-8").startswith(INDEX_MARK):
         readme.write_text(learner_index(lessons), encoding="utf-8")

@@ -184,8 +184,9 @@ def build(out: Path, source: Path = REPO / "notebooks") -> list[Path]:
     if (REPO / "images").is_dir():
         shutil.copytree(REPO / "images", out / "images")
     shutil.copy2(REPO / "README.md", out / "README.md")
-    (out / "docs").mkdir(exist_ok=True)
-    shutil.copy2(REPO / "docs" / "documents.md", out / "docs" / "documents.md")
+    (out / "docs").mkdir(exist_ok=True)  # the documents page links the learner edition's lessons
+    page = launch.documents_page((REPO / "docs" / "documents.md").read_text(encoding="utf-8"), "learner")
+    (out / "docs" / "documents.md").write_text(page, encoding="utf-8")
     return written
 
 

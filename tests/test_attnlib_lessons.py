@@ -103,7 +103,8 @@ def test_the_index_table_comes_from_the_lessons_titles_and_durations(tmp_path: P
 
 def test_every_lessons_index_link_works_in_a_learners_copy(tmp_path: Path) -> None:
     """In the copy `make learn`, the hub, Binder and Kubernetes make (build_editions.py --workspace), every
-    relative link of every lesson resolves, "Index" opens the learner's index, and its links open lessons."""
+    relative link of every lesson resolves, "Index" opens the learner's index, and its links open lessons; so do
+    the links of the documents page every lesson links."""
     done = subprocess.run(
         [sys.executable, REPO / "scripts" / "build_editions.py", "--workspace", tmp_path],
         capture_output=True,
@@ -126,4 +127,12 @@ def test_every_lessons_index_link_works_in_a_learners_copy(tmp_path: Path) -> No
     targets = LINK.findall(index.read_text(encoding="utf-8"))
     assert {f"lessons/{p.name}" for p in LESSONS} <= set(targets)
     broken += [f"README.md -> {t}" for t in targets if not (tmp_path / unquote(t)).is_file()]
+    documents = tmp_path / "docs" / "documents.md"
+    page_links = [urlparse(t) for t in LINK.findall(documents.read_text(encoding="utf-8"))]
+    assert sum(link.path.endswith(".ipynb") for link in page_links) >= len(LESSONS)  # it links the lessons
+    broken += [
+        f"docs/documents.md -> {link.path}"
+        for link in page_links
+        if not link.scheme and link.path and not (documents.parent / unquote(link.path)).is_file()
+    ]
     assert not broken, "\n".join(broken)
