@@ -26,13 +26,20 @@ BROWSER_LESSONS ?= 04,07,12
 # install the lock $(1) into $(VENV) with pip options $(2): torch first (CPU index), then the pins ($(3):
 # the installer, pip or uv), then attnlib itself (editable)
 define install_lock
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' \
-		|| { echo "error: $(PYTHON) is older than 3.10; run e.g. make PYTHON=python3.11"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+		|| { echo "error: $(PYTHON) is older than 3.11; run e.g. make PYTHON=python3.11"; exit 1; }
 	@[ -x $(BIN)/python ] || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet $(2) --no-deps $(if $(TORCH_INDEX),--extra-index-url $(TORCH_INDEX)) "$$(grep -m1 '^torch==' $(1))"
+	@# one quick look at the torch index first: pip would retry an unreachable one five times, with a warning each
+	index="$(TORCH_INDEX)"; if [ -n "$$index" ] && ! $(BIN)/python -c "$$REACHABLE" "$$index" 2>/dev/null; then \
+		echo "note: $$index cannot be reached; torch comes from your own package index instead"; index=; fi; \
+	$(BIN)/python -m pip install --quiet $(2) --no-deps $${index:+--extra-index-url $$index} "$$(grep -m1 '^torch==' $(1))"
 	$(or $(3),$(BIN)/python -m pip install --quiet $(2)) -r $(1)
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 endef
+
+# exit status 0 when the host of the URL in argv[1] answers a TCP connection within 3 s (used before the torch index)
+export REACHABLE := import socket, sys, urllib.parse as u; url = u.urlsplit(sys.argv[1]); \
+	socket.create_connection((url.hostname, url.port or (443 if url.scheme == "https" else 80)), timeout=3)
 
 # The workshop's 180 pins go in with uv (from PyPI, pinned in requirements.lock like everything else):
 # it fetches and unpacks in parallel, which pip does one package at a time. Learners' installs use pip.
