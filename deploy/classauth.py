@@ -29,7 +29,7 @@ import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import bcrypt
 from jupyterhub.scopes import needs_scope
@@ -190,7 +190,7 @@ class ClassAuthenticator(NativeAuthenticator):
         info = UserInfo(username=username, password=hashed,
                         is_authorized=self.open_signup or username in self.get_authed_users())  # fmt: skip
         self.db.add(info)
-        self.db.merge(SignUpTime(username=username, time=datetime.now(timezone.utc).replace(tzinfo=None)))
+        self.db.merge(SignUpTime(username=username, time=datetime.now(UTC).replace(tzinfo=None)))
         self.db.commit()
         return info
 

@@ -37,10 +37,10 @@ import re
 import shutil
 import sys
 import time
+import tomllib
 from pathlib import Path
 
 import nbformat
-import tomllib
 
 SITE = Path(__file__).resolve().parent
 REPO = SITE.parent

@@ -16,10 +16,10 @@ import ast
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
-import tomllib
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "attnlib"

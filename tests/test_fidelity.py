@@ -16,6 +16,7 @@ import ast
 import json
 import math
 import re
+import tomllib
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
@@ -25,11 +26,6 @@ import torch
 from torch import Tensor
 
 from attnlib import examples, steps, text
-
-try:  # Python >= 3.11
-    import tomllib
-except ModuleNotFoundError:  # Python 3.10: pip vendors the same parser
-    from pip._vendor import tomli as tomllib  # type: ignore[no-redef]
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "tests" / "reference" / "documents.toml"
