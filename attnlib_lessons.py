@@ -108,24 +108,27 @@ def learner_index(lessons: list[Path]) -> str:
         title, duration = lesson_entry(path)
         rows.append(f"| [{title}](lessons/{path.name}) | {duration} |")
     first = f"lessons/{lessons[0].name}" if lessons else "lessons/"
-    return "\n".join([
-        INDEX_MARK,
-        "# Self-attention, step by step",
-        "",
-        "Your own copy of the lessons: change anything, it is yours.",
-        "",
-        "**Start here.** Open [the first lesson](" + first + "), then run its cells from the top, one at a time",
-        "with **Shift+Enter** (or *Run → Run All Cells*). Each lesson runs on its own in a fresh kernel, in any order.",
-        "An exercise checks your answer when you run its cell; an explorer redraws when you move its controls.",
-        "",
-        "**Broke a lesson?** Delete its file and start `attnlib-lessons` (or `make learn`) again: the missing",
-        "lesson comes back fresh, every other file stays as it is.",
-        "",
-        "| Lesson | Time |",
-        "|---|---|",
-        *rows,
-        "",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            INDEX_MARK,
+            "# Self-attention, step by step",
+            "",
+            "Your own copy of the lessons: change anything, it is yours.",
+            "",
+            f"**Start here.** Open [the first lesson]({first}), then run its cells from the top, one at a time",
+            "with **Shift+Enter** (or *Run → Run All Cells*). Each lesson runs on its own in a fresh kernel, "
+            "in any order.",
+            "An exercise checks your answer when you run its cell; an explorer redraws when you move its controls.",
+            "",
+            "**Broke a lesson?** Delete its file and start `attnlib-lessons` (or `make learn`) again: the missing",
+            "lesson comes back fresh, every other file stays as it is.",
+            "",
+            "| Lesson | Time |",
+            "|---|---|",
+            *rows,
+            "",
+        ]
+    )
 
 
 def documents_page(text: str, lessons: str) -> str:
@@ -169,13 +172,15 @@ def fill(workspace: Path, source: Path | None = None, images: Path | None = None
 def lab_command(workspace: Path, port: int, open_browser: bool) -> list[str]:
     """The ``jupyter lab`` command line for ``workspace`` (127.0.0.1, token auth, the project's settings)."""
     command = [
-        sys.executable, "-m", "jupyterlab",
+        sys.executable,
+        "-m",
+        "jupyterlab",
         f"--ServerApp.root_dir={workspace}",
         "--ServerApp.ip=127.0.0.1",
         f"--ServerApp.port={port}",
         "--ServerApp.port_retries=50",
         f"--config={data_dir('etc') / 'jupyter_server_config.py'}",
-    ]  # fmt: skip
+    ]
     if not open_browser:
         command.append("--no-browser")
     if hasattr(os, "getuid") and os.getuid() == 0:

@@ -70,9 +70,11 @@ def main() -> int:
     session = re.findall(r"=+ (.*) in ([\d.]+)s", text)
     pytest_s = float(session[-1][1]) if session else None
     outcome = session[-1][0] if session else "no pytest summary"
-    print(f"{'passed' if done.returncode == 0 else 'FAILED'}: {elapsed:.0f} s in all, pytest {pytest_s} s ({outcome});"
-          f" load before {load_before}, cores busy {busy}, reference {reference:.2f} s before,"
-          f" {reference_after:.2f} s after")  # fmt: skip
+    print(
+        f"{'passed' if done.returncode == 0 else 'FAILED'}: {elapsed:.0f} s in all, pytest {pytest_s} s ({outcome});"
+        f" load before {load_before}, cores busy {busy}, reference {reference:.2f} s before,"
+        f" {reference_after:.2f} s after"
+    )
     print("slowest:", *slowest, sep="\n  ")
     if done.returncode == 0:
         shutil.rmtree(scratch, ignore_errors=True)

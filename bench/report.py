@@ -200,23 +200,45 @@ def make_test(data: dict) -> str:
         f"({data['total_s']} s, of which pytest {data['pytest_s']:.0f} s), {verdict}; goal ≤ "
         f"{data['goal_s'] / 60:.0f} min {_met(data['passed'] and data['total_s'] <= data['goal_s'])}; "
         f"{results.measured_on(data)}"
-        + (f" (the load before the run; the cores were {data['cpu_busy']:.0%} busy during it)"
-           if data.get("cpu_busy") is not None else "")
-        + (f"; reference {data['reference_after_s']:.2f} s just after the run."
-           if data.get("reference_after_s") is not None else ".")
-        + ("\n\nSlowest steps of its pytest session (two workers, so each shares the cores):\n\n"
-           + "\n".join(f"- {line}" for line in data["slowest"]) if data.get("slowest") else "")
-    )  # fmt: skip
+        + (
+            f" (the load before the run; the cores were {data['cpu_busy']:.0%} busy during it)"
+            if data.get("cpu_busy") is not None
+            else ""
+        )
+        + (
+            f"; reference {data['reference_after_s']:.2f} s just after the run."
+            if data.get("reference_after_s") is not None
+            else "."
+        )
+        + (
+            "\n\nSlowest steps of its pytest session (two workers, so each shares the cores):\n\n"
+            + "\n".join(f"- {line}" for line in data["slowest"])
+            if data.get("slowest")
+            else ""
+        )
+    )
 
 
 def hub(data: dict) -> str:
     rows = [
-        [str(r["size"]), f"{r['ready_s']:.1f}", f"{r['finished_s']:.1f}", str(len(r["failures"])),
-         f"{r['per_learner_gib']:.2f}", str(r["hub_mib"])]
+        [
+            str(r["size"]),
+            f"{r['ready_s']:.1f}",
+            f"{r['finished_s']:.1f}",
+            str(len(r["failures"])),
+            f"{r['per_learner_gib']:.2f}",
+            str(r["hub_mib"]),
+        ]
         for r in data["rows"]
-    ]  # fmt: skip
-    head = ["learners", "all servers ready (s)", "all lessons finished (s)", "failures",
-            "memory per learner (GiB, peak PSS)", "hub + proxy (MiB)"]  # fmt: skip
+    ]
+    head = [
+        "learners",
+        "all servers ready (s)",
+        "all lessons finished (s)",
+        "failures",
+        "memory per learner (GiB, peak PSS)",
+        "hub + proxy (MiB)",
+    ]
     return _rows(head, rows) + f"\n\nEvery learner runs `{data['lesson']}`; {results.measured_on(data)}."
 
 
@@ -251,20 +273,43 @@ def tables(data: dict) -> str:
             and max(r["largest_chunk_gzip"], r.get("largest_explanations_gzip", 0)) <= 100_000
         )
         rows.append(
-            [name, f"{r['states']:,}", str(r["rows"]), str(r["parts"]), f"{r['raw_bytes'] / 1000:.1f}",
-             f"{r['inline_gzip'] / 1000:.1f}", chunks, f"{static / 1000:.1f}", texts, f"{r['build_cpu_s']:.2f}",
-             _met(ok)]
-        )  # fmt: skip
-    head = ["lesson, explorer", "states", "rows", "parts", "raw kB", "inline kB gzip", "chunks (largest kB gzip)",
-            "no kernel: inline kB gzip", "hover-text files (largest kB gzip)", "build s CPU",
-            "goal ≤ 64 kB inline, ≤ 100 kB a file"]  # fmt: skip
+            [
+                name,
+                f"{r['states']:,}",
+                str(r["rows"]),
+                str(r["parts"]),
+                f"{r['raw_bytes'] / 1000:.1f}",
+                f"{r['inline_gzip'] / 1000:.1f}",
+                chunks,
+                f"{static / 1000:.1f}",
+                texts,
+                f"{r['build_cpu_s']:.2f}",
+                _met(ok),
+            ]
+        )
+    head = [
+        "lesson, explorer",
+        "states",
+        "rows",
+        "parts",
+        "raw kB",
+        "inline kB gzip",
+        "chunks (largest kB gzip)",
+        "no kernel: inline kB gzip",
+        "hover-text files (largest kB gzip)",
+        "build s CPU",
+        "goal ≤ 64 kB inline, ≤ 100 kB a file",
+    ]
     before = "; ".join(
         f"{name} as one table of every state: "
-        + (f"{r['one_table']['rows']} rows, {r['one_table']['gzip'] / 1000:.1f} kB gzip" if "rows" in r["one_table"]
-           else r["one_table"]["error"])
+        + (
+            f"{r['one_table']['rows']} rows, {r['one_table']['gzip'] / 1000:.1f} kB gzip"
+            if "rows" in r["one_table"]
+            else r["one_table"]["error"]
+        )
         for name, r in data["rows"].items()
         if "one_table" in r
-    )  # fmt: skip
+    )
     total = data["build_cpu_s"]
     return (
         _rows(head, rows)

@@ -34,9 +34,19 @@ def test_every_result_says_what_it_measured_on() -> None:
 
 
 def test_a_make_test_run_says_the_machines_speed_before_and_after() -> None:
-    run = {"date": "2026-12-03", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "3.8", "passed": True,
-           "outcome": "5 passed", "total_s": 1054, "pytest_s": 947.6, "goal_s": 600, "reference_s": 0.35,
-           "cpu_busy": 0.94}  # fmt: skip
+    run = {
+        "date": "2026-12-03",
+        "commit": "abc1234",
+        "machine": "x86_64, 2 cores",
+        "load": "3.8",
+        "passed": True,
+        "outcome": "5 passed",
+        "total_s": 1054,
+        "pytest_s": 947.6,
+        "goal_s": 600,
+        "reference_s": 0.35,
+        "cpu_busy": 0.94,
+    }
     before = report.make_test(run)
     assert "(reference 0.35 s)" in before and "after the run" not in before
     after = report.make_test({**run, "reference_after_s": 0.3})
@@ -45,10 +55,22 @@ def test_a_make_test_run_says_the_machines_speed_before_and_after() -> None:
 
 def test_a_pages_floor_is_a_reference_row_not_a_goal() -> None:
     figure = {"median": 14.0, "p90": 30.0, "n": 6}
-    run = {"date": "2026-12-03", "commit": "abc1234", "machine": "x86_64, 2 cores", "load": "1.0", "goal": [16, 25],
-           "changes": 6, "pages": 2, "blocked": [], "errors": [], "all": figure,
-           "rows": {"07 page alone": {"site file": {**figure, "median": 30.0}},
-                    "07 SummingExplorer query": {"site file": figure}}}  # fmt: skip
+    run = {
+        "date": "2026-12-03",
+        "commit": "abc1234",
+        "machine": "x86_64, 2 cores",
+        "load": "1.0",
+        "goal": [16, 25],
+        "changes": 6,
+        "pages": 2,
+        "blocked": [],
+        "errors": [],
+        "all": figure,
+        "rows": {
+            "07 page alone": {"site file": {**figure, "median": 30.0}},
+            "07 SummingExplorer query": {"site file": figure},
+        },
+    }
     lines = report.static(run).splitlines()
     floor = next(line for line in lines if "page alone" in line)
     query = next(line for line in lines if "SummingExplorer query" in line)

@@ -106,7 +106,12 @@ def test_every_lesson_has_speaker_notes_a_teacher_can_use(built: Path, lesson: P
     notes = [c for c in teacher.cells if c.source.startswith("**Teacher's notes**")]
     assert len(notes) == 1, "one teacher's-notes cell per lesson, before its recap"
     (note,) = notes
-    for part in ("*Suggested timing*", "| section | minutes |", "*Misconceptions to expect*", "*Discussion questions*",
-                 "*Open problem for a problem set.*"):  # fmt: skip
+    for part in (
+        "*Suggested timing*",
+        "| section | minutes |",
+        "*Misconceptions to expect*",
+        "*Discussion questions*",
+        "*Open problem for a problem set.*",
+    ):
         assert part in note.source, part
     assert editions.is_teacher_only(note) and not any(c.source.startswith("**Teacher's notes**") for c in learner.cells)

@@ -105,9 +105,13 @@ def _learner_only_venv(root: Path) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True, timeout=60)
     python = root / "bin" / "python"
     site = Path(
-        subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                       capture_output=True, text=True, check=True).stdout.strip()
-    )  # fmt: skip
+        subprocess.run(
+            [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
     ours = Path(sysconfig.get_path("purelib"))
     for name in _lock("requirements-learner.lock"):
         dist = metadata.distribution(name)
@@ -157,16 +161,33 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
     from harness.labdriver import headless_chromium
 
     python = _learner_only_venv(tmp_path / "venv")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH",
-                                                            "JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH")}  # fmt: skip
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTERLAB_SETTINGS_DIR", "JUPYTERLAB_WORKSPACES_DIR",
-                 "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):  # fmt: skip
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "JUPYTER_PATH", "JUPYTER_TOKEN", "JUPYTER_CONFIG_PATH")
+    }
+    for name in (
+        "JUPYTER_CONFIG_DIR",
+        "JUPYTER_DATA_DIR",
+        "JUPYTERLAB_SETTINGS_DIR",
+        "JUPYTERLAB_WORKSPACES_DIR",
+        "JUPYTER_RUNTIME_DIR",
+        "IPYTHONDIR",
+    ):
         (tmp_path / name).mkdir()
         env[name] = str(tmp_path / name)
     missing = subprocess.run(
-        [python, "-c", "import importlib.util as u; print([m for m in ('pytest', 'sphinx', 'playwright', 'jupyterhub',"
-         " 'nbval') if u.find_spec(m)])"], capture_output=True, text=True, env=env, check=True,
-    )  # fmt: skip
+        [
+            python,
+            "-c",
+            "import importlib.util as u; print([m for m in ('pytest', 'sphinx', 'playwright', 'jupyterhub',"
+            " 'nbval') if u.find_spec(m)])",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
     assert missing.stdout.strip() == "[]"  # the learner venv is lean: none of the workshop's tools
     taken = socket.socket()
     taken.bind(("127.0.0.1", 0))
@@ -177,8 +198,12 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
     # attnlib-lessons as the learner runs it (the installed script calls the same main)
     process = subprocess.Popen(
         [python, "-m", "attnlib_lessons", "--dir", "course", "--no-browser", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+        cwd=tmp_path,
+        env=env,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         deadline, url = time.monotonic() + 90, None
         while url is None and time.monotonic() < deadline:
@@ -222,8 +247,10 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
             assert state["errors"] == 0, state
             assert state["views"] > 0, state  # the explorer's live views are drawn
             assert page.get_by_text("official Jupyter news").count() == 0  # etc/labconfig: no news pop-up
-            print(f"\nlearner set: lesson 01 open {opened:.1f} s after attnlib-lessons started, a cell run at "
-                  f"{first_cell:.1f} s, every cell at {time.monotonic() - start:.1f} s")  # fmt: skip
+            print(
+                f"\nlearner set: lesson 01 open {opened:.1f} s after attnlib-lessons started, a cell run at "
+                f"{first_cell:.1f} s, every cell at {time.monotonic() - start:.1f} s"
+            )
             page.close()
     finally:
         taken.close()
@@ -238,8 +265,12 @@ def test_the_learner_set_starts_the_lessons_and_runs_lesson_01_in_jupyterlab(tmp
 
 @pytest.mark.skipif(not os.environ.get("ATTNLIB_TEST_LEARNER_INSTALL"), reason="set ATTNLIB_TEST_LEARNER_INSTALL=1")
 def test_make_learner_env_installs_a_lean_venv(tmp_path: Path) -> None:
-    done = subprocess.run(["make", "-C", str(REPO), "learner-env", f"VENV={tmp_path / 'venv'}"],
-                          capture_output=True, text=True, timeout=1800)  # fmt: skip
+    done = subprocess.run(
+        ["make", "-C", str(REPO), "learner-env", f"VENV={tmp_path / 'venv'}"],
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     size = sum(p.lstat().st_blocks * 512 for p in (tmp_path / "venv").rglob("*"))
     assert size <= SIZE_GOAL, f"learner venv is {size / 1e9:.2f} GB"

@@ -210,9 +210,14 @@ def test_the_rules_find_exercises_long_cells_and_shadowed_names():
     assert at_risk(nbformat.v4.new_notebook(cells=[*cells, heading, stub])) == {"outputs"}
     assert not at_risk(nbformat.v4.new_notebook(cells=[*cells, heading, nbformat.v4.new_code_cell("answer = ...")]))
     # a cell that binds a name before reading it re-creates it on a re-run: not at risk
-    remade = [nbformat.v4.new_code_cell(s) for s in ("gap = (a - b).abs().max()\nprint(gap)",
-                                                     "for seed, model in trained.items():\n    print(model)",
-                                                     "index = {c: i for i, c in enumerate(text)}")]  # fmt: skip
+    remade = [
+        nbformat.v4.new_code_cell(s)
+        for s in (
+            "gap = (a - b).abs().max()\nprint(gap)",
+            "for seed, model in trained.items():\n    print(model)",
+            "index = {c: i for i, c in enumerate(text)}",
+        )
+    ]
     rebinds = nbformat.v4.new_code_cell("gap = 0\nmodel = trained[1]\nline = [c for c in text]\nr = f(model)")
     assert not at_risk(nbformat.v4.new_notebook(cells=[*remade, heading, rebinds]))
     assert at_risk(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("gap += 1"), heading, rebinds])) == {"gap"}

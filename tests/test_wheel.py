@@ -110,7 +110,16 @@ def test_installed_command_copies_the_lessons_and_one_runs_under_nbval(venv: Pat
         p.name for p in (REPO / "images").iterdir()
     )
     _run(
-        venv / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--nbval", "--nbval-current-env",
-        "--nbval-sanitize-with", REPO / "tests" / "sanitize.cfg", lessons / LIVE_VIEW_AND_CHECKPOINT,
+        venv / "bin" / "python",
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "--nbval",
+        "--nbval-current-env",
+        "--nbval-sanitize-with",
+        REPO / "tests" / "sanitize.cfg",
+        lessons / LIVE_VIEW_AND_CHECKPOINT,
         cwd=tmp_path,
-    )  # fmt: skip
+    )
