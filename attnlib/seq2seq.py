@@ -17,11 +17,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
-from tqdm.auto import tqdm
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
 from .modules import MultiHeadAttention, causal_mask
-from .training import Adam, one_thread
+from .training import fit
 from .transformer import Block
 
 __all__ = ["DecoderBlock", "EncoderDecoder", "alignment_score", "reverse_batch", "train_reverse"]
@@ -105,19 +104,14 @@ def reverse_batch(
 def train_reverse(
     model: EncoderDecoder, *, n_tokens: int, steps: int, batch_size: int = 64, lr: float = 3e-3, seed: int = 0
 ) -> list[float]:
-    """Train ``model`` on reversed sequences with Adam (teacher forcing); return the loss of every step."""
-    generator = torch.Generator().manual_seed(seed)
-    optimiser = Adam(model.parameters(), lr=lr)
-    losses = []
-    with one_thread():  # the same model whatever the cores
-        for _ in tqdm(range(check_positive_int("steps", steps)), desc="training", leave=False):
-            source, decoder_ids, targets = reverse_batch(batch_size, n_tokens, model.vocab_size, generator)
-            loss = F.cross_entropy(model(source, decoder_ids).flatten(0, 1), targets.flatten())
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            losses.append(loss.item())
-    return losses
+    """Train ``model`` on reversed sequences (teacher forcing) with :func:`attnlib.training.fit`; return the loss
+    of every step."""
+
+    def step_loss(generator: torch.Generator) -> Tensor:
+        source, decoder_ids, targets = reverse_batch(batch_size, n_tokens, model.vocab_size, generator)
+        return F.cross_entropy(model(source, decoder_ids).flatten(0, 1), targets.flatten())
+
+    return fit(model, step_loss, steps=check_positive_int("steps", steps), lr=lr, seed=seed)
 
 
 @torch.no_grad()

@@ -28,6 +28,7 @@ __all__ = [
     "History",
     "accuracy",
     "deterministic",
+    "fit",
     "load_checkpoint",
     "one_thread",
     "pattern_mass",
@@ -116,7 +117,7 @@ class History:
     snapshots: dict[int, list[Tensor]] = field(default_factory=dict)
 
 
-def _loss(model: TinyTransformer, task: Task, inputs: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
+def _loss(model: TinyTransformer, inputs: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
     logits = model(inputs)
     mask = counted.expand_as(targets)
     return F.cross_entropy(logits[mask], targets[mask])
@@ -153,6 +154,59 @@ def pattern_mass(weights: Tensor, pattern: Tensor) -> Tensor:
     return torch.where(defined, mass, torch.full_like(mass, float("nan")))
 
 
+def fit(
+    model: torch.nn.Module,
+    step_loss: Callable[[torch.Generator], Tensor],
+    *,
+    steps: int,
+    lr: float,
+    seed: int = 0,
+    lr_at: Callable[[int], float] | None = None,
+    on_step: Callable[[int, list[float]], object] | None = None,
+    progress: bool = True,
+    desc: str = "training",
+) -> list[float]:
+    """The one training loop: ``steps`` times, ``zero_grad``, ``loss.backward()``, one :class:`Adam` step; return
+    every step's loss.
+
+    ``step_loss(generator)`` draws a batch from ``generator`` (seeded with ``seed``) and returns its loss, a scalar
+    tensor. ``lr_at(step)``: the learning rate of step 1 … ``steps`` (``None``: ``lr`` throughout).
+    ``on_step(step, losses)`` runs after each step (a live curve, snapshots, held-out checks). ``progress``: tqdm's
+    bar (a widget in a notebook), labelled ``desc``. On :func:`one_thread`, so a seed trains the same model whatever
+    the machine's cores; every op the course trains with is deterministic on the CPU (``tests/test_training.py``
+    trains twice and compares the bits), so ``torch.use_deterministic_algorithms``, whose first call imports torch's
+    compiler (4–5 s of CPU), is not needed.
+    """
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
+        raise AttentionInputError(f"steps must be an integer from 1 to {MAX_STEPS}, got {steps!r}")
+    generator = torch.Generator().manual_seed(seed)
+    optimiser = Adam(model.parameters(), lr=lr)
+    losses: list[float] = []
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=steps, desc=desc, leave=False)
+    try:
+        with one_thread():
+            for step in range(1, steps + 1):
+                if lr_at is not None:
+                    optimiser.lr = lr_at(step)
+                loss = step_loss(generator)
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+                losses.append(float(loss.detach()))
+                if on_step is not None:
+                    on_step(step, losses)
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+    return losses
+
+
 def train(
     model: TinyTransformer,
     task: Task,
@@ -166,7 +220,7 @@ def train(
     progress: bool = True,
     on_loss: Callable[[float], object] | None = None,
 ) -> History:
-    """Train ``model`` on ``task`` with :class:`Adam` for ``steps`` steps; return the :class:`History`.
+    """Train ``model`` on ``task`` with :func:`fit` for ``steps`` steps; return the :class:`History`.
 
     Args:
         steps: optimiser steps (1 … 100 000).
@@ -176,50 +230,41 @@ def train(
         progress: show tqdm's progress bar (a widget in a notebook).
         on_loss: called with each step's loss (e.g. a live curve's ``add``).
     """
-    if isinstance(steps, bool) or not isinstance(steps, int) or not 1 <= steps <= MAX_STEPS:
-        raise AttentionInputError(f"steps must be an integer from 1 to {MAX_STEPS}, got {steps!r}")
     check_positive_int("batch_size", batch_size)
     if model.vocab_size != task.vocab_size or model.max_len < task.n_tokens or model.causal != task.causal:
         raise AttentionInputError(
             f"the model (vocab_size={model.vocab_size}, max_len={model.max_len}, causal={model.causal}) does not "
             f"fit the task (vocab_size={task.vocab_size}, n_tokens={task.n_tokens}, causal={task.causal})"
         )
-    generator = torch.Generator().manual_seed(seed)
     probe = task.batch(1, torch.Generator().manual_seed(seed + 1))[0]
     history = History(probe=probe)
-    optimiser = Adam(model.parameters(), lr=lr)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=steps, desc=f"training on {task.name}", leave=False)
 
     def snapshot(step: int) -> None:
-        with torch.no_grad():
+        with torch.no_grad(), one_thread():
             model(probe)
         history.snapshots[step] = [m[0].clone() for m in model.attention_maps]
 
-    with deterministic():
-        if 0 in snapshot_steps:
-            snapshot(0)
-        for step in range(1, steps + 1):
-            inputs, targets, counted = task.batch(batch_size, generator)
-            loss = _loss(model, task, inputs, targets, counted)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            history.losses.append(float(loss.detach()))
-            if on_loss is not None:
-                on_loss(history.losses[-1])
-            if step in snapshot_steps:
-                snapshot(step)
-            if (eval_every and step % eval_every == 0) or step == steps:
-                history.eval_steps.append(step)
-                history.accuracies.append(accuracy(model, task))
-            if bar is not None:
-                bar.update(1)
-    if bar is not None:
-        bar.close()
+    def after(step: int, losses: list[float]) -> None:
+        if on_loss is not None:
+            on_loss(losses[-1])
+        if step in snapshot_steps:
+            snapshot(step)
+        if (eval_every and step % eval_every == 0) or step == steps:
+            history.eval_steps.append(step)
+            history.accuracies.append(accuracy(model, task))
+
+    if 0 in snapshot_steps:
+        snapshot(0)
+    history.losses = fit(
+        model,
+        lambda generator: _loss(model, *task.batch(batch_size, generator)),
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        on_step=after,
+        progress=progress,
+        desc=f"training on {task.name}",
+    )
     return history
 
 

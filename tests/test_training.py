@@ -19,7 +19,7 @@ from attnlib import language, pronouns
 from attnlib.lessons.l11_multihead import TwoColoursModel, train_two_colours
 from attnlib.seq2seq import EncoderDecoder, train_reverse
 from attnlib.tasks import ReverseTask, TwoColoursTask
-from attnlib.training import deterministic, one_thread, train
+from attnlib.training import deterministic, fit, one_thread, train
 from attnlib.transformer import TinyTransformer
 
 CALLERS = 2  # the caller's threads: more than one, as on any machine of two cores or more
@@ -104,3 +104,54 @@ def test_one_thread_gives_the_threads_back_after_an_error(callers_threads: int) 
         assert torch.get_num_threads() == 1
         raise RuntimeError("inside")
     assert torch.get_num_threads() == callers_threads
+
+
+def _fit_reverse(lr_at: Callable[[int], float] | None = None) -> tuple[list[float], torch.Tensor]:
+    torch.manual_seed(0)
+    model = TinyTransformer(12, 16, 1, 1, max_len=6)
+    task = ReverseTask(12, 6)
+
+    def step_loss(generator: torch.Generator) -> torch.Tensor:
+        inputs, targets, _ = task.batch(8, generator)
+        return torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
+
+    losses = fit(model, step_loss, steps=20, lr=1e-2, seed=3, lr_at=lr_at, progress=False)
+    return losses, torch.cat([p.detach().flatten() for p in model.parameters()])
+
+
+def test_fit_trains_the_same_bits_without_deterministic_algorithms() -> None:
+    """fit leaves torch.use_deterministic_algorithms off (its first call imports torch's compiler, 4-5 s of CPU):
+    the ops the course trains with are deterministic on the CPU, so the flag changes no bit."""
+    plain = _fit_reverse()
+    torch.use_deterministic_algorithms(True)
+    try:
+        flagged = _fit_reverse()
+    finally:
+        torch.use_deterministic_algorithms(False)
+    assert plain[0] == flagged[0]
+    assert torch.equal(plain[1], flagged[1])
+    assert plain[0][-1] < plain[0][0]  # and it learns
+
+
+def test_fit_follows_its_learning_rate_schedule() -> None:
+    constant, zero = _fit_reverse(), _fit_reverse(lambda step: 0.0)
+    assert zero[0] != constant[0]
+    torch.manual_seed(0)
+    untrained = torch.cat([p.detach().flatten() for p in TinyTransformer(12, 16, 1, 1, max_len=6).parameters()])
+    assert torch.equal(zero[1], untrained)  # a rate of 0 moves no parameter
+
+
+def test_fit_calls_back_after_every_step_and_refuses_bad_steps() -> None:
+    calls: list[tuple[int, int]] = []
+    torch.manual_seed(0)
+    model = TinyTransformer(12, 16, 1, 1, max_len=6)
+    task = ReverseTask(12, 6)
+
+    def step_loss(generator: torch.Generator) -> torch.Tensor:
+        inputs, targets, _ = task.batch(4, generator)
+        return torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
+
+    fit(model, step_loss, steps=3, lr=1e-2, on_step=lambda s, losses: calls.append((s, len(losses))), progress=False)
+    assert calls == [(1, 1), (2, 2), (3, 3)]
+    with pytest.raises(ValueError, match="steps must be an integer"):
+        fit(model, step_loss, steps=0, lr=1e-2, progress=False)
