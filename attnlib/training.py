@@ -10,9 +10,10 @@ and say exactly which tensor differs when a checkpoint does not fit.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -51,7 +52,9 @@ class Adam:
     parameter without a gradient is left as it is and its t does not advance, as in torch.
     """
 
-    def __init__(self, parameters, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8):
+    def __init__(
+        self, parameters: Iterable[Tensor], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8
+    ) -> None:
         self.parameters = list(parameters)
         self.lr, self.betas, self.eps = lr, betas, eps
         self.moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in self.parameters]
@@ -78,7 +81,7 @@ class Adam:
 
 
 @contextlib.contextmanager
-def one_thread():
+def one_thread() -> Iterator[None]:
     """torch on one thread inside the block (its number of threads restored afterwards).
 
     Split over threads, a sum adds its terms in another order and its last bits change; training grows them
@@ -94,7 +97,7 @@ def one_thread():
 
 
 @contextlib.contextmanager
-def deterministic():
+def deterministic() -> Iterator[None]:
     """Deterministic algorithms on :func:`one_thread` while training (both restored afterwards)."""
     before = torch.are_deterministic_algorithms_enabled()
     torch.use_deterministic_algorithms(True)
@@ -268,7 +271,7 @@ def train(
     return history
 
 
-def save_checkpoint(model: TinyTransformer, config: dict, path: str | Path) -> Path:
+def save_checkpoint(model: TinyTransformer, config: dict[str, Any], path: str | Path) -> Path:
     """Save ``model``'s weights with the ``config`` that builds it (``TinyTransformer(**config)``)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
