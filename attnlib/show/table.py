@@ -81,22 +81,22 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from .explorer import Explorer, Shown, choices
-from .view import explanation_texts
+from .view import Frame, HeatmapView, explanation_texts
 
 __all__ = [
     "CHUNK_FOLDER",
+    "ExplorerShape",
     "Part",
+    "Shown",
     "Table",
     "TableTooLarge",
     "Tables",
     "build_table",
     "build_tables",
-    "choices",
     "chunk_files",
     "chunk_message",
     "comparable",
@@ -109,6 +109,42 @@ __all__ = [
 FORMAT = 1
 #: a number matches a grid value within this relative difference (:meth:`Table.find`, ``table.js``)
 TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What an explorer shows for one state: every view's frame, every text's HTML, every dependent control.
+
+    ``controls`` maps a control's name to the traits its state sets (``CONTROL_TRAITS`` of
+    :mod:`attnlib.show.explorer`), e.g. ``{"query": {"options": [("the", 0), ("cat", 1)], "value": 1}}``: the
+    options and limits that follow from the other controls and the value clamped to them.
+    """
+
+    views: Mapping[str, Frame]
+    texts: Mapping[str, str] = field(default_factory=dict)
+    controls: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+
+class ExplorerShape(Protocol):
+    """What the tables and the page use of an explorer (:class:`attnlib.show.explorer.Explorer`, which imports
+    this module: the tables know an explorer by its shape only)."""
+
+    controls: dict[str, Any]
+    views: dict[str, HeatmapView]
+
+    def values_now(self) -> dict[str, object]: ...
+    def control_values(self) -> dict[str, object]: ...
+    def compute(self, values: Mapping[str, object]) -> Shown: ...
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]: ...
+    def control_grid(self) -> dict[str, list[object]]: ...
+    def state(self, shown: Shown) -> dict[str, object]: ...
+    def tree(self) -> dict[str, object]: ...
+    def shown_now(self) -> dict[str, object]: ...
+    def adopt(self, values: Mapping[str, object]) -> None: ...
+    def adopt_drawn(self, values: Mapping[str, object]) -> None: ...
+    def refresh(self, *, reraise: bool = False) -> None: ...
+    def catch_up(self) -> None: ...
+    def publish(self) -> None: ...
 
 
 class TableTooLarge(ValueError):
@@ -440,7 +476,7 @@ def comparable(state: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str,
     return out
 
 
-def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
+def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
     """Every state reachable from the explorer's current one by its enumerable controls, and what each shows.
 
     The grid of each control is :meth:`Explorer.control_grid` (by default the widget's own steps); dependent menus and
@@ -614,7 +650,7 @@ def _control_traits(table: Table, row: int) -> Iterator[tuple[str, dict[str, Any
             yield control, json.loads(table.pool[held[0]])
 
 
-def build_part(explorer: Explorer, part: Part, *, limit: int = 200_000, clamps: Sequence[Table] = ()) -> Table:
+def build_part(explorer: ExplorerShape, part: Part, *, limit: int = 200_000, clamps: Sequence[Table] = ()) -> Table:
     """The table of ``part``: every product of its controls' grids, the other controls at ``part.context``.
 
     The outputs come from :meth:`Explorer.compute` (views drawn as :meth:`Explorer.state` draws them); the
@@ -898,7 +934,7 @@ def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOL
 
 
 def explanation_files(
-    explorer: Explorer, tables: Tables, page: dict[str, Any], folder: str = CHUNK_FOLDER
+    explorer: ExplorerShape, tables: Tables, page: dict[str, Any], folder: str = CHUNK_FOLDER
 ) -> dict[str, str]:
     """The views' explanations (what hovering a cell shows) for every row of ``tables``, as files a page with no
     kernel loads beside it, one per view: ``{path: text}``; ``page`` (``tables.to_page(...)``) gets
@@ -986,7 +1022,7 @@ def _gzip(data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=9, mtime=0))
 
 
-def build_tables(explorer: Explorer, *, limit: int = 5000) -> Tables:
+def build_tables(explorer: ExplorerShape, *, limit: int = 5000) -> Tables:
     """The explorer's tables: its :meth:`table_parts` if it declares some, else one :func:`build_table`.
 
     Raises:
