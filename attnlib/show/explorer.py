@@ -51,8 +51,8 @@ from __future__ import annotations
 import asyncio
 import html
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from functools import partial
 from typing import Any, ClassVar
 
@@ -176,16 +176,9 @@ class Explorer:
         finally:
             self._quiet -= 1
 
-    @contextmanager
-    def batched(self) -> Iterator[None]:
-        """Change the explorer's state in the block; when it ends, the page gets the values and what is shown
-        in one message (nothing when nothing changed, or when the explorer is not displayed)."""
-        yield
-        self.publish()
-
     def _on_change(self, _change=None) -> None:
-        with self.batched():
-            self.refresh()
+        self.refresh()
+        self.publish()
 
     def refresh(self, *, reraise: bool = False) -> None:
         """:meth:`update`; a ``ValueError`` is shown inline (raised again with ``reraise``), else the message clears.

@@ -16,13 +16,9 @@ Synced traits:
 - ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`) the page looks changes up in;
   empty when the explorer has none (no ``table_parts``, and more than :data:`GRID_COMBINATIONS` combinations of
   its controls' grids or more than :data:`TABLE_STATES` states): then every change goes through the kernel. A
-  table in chunks holds the chunks of the state shown first (what the page holds up front stays small: at most
-  64 kB gzip); the page asks for another when a state needs it (``{kind: "chunk", part, index}``), answered by
-  :func:`attnlib.show.table.chunk_message`, and a page with no kernel (the site, a deck) loads the chunk's file,
-  written beside it by the build (:func:`attnlib.show.table.chunk_files`), showing its no-kernel note only when
-  that file is missing. When the chunks weigh at most :data:`PREFETCH_CHUNKS` bytes gzip together (lesson 08:
-  21 seeds, 89 kB) the table says ``prefetch``: the page fetches every chunk once it has drawn, so that every
-  state is there before a learner's second change; lesson 12's (594 kB) are fetched one by one as needed.
+  table in chunks holds the chunks of the state shown first (at most 64 kB gzip); the page fetches the others
+  it needs (:mod:`attnlib.show.table`), and all of them once drawn when together they weigh at most
+  :data:`PREFETCH_CHUNKS` bytes gzip (``prefetch``: lesson 08's 21 seeds, not lesson 12's 594 kB).
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
 A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here and

@@ -55,20 +55,10 @@ page). Free values that JSON cannot hold (the pipeline's edited tensors) are com
 part's aliases, then sets each dependent control to the value a part holding its traits gives for the raw
 values (so lesson 12's position is clamped by looking it up, not by computing ``min`` in the page).
 
-Chunks on demand: ``table.js``'s ``missing(table, values)`` lists the ``{part, index}`` a state needs and the
-table does not hold; the page asks the kernel (a custom message) and the kernel answers with
-:func:`chunk_message` (``Widget.send(content, buffers)``), which ``addChunkMessage`` adds; a static page holds
-every chunk (``to_page("all")``) or loads the file :func:`chunk_files` wrote for it (``loadChunk``: the same
-content and buffers, a script beside the page). Then the page calls ``transition`` and ``lookup`` again.
-
-Explanations: a view's hover texts are not in a table (they are most of its bytes). A page with a kernel asks it
-for one cell's; a page with no kernel loads the view's file that :func:`explanation_files` wrote beside it
-(``explanations`` in the page's tables: ``{view: path}``), once it has drawn, and answers a hover from it.
-
-Fetched once drawn: a table whose chunks weigh little together (lesson 08's, one per seed) is marked
-``prefetch`` by :func:`attnlib.show.page.page_tables`: the page holds the first state's chunk inline and fetches
-the others once it has drawn (from the kernel, or their files), so that what it holds up front stays small and
-every state is there before a learner's second change.
+Chunks and explanations the page lacks come from its source (``static/explorer.js``): the kernel answers
+``{kind: "chunk"}`` with :func:`chunk_message` and a hover with the view's text; a page with no kernel loads the
+files :func:`chunk_files` and :func:`explanation_files` wrote beside it (``chunk["files"]``, ``explanations``).
+A table marked ``prefetch`` (:func:`attnlib.show.page.page_tables`) is fetched whole once the page has drawn.
 """
 
 from __future__ import annotations

@@ -1,11 +1,8 @@
 // @ts-check
 // An explorer's front end (attnlib/show/page.py, ExplorerWidget): ONE model per explorer; this draws all of it —
 // its layout (`tree`), its controls as native inputs, its heatmaps (heatmap.js), its texts and its message.
-// A change in the page: the new values are the table's transition; when the table has that state the page draws
-// it in the same task and then sends `values` (the kernel adopts them and sends nothing back); when it does not
-// (typed text, a typed cell), the page sends `values` and the kernel answers with `shown`, which the page applies
-// only while it is still current (isCurrent). With no kernel (`kernel` false), the controls the table does not
-// cover are disabled, with a note.
+// A change in the page, with a kernel and without: docs/architecture.md, "The life of a change"; the page's
+// state and its two sources (the kernel, the files beside a static page) are below, render() joins them.
 // The DOM the tests and benchmarks rely on: the root `.attnlib-explorer[data-explorer=<class name>]`, each
 // control's input `[data-control=<name>]` (a <select> for a menu, an <input type=range> for a slider whose
 // value is an index into Python's steps for float, log and selection sliders, a radiogroup of buttons for
@@ -13,10 +10,7 @@
 // committed on change or Enter), each view's root `[data-view=<name>]`, each text `[data-text=<name>]`, the
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
-// Once what the page fetches after drawing is here (a small table's other chunks, with no kernel the views'
-// hover texts, the chunks one step from the first state), the root's `data-fetched` is "true". After each state
-// drawn, the page fetches the chunks one step from it (table.js neighbours), so that stepping a slider or a menu
-// is drawn from the table in the input's task.
+// Once what the page fetches after drawing is here (fetchRest), the root's `data-fetched` is "true".
 import { createHeatmap } from "./heatmap.js";
 import {
   addChunkMessage,
