@@ -373,7 +373,7 @@ def _one_number(got: object) -> float | None:
     if isinstance(got, bool) or isinstance(got, str) or not hasattr(got, "__float__"):
         return None
     try:
-        value = float(got)  # type: ignore[arg-type]
+        value = float(got)
     except (TypeError, ValueError, OverflowError):
         return None
     return value if math.isfinite(value) else None
