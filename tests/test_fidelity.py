@@ -248,7 +248,8 @@ def test_reference_is_well_formed() -> None:
             assert fact["printed"] == f"torch.Size({fact['shape']})", fact["id"]
     # every document contributes, and every worked-example lesson is covered
     assert {f["document"] for f in FACTS} == {"000", "001", "002", "003", "004"}
-    assert {f["lesson"] for f in FACTS} == lessons - {"08_scaling", "11_multihead"}
+    # lesson 06's only document result, 001's weighted values from its printed weights, is a quirk: lesson 19 shows it
+    assert {f["lesson"] for f in FACTS} == lessons - {"06_weighting", "08_scaling", "11_multihead"}
 
 
 @pytest.mark.parametrize("fact_id", list(BY_ID))

@@ -23,7 +23,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, TorchFamily, Wrong, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise
 
 __all__ = ["ScoresExplorer", "by_hand", "dot_product_line", "same_weights", "scores_of", "wrong_answers"]
 
@@ -180,11 +180,6 @@ def by_hand(answer: object) -> Feedback:
     return compare_tensor(answer, k @ q, name="the three scores of q", wrong=wrong)
 
 
-#: scores.2 is about the transpose in Q Kᵀ: torch's functions that multiply by a transposed matrix for you
-#: (F.linear(q, k) = q kᵀ, torch.inner(q, k) = q kᵀ) hand that over.
-HIDDEN_TRANSPOSE = TorchFamily("torch's product with a built-in transpose", ("linear", "inner"))
-
-
 @exercise("scores.2")
 def scores_of(answer: object) -> Feedback:
     """A function ``scores_of(queries (n_q, d_k), keys (n_k, d_k))`` → ``(n_q, n_k)``, without score()."""
@@ -203,8 +198,11 @@ def scores_of(answer: object) -> Feedback:
         expected=queries @ keys.T,
         name="scores_of on 2 new queries and 5 new keys (2×5)",
         wrong=wrong,
-        success="With n_q ≠ n_k you can see it: rows are queries, columns keys.",
-        write_it=(ATTNLIB, score, HIDDEN_TRANSPOSE),
+        success=(
+            "With n_q ≠ n_k you can see it: rows are queries, columns keys. (torch.inner(q, k) and F.linear(q, k) "
+            "compute the same Q Kᵀ: they transpose the second argument for you.)"
+        ),
+        write_it=(ATTNLIB, score),
     )
 
 

@@ -7,7 +7,8 @@ Lesson 05 exercises: from scores to weights with a softmax you write yourself.
 - ``softmax.1`` by hand: softmax([0, 0, ln 2]) — exponentiate, add up, divide.
 - ``softmax.2`` code: ``my_softmax(scores)`` row by row and stable, run on scores the lesson never
   showed, ±1e4 included.
-- ``softmax.3`` transfer: the smallest temperature at which no query of document 000 gives one key over 0.9.
+- ``softmax.3`` transfer: ``coolest(scores)``, the smallest temperature at which no query gives one key over 0.9,
+  run on document 000's scores and on scores the lesson never showed.
 """
 
 from __future__ import annotations
@@ -247,7 +248,6 @@ def _no_keepdim(s: Tensor) -> Tensor:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     s = torch.tensor(HAND_SCORES)
-    _, per_row = coolest_temperatures()
     return {
         "softmax.1": [(s / s.sum(), None), (s.exp(), None)],
         "softmax.2": [
@@ -258,7 +258,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             (_whole_matrix, "whole-matrix-sum"),
             (_no_keepdim, "keepdim-forgotten"),
         ],
-        "softmax.3": [(math.sqrt(5), None), (5.0, None), (per_row[0], None)],
+        "softmax.3": [
+            (lambda scores: math.sqrt(5), None),
+            (lambda scores: 5.0, None),
+            (_first_row_only, None),
+            (lambda scores: round(coolest_temperatures()[0], 2), None),  # 000's T as a constant: wrong on new scores
+        ],
     }
 
 
@@ -324,6 +329,8 @@ def my_softmax(answer: object) -> Feedback:
 
 #: ``softmax.3``: the largest weight any query may give one key.
 CAP = 0.9
+#: ``softmax.3``: how close the learner's temperature must be to the smallest one.
+TOL = 0.01
 
 
 def _cooling(scores: Tensor, cap: float = CAP) -> float:
@@ -343,10 +350,49 @@ def coolest_temperatures() -> tuple[float, tuple[float, ...]]:
     return _cooling(s), tuple(_cooling(row[None]) for row in s)
 
 
+def _first_row_only(scores: Tensor) -> float:
+    """A learner's slip: the smallest T for the first query alone (a scan in steps of 0.001)."""
+    t = 0.001
+    while float((scores[0] / t).softmax(-1).max()) > CAP:
+        t += 0.001
+    return t
+
+
+def _unseen_scores() -> tuple[Tensor, ...]:
+    """Two score matrices no lesson shows, ``(3, 5)`` and ``(4, 4)``, whose smallest T lies between 1 and 100."""
+    gen = torch.Generator().manual_seed(53)
+    return 12 * torch.randn(3, 5, generator=gen), 20 * torch.randn(4, 4, generator=gen)
+
+
+def _one_number(got: object) -> float | None:
+    """``got`` as a float if it is one finite real number (a one-element tensor counts), else None."""
+    if isinstance(got, Tensor):
+        if got.numel() != 1 or got.is_complex():
+            return None
+        got = got.detach().item()
+    if isinstance(got, bool) or isinstance(got, str) or not hasattr(got, "__float__"):
+        return None
+    try:
+        value = float(got)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if math.isfinite(value) else None
+
+
 @exercise("softmax.3")
 def temperature_000(answer: object) -> Feedback:
-    """The smallest T (±0.01) at which no query of document 000 gives one key more than 0.9 of its weight."""
+    """A function ``coolest(scores (n_q, n_k))`` → the smallest T (±0.01) at which no weight exceeds 0.9.
+
+    Run on document 000's scores first (the named hints are about them), then on two unseen matrices.
+    """
     want, per_row = coolest_temperatures()
+    call = "your coolest(scores)"
+    got = run_learner_code(answer, _scores_000(), name=call, write_it=(_cooling, coolest_temperatures))
+    if isinstance(got, Feedback):
+        return got
+    value = _one_number(got)
+    if value is None:
+        return Feedback(False, f"{call} should return one number, the temperature T; it returned {_describe(got)}.")
     wrong: list[tuple[float, str] | tuple[float, str, str]] = [
         (
             math.sqrt(5),
@@ -356,7 +402,7 @@ def temperature_000(answer: object) -> Feedback:
         (5.0, "At T = d_k = 5 rows 2–4 still give key 4 more than 0.9: keep raising T."),
     ]
     for i, t in enumerate(per_row):
-        if not math.isclose(t, want, abs_tol=0.01):
+        if not math.isclose(t, want, abs_tol=TOL):
             wrong.append(
                 (
                     t,
@@ -364,13 +410,48 @@ def temperature_000(answer: object) -> Feedback:
                     "needs a higher temperature.",
                 )
             )
-    feedback = compare_number(answer, want, name="the smallest temperature T", wrong=wrong, tol=0.01)
-    if feedback.correct:
-        row = max(range(len(per_row)), key=per_row.__getitem__) + 1
-        return Feedback(
-            True,
-            f"T ≈ {want:.2f}: row {row} decides it, the query whose best key leads the others by the widest "
-            f"gaps. That is {want / math.sqrt(5):.1f} × √5: scaling by √d_k alone cannot undo 000's large "
-            "scores, which come from its large inputs and projections.",
-        )
-    return feedback
+    name = "the smallest temperature T for document 000's scores"
+    feedback = compare_number(value, want, name=name, wrong=wrong, tol=TOL)
+    if not feedback.correct:
+        if feedback.message.endswith("recompute it step by step."):
+            return Feedback(
+                False,
+                f"On document 000's scores your coolest returned {value:g}; the smallest T must be within {TOL} "
+                "of the true one. Check that the largest weight of softmax(scores / T) is at most 0.9 there and "
+                "above 0.9 just below it (a bisection or a scan finer than 0.01).",
+            )
+        return feedback
+    for scores in _unseen_scores():
+        expected = _cooling(scores)
+        got = run_learner_code(answer, scores.clone(), name=call, write_it=(_cooling, coolest_temperatures))
+        if isinstance(got, Feedback):
+            return got
+        value_new = _one_number(got)
+        if value_new is None:
+            return Feedback(False, f"{call} should return one number, the temperature T; it returned {_describe(got)}.")
+        if not math.isclose(value_new, expected, abs_tol=TOL):
+            if math.isclose(value_new, want, abs_tol=TOL):
+                return Feedback(
+                    False,
+                    f"Right for document 000, but on new {tuple(scores.shape)} scores your coolest returned 000's "
+                    f"T again ({value_new:.2f}): compute T from the scores it is given, not a number you found once.",
+                )
+            return Feedback(
+                False,
+                f"Right for document 000, but on new {tuple(scores.shape)} scores your coolest returned "
+                f"{value_new:g}, not within {TOL} of the smallest T. Does your search range reach it? Search "
+                "until the largest weight of every row is at most 0.9.",
+            )
+    row = max(range(len(per_row)), key=per_row.__getitem__) + 1
+    return Feedback(
+        True,
+        f"T ≈ {want:.2f} for 000, and right on two score matrices you had not seen: row {row} of 000 decides it, "
+        f"the query whose best key leads the others by the widest gaps. That is {want / math.sqrt(5):.1f} × √5: "
+        "scaling by √d_k alone cannot undo 000's large scores, which come from its large inputs and projections.",
+    )
+
+
+def _describe(got: object) -> str:
+    if isinstance(got, Tensor):
+        return f"a tensor of shape {tuple(got.shape)}"
+    return type(got).__name__

@@ -11,6 +11,7 @@ Lesson 07 exercises: summing the weighted values into the output (step 7).
 
 from __future__ import annotations
 
+import math
 from functools import partial
 
 import torch
@@ -227,6 +228,12 @@ def _wrong_new_token(q: Tensor, k: Tensor, v: Tensor) -> list[tuple[Tensor, str,
             softmax(score(q[3:], k[:3]))[0] @ v[:3],
             "You let the new token look only at the three old keys: it has a key and a value too, so its "
             "query meets all four keys (itself included).",
+            None,
+        ),
+        (
+            softmax(score(q, k) / math.sqrt(q.shape[-1]))[3] @ v,
+            "001 does not scale: scale=1.0. You divided the scores by √d_k (attention()'s default since lesson 08); "
+            "document 001 and this exercise use the unscaled weights softmax(Q Kᵀ): attention(q, k, v, scale=1.0).",
             None,
         ),
         (

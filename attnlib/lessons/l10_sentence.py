@@ -4,7 +4,7 @@ Lesson 10 explorer: type a sentence, see its token-labelled attention map.
 
 Lesson 10 exercises: from a sentence to attention.
 
-- ``sentence.1`` by hand: the id of "to" in "to be or not to be" with document 002's vocabulary.
+- ``sentence.1`` by hand: the ids of "to be or not to be", its distinct words numbered alphabetically from 0.
 - ``sentence.2`` code: 003's attention without weight matrices, ``simple_attention(X) = softmax(X Xᵀ) X``.
 - ``sentence.3`` transfer: the context vector of "this" (index 6) in 003's scaled part.
 """
@@ -21,11 +21,11 @@ from .. import examples
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score, softmax
-from ..text import MAX_TOKENS, build_vocabulary, embed, sentence_attention
+from ..text import MAX_TOKENS, build_vocabulary, embed, encode, sentence_attention
 from ._calls import compare_call
-from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, Wrong, compare_number, compare_tensor, exercise
+from ._check import ATTENTION_FAMILY, ATTNLIB, Feedback, Wrong, compare_tensor, exercise
 
-__all__ = ["SentenceExplorer", "context_of_word", "id_of_to", "simple_attention", "wrong_answers"]
+__all__ = ["SentenceExplorer", "context_of_word", "ids_by_hand", "simple_attention", "wrong_answers"]
 
 
 PROJECTIONS = {
@@ -127,7 +127,7 @@ def _context(*, as_columns: bool = True, transposed: bool = False, scaled: bool 
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     return {
-        "sentence.1": [(3, None), (4, None)],
+        "sentence.1": [([4, 1, 3, 2, 4, 1], None), ([0, 1, 2, 3, 0, 1], None), ([5, 1, 3, 2, 5, 1], None)],
         "sentence.2": [
             (lambda x: _simple(x, dim=0), "softmax-axis"),
             (lambda x: _simple(x, scale=math.sqrt(x.shape[-1])), None),
@@ -142,18 +142,32 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     }
 
 
+def _ids(vocabulary: dict[str, int]) -> Tensor:
+    return encode(SHORT, vocabulary).to(torch.float64)
+
+
 @exercise("sentence.1")
-def id_of_to(answer: object) -> Feedback:
-    """The id of "to" in document 002's vocabulary of "to be or not to be"."""
-    wrong = [
+def ids_by_hand(answer: object) -> Feedback:
+    """The ids of "to be or not to be" (6 numbers) with its distinct words numbered alphabetically from 0."""
+    unique = build_vocabulary(SHORT, unique=True)
+    in_order = {word: i for i, word in enumerate(dict.fromkeys(SHORT.split()))}
+    wrong: list[Wrong] = [
         (
-            float(build_vocabulary(SHORT, unique=True)["to"]),
-            "3 numbers each distinct word once. Document 002 numbers the sorted list *with* its duplicates: "
-            "be, be, not, or, to, to.",
+            _ids({w: i + 1 for w, i in unique.items()}),
+            "Those ids count from 1; Python (and the embedding table's rows) count from 0: 'be' is 0.",
         ),
-        (4.0, "4 is the first of the two numbers 'to' gets; the dictionary keeps the last one."),
+        (
+            _ids(in_order),
+            "You numbered the words in the order they first appear; number them in alphabetical order "
+            "(be, not, or, to), as 003 and build_vocabulary(..., unique=True) do.",
+        ),
+        (
+            _ids(build_vocabulary(SHORT)),
+            "That is document 002's numbering, which numbers a repeated word once per occurrence (lesson 19 "
+            "looks at it). Number each distinct word once: be, not, or, to.",
+        ),
     ]
-    return compare_number(answer, float(build_vocabulary(SHORT)["to"]), name='the id of "to"', wrong=wrong, tol=0.5)
+    return compare_tensor(answer, _ids(unique), name='the ids of "to be or not to be" (6 numbers)', wrong=wrong)
 
 
 @exercise("sentence.2")

@@ -83,10 +83,11 @@ def test_scores():
     assert not check("scores.3", keys @ keys.T).correct  # the old one-liner on the lesson's variable
 
 
-def test_scores_of_refuses_products_that_transpose_for_you():
+def test_scores_of_accepts_products_that_transpose_for_you():
     import torch.nn.functional as F
 
+    # torch.inner(q, k) and F.linear(q, k) are Q Kᵀ: correct answers, which the prompt does not forbid
     for answer in (F.linear, lambda q, k: F.linear(q, k), lambda q, k: torch.inner(q, k)):
-        feedback = check("scores.2", answer)
-        assert not feedback.correct and feedback.mistake == "library-function"
-    assert check("scores.2", lambda q, k: torch.einsum("id,jd->ij", q, k)).correct  # the indices are the work
+        assert check("scores.2", answer).correct
+    assert check("scores.2", lambda q, k: torch.einsum("id,jd->ij", q, k)).correct
+    assert check("scores.2", lambda q, k: torch.inner(k, q)).mistake == "k-q-transposed"

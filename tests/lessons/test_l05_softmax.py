@@ -111,19 +111,37 @@ def test_softmax():
     global_max = check("softmax.2", lambda s: (s - s.max()).exp() / (s - s.max()).exp().sum(-1, keepdim=True))
     assert not global_max.correct and "underflows" in global_max.message and "overflows" not in global_max.message
 
-    q, k, _ = examples.four_inputs.qkv()
-    s = score(q, k).double()
-    low, high = 1.0, 100.0  # the smallest T with every weight of softmax(s / T) at most 0.9, by bisection
-    for _ in range(60):
+
+def coolest(scores, low=1.0, high=100.0):
+    """The smallest T with every weight of softmax(scores / T) at most 0.9, by bisection (the solution)."""
+    for _ in range(50):
         mid = (low + high) / 2
-        low, high = (mid, high) if softmax(s / mid).max() > 0.9 else (low, mid)
-    assert 7.9 < high < 8.0
-    assert check("softmax.3", high).correct
-    assert check("softmax.3", high + 0.005).correct
-    assert not check("softmax.3", high + 0.05).correct
-    assert "√5 is lesson 08's scale" in check("softmax.3", math.sqrt(5)).message
-    assert "row 1 alone" in check("softmax.3", 2.1258).message
-    assert not check("softmax.3", softmax(s / math.sqrt(5))).correct  # the old one-liner
+        low, high = (mid, high) if softmax(scores / mid).max() > 0.9 else (low, mid)
+    return high
+
+
+def test_coolest_temperature_is_a_function_run_on_unseen_scores():
+    q, k, _ = examples.four_inputs.qkv()
+    s = score(q, k)
+    assert 7.9 < coolest(s.double()) < 8.0
+    assert check("softmax.3", coolest).correct
+    assert check("softmax.3", lambda scores: coolest(scores) + 0.005).correct
+    assert not check("softmax.3", lambda scores: coolest(scores) + 0.05).correct
+    # a number, even the right one, does not pass: the function must do the work on scores it has not seen
+    constant = check("softmax.3", round(coolest(s.double()), 2))
+    assert not constant.correct and "should be a function" in constant.message
+    same_t = check("softmax.3", lambda scores: round(coolest(s.double()), 2))
+    assert not same_t.correct and "not a number you found once" in same_t.message
+    assert "√5 is lesson 08's scale" in check("softmax.3", lambda scores: math.sqrt(5)).message
+    assert "row 1 alone" in check("softmax.3", lambda scores: coolest(scores[:1])).message
+    far = check("softmax.3", lambda scores: 8.5)
+    assert not far.correct and "within 0.01" in far.message  # the tolerance is said, not only "recompute"
+    narrow = check("softmax.3", lambda scores: coolest(scores, low=5.0, high=50.0))  # misses a T below 5
+    assert not narrow.correct and "search range" in narrow.message
+    assert not check("softmax.3", lambda scores: softmax(scores / math.sqrt(5))).correct  # weights, not a T
+    from attnlib.lessons import l05_softmax
+
+    assert check("softmax.3", lambda scores: l05_softmax._cooling(scores)).mistake == "library-function"
 
 
 @pytest.mark.parametrize(

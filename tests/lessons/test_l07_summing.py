@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlib import derive_qkv, examples, score, softmax, sum_weighted_values, weight_values
+from attnlib import attention, derive_qkv, examples, score, softmax, sum_weighted_values, weight_values
 from attnlib.lessons import check
 from attnlib.lessons.l07_summing import SummingExplorer
 
@@ -74,6 +74,9 @@ def test_new_token():
     assert not value_4.correct and "value 4 itself" in value_4.message and "You scored" not in value_4.message
     assert "value 4 itself" in check("summing.3", (softmax(score(k[3:], q)) @ v)[0]).message
     assert check("summing.3", softmax(score(q, k), dim=0)[3] @ v).mistake == "softmax-axis"
+    scaled = check("summing.3", attention(q, k, v)[3])  # attention() scales by default: 001 does not
+    assert not scaled.correct and "001 does not scale: scale=1.0" in scaled.message
+    assert check("summing.3", attention(q, k, v, scale=1.0)[3]).correct
 
 
 def attention_from_weights(w, v):

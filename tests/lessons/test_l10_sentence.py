@@ -96,11 +96,14 @@ def test_32_tokens_are_accepted_unannotated_above_16():
     assert explorer.views["weights"].annotations == []
 
 
-def test_id_of_to():
-    assert check("sentence.1", 5).correct
-    assert check("sentence.1", build_vocabulary("to be or not to be")["to"]).correct
-    fb = check("sentence.1", 3)
-    assert not fb.correct and "duplicates" in fb.message
+def test_ids_by_hand():
+    assert check("sentence.1", [3, 0, 2, 1, 3, 0]).correct
+    short = "to be or not to be"
+    assert check("sentence.1", encode(short, build_vocabulary(short, unique=True))).correct
+    assert "count from 1" in check("sentence.1", [4, 1, 3, 2, 4, 1]).message
+    assert "alphabetical" in check("sentence.1", [0, 1, 2, 3, 0, 1]).message
+    assert "document 002's numbering" in check("sentence.1", [5, 1, 3, 2, 5, 1]).message
+    assert not check("sentence.1", 3).correct  # one id is not the sentence's ids
 
 
 def test_simple_attention_runs_on_fresh_inputs():
