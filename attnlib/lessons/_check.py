@@ -13,6 +13,8 @@ hint a learner sees is targeted and a test can assert that the right hint fires.
 from __future__ import annotations
 
 import _thread
+import contextlib
+import contextvars
 import functools
 import html
 import inspect
@@ -20,7 +22,7 @@ import math
 import re
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,6 +43,7 @@ __all__ = [
     "aliases",
     "compare_number",
     "compare_tensor",
+    "course_code",
     "exercise",
     "library_feedback",
     "registry",
@@ -461,6 +464,12 @@ def _in_attnlib(code: object) -> bool:
     return bool(filename) and _attnlib_file(filename)
 
 
+def _shipped_mistake(code: object) -> bool:
+    """Whether ``code`` is one of the typical wrong answers a lesson ships in its ``wrong_answers()`` (for the tests
+    of its hints): wrong by construction, it hands in nothing, and may use attnlib like a learner's slip would."""
+    return ".wrong_answers.<locals>." in f".{getattr(code, 'co_qualname', '')}"
+
+
 @functools.lru_cache(maxsize=4096)
 def _attnlib_file(filename: str) -> bool:
     try:
@@ -491,6 +500,21 @@ def _methods_of(given: Sequence[object]) -> set[object]:
                     if code is not None:
                         codes.add(code)
     return codes
+
+
+_COURSE_CODE: contextvars.ContextVar[bool] = contextvars.ContextVar("course_code", default=False)
+
+
+@contextlib.contextmanager
+def course_code() -> Iterator[None]:
+    """Within it, :func:`run_learner_code` runs the course's own code (a checker's reference or its typical slip,
+    put through the same path as the learner's answer): attnlib as a whole is not refused, only ``write_it``'s
+    named functions."""
+    token = _COURSE_CODE.set(True)
+    try:
+        yield
+    finally:
+        _COURSE_CODE.reset(token)
 
 
 class TensorWork(TorchFunctionMode):
@@ -532,7 +556,8 @@ class _LibraryWatch:
     the learner's code starts (any thread counts: the step runs in the function itself)."""
 
     def __init__(self, functions: Sequence[object], *, given: Sequence[object] = ()):
-        self.attnlib = bool(functions)  # a "write it" exercise: nothing of attnlib may do the work
+        # a "write it" exercise: nothing of attnlib may do the work (unless the course runs its own reference)
+        self.attnlib = bool(functions) and not _COURSE_CODE.get()
         self.allowed = _methods_of(given) if self.attnlib else set()
         self.families = [f for f in functions if isinstance(f, TorchFamily)]
         callables = [f for f in functions if callable(f) and not isinstance(f, TorchFamily)]
@@ -560,7 +585,7 @@ class _LibraryWatch:
         if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
             return _label(function)
         code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
-        if self.attnlib and _in_attnlib(code) and code not in self.allowed:
+        if self.attnlib and _in_attnlib(code) and code not in self.allowed and not _shipped_mistake(code):
             return _attnlib_name(code)
         return None
 
@@ -582,6 +607,7 @@ class _LibraryWatch:
                 and code not in self.allowed
                 and _in_attnlib(code)
                 and not (frame.f_back is not None and _in_attnlib(frame.f_back.f_code))
+                and not _shipped_mistake(code)
             ):
                 self._note(_attnlib_name(code))
         elif event == "c_call":

@@ -392,7 +392,7 @@ def longest_context(answer: object) -> Feedback:
 
 @exercise("attention_at_scale.2", alias=("at_scale.2", "scale.2"))
 def online_step(answer: object) -> Feedback:
-    """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, b), values (b, d_v))`` → new state."""
+    """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, n_b), values (n_b, d_v))`` → new state."""
     queries, keys, values = _fresh_inputs()
     got = _run_blocks(answer, queries, keys, values)
     if isinstance(got, Feedback):
@@ -511,13 +511,21 @@ def dot_products_with_cache(answer: object) -> Feedback:
 
 @exercise("attention_at_scale.5", alias="at_scale.5")
 def block_memory(answer: object) -> Feedback:
-    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=640``."""
+    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d_k = 64, float32, ``block_size=640``."""
     want = N_TILED * BLOCK_TRY * 4 / MIB
     wrong = [
         (N_TILED**2 * 4 / MIB, "That is the whole (4096, 4096) matrix: tiled_attention never builds it."),
         (N_TILED * 128 * 4 / MIB, f"That is the default block size 128; the question changes it to {BLOCK_TRY}."),
-        (BLOCK_TRY * BLOCK_TRY * 4 / MIB, "Every query meets the block at once: the tile is (n_q, b), not (b, b)."),
+        (
+            BLOCK_TRY * BLOCK_TRY * 4 / MIB,
+            "Every query meets the block at once: the tile is (n_q, n_b), not (n_b, n_b).",
+        ),
         (N_TILED * BLOCK_TRY * 2 / MIB, "float32 takes 4 bytes per number."),
         (N_TILED * D_TILED * 4 / MIB, "That is one (4096, 64) matrix such as Q; the score tile is larger."),
+        (
+            N_TILED * BLOCK_TRY * 4 / 1e6,
+            "That is in MB (10⁶ bytes); the question asks for MiB, 2²⁰ = 1 048 576 bytes, as the lesson prints "
+            "(like GB for GiB in 15.1).",
+        ),
     ]
     return compare_number(answer, want, name="the largest tensor in MiB", wrong=wrong, tol=0.01)

@@ -19,7 +19,7 @@ def test_views_are_the_encoding_and_its_similarity():
     assert np.allclose(e.views["similarity"].data, p @ p.T, atol=1e-5)
     assert e.views["encoding"].highlight_rows == [3] and e.views["encoding"].highlight_cols == [2, 3]
     assert e.summary() == "PositionsExplorer(n_tokens=12, d_model=8, position=3, frequency=1)"
-    assert "θ_c" in e.caption.value
+    assert "ω_c" in e.caption.value
 
 
 def test_shrinking_keeps_the_choices_in_range():
