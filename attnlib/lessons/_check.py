@@ -447,6 +447,8 @@ _MACHINERY = frozenset(
 
 def _label(function: object) -> str:
     module = getattr(function, "__module__", None) or "torch"
+    if module.split(".")[0] == "attnlib":  # the course's own: its dotted place, attnlib.tiled.tiled_attention
+        return f"{module}.{getattr(function, '__qualname__', getattr(function, '__name__', 'function'))}"
     return f"{module.split('.')[0]}'s {getattr(function, '__name__', 'function')}"
 
 
@@ -462,6 +464,22 @@ def _in_attnlib(code: object) -> bool:
     """Whether ``code`` is attnlib's own (maths, views, lessons' helpers and references), not the exercise machinery."""
     filename = getattr(code, "co_filename", "")
     return bool(filename) and _attnlib_file(filename)
+
+
+def _filled(cell: object) -> bool:
+    try:
+        return cell.cell_contents is not _EMPTY  # type: ignore[attr-defined]
+    except ValueError:  # an empty cell
+        return False
+
+
+_EMPTY = object()
+
+
+def _is_glue(code: object) -> bool:
+    """Whether ``code`` is a checker's own adapter around the learner's code (a lambda or a local function of a
+    lesson's module, e.g. ``lambda x, mask: block(x, mask=mask)``): run by the checker, it hands in nothing."""
+    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in code.co_filename
 
 
 def _shipped_mistake(code: object) -> bool:
@@ -482,9 +500,14 @@ def _attnlib_file(filename: str) -> bool:
 def _methods_of(given: Sequence[object]) -> set[object]:
     """The code of every attnlib-defined method of the attnlib objects in ``given`` (and of a module's parts):
     a checker that hands the learner a model lets them call it."""
-    objects: list[object] = []
+    handed: list[object] = []
     for each in given:
-        objects.append(getattr(each, "__self__", each))  # a bound method: its object
+        handed.append(getattr(each, "__self__", each))  # a bound method: its object
+        if _is_glue(getattr(each, "__code__", None)):  # a checker's adapter: what it closes over is handed in
+            handed.extend(cell.cell_contents for cell in each.__closure__ or () if _filled(cell))
+    objects: list[object] = []
+    for each in handed:
+        objects.append(each)
         if isinstance(each, torch.nn.Module):
             objects.extend(each.modules())
     codes: set[object] = set()
@@ -566,6 +589,7 @@ class _LibraryWatch:
         self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
+        self.glue: object = None  # the checker's adapter the learner's code runs in, if any
         self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
         self._torch: _TorchWatch | None = None
 
@@ -585,6 +609,9 @@ class _LibraryWatch:
         if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
             return _label(function)
         code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
+        if self.attnlib and _is_glue(code):
+            self.glue = code  # the checker's adapter: the learner's code runs inside it
+            return None
         if self.attnlib and _in_attnlib(code) and code not in self.allowed and not _shipped_mistake(code):
             return _attnlib_name(code)
         return None
@@ -605,6 +632,7 @@ class _LibraryWatch:
             elif (
                 self.attnlib
                 and code not in self.allowed
+                and code is not self.glue
                 and _in_attnlib(code)
                 and not (frame.f_back is not None and _in_attnlib(frame.f_back.f_code))
                 and not _shipped_mistake(code)

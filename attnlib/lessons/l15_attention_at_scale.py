@@ -36,7 +36,17 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
-from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, Wrong, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import (
+    ATTNLIB,
+    SOFTMAX_FAMILY,
+    Feedback,
+    Wrong,
+    compare_number,
+    compare_tensor,
+    course_code,
+    exercise,
+    run_learner_code,
+)
 
 __all__ = [
     "TiledExplorer",
@@ -226,7 +236,8 @@ def _run_blocks(
 
 def _mistake(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor:
     """``acc / ℓ`` of one of the course's typical wrong steps (they always return three right-shaped tensors)."""
-    got = _run_blocks(step, queries, keys, values)
+    with course_code():  # the course's own slip, through the learner's path: attnlib may do its work
+        got = _run_blocks(step, queries, keys, values)
     if isinstance(got, Feedback):
         raise RuntimeError(f"the course's own step {getattr(step, '__name__', step)} failed: {got}")
     return got

@@ -138,3 +138,10 @@ def test_positions_4_names_what_is_missing():
     assert "does not fit" in check("positions.4", lambda model: too_small).message
     failing = check("positions.4", lambda model: model.no_such_method())
     assert not failing.correct and failing.message.startswith("your train_reverse(model) raised AttributeError")
+
+
+def test_bites_names_scaled_outputs():
+    w = examples.three_inputs.projections
+    scaled = attention(*derive_qkv(examples.three_inputs.inputs[[2, 1, 0]], *w))  # the default: divided by √d_k
+    feedback = check("positions.3", scaled)
+    assert not feedback.correct and "scale=1.0" in feedback.message and feedback.mistake == "scale-forgotten"
