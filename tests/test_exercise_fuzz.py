@@ -4,6 +4,9 @@
   public function of attnlib, each as the answer itself and adapted to the exercise's signature (its
   arguments forwarded, with ``dim=-1``, through ``.exp()`` of a log-softmax, the ``logsumexp`` form, with
   an identity matrix as keys and values, as self-attention ``f(x, x, x)``, or run in a worker thread);
+- every private helper of attnlib's modules (``attnlib.steps._…``) and every function of the lessons' modules,
+  the reference solutions among them (``attnlib.lessons.l09_module._reference``,
+  ``l13_attention_learns._reference_step`` …), as the answer itself and with its arguments forwarded;
 - every number and every tensor its own lesson prints (read from the notebook's stored outputs),
   percentages also as fractions (bare one-digit integers left out: ids, indices and head counts are on
   every page, and an exercise whose answer is one is tested by its own checker tests);
@@ -17,6 +20,7 @@ import ast
 import contextlib
 import copy
 import importlib
+import inspect
 import io
 import json
 import math
@@ -31,6 +35,7 @@ import torch
 import torch.nn.functional as F
 
 import attnlib
+import attnlib.lessons
 from attnlib.lessons import check, exercises, lesson_module
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -79,6 +84,49 @@ def _candidates() -> dict[str, object]:
 
 
 CANDIDATES = _candidates()
+
+#: the lessons' functions that train, time or draw whatever they are given: none computes an exercise's answer
+SLOW = (
+    "train",
+    "bench",
+    "median",
+    "launch",
+    "serve",
+    "save",
+    "main",
+    "build",
+    "figure",
+    "png",
+    "yours_or",
+    "reverse_model",
+    "pick_yours",
+)
+
+
+def _private_and_references() -> dict[str, object]:
+    """attnlib's private helpers and every function of the lessons' modules (their references and helpers),
+    the checkers left out (a checker handed to itself only returns a verdict)."""
+    from attnlib.lessons._check import registry
+
+    attnlib.lessons.exercises()  # every lesson module imported: its checkers registered
+    checkers = {id(checker) for checker in registry().values()}
+    found: dict[str, object] = {}
+    modules = [info.name for info in pkgutil.iter_modules(attnlib.__path__) if info.name not in NOT_MATHS]
+    modules += [f"lessons.{name}" for name in attnlib.lessons.MODULES]
+    for short in modules:
+        module = importlib.import_module(f"attnlib.{short}")
+        lesson = short.startswith("lessons.")
+        for name, value in vars(module).items():
+            if name.startswith("__") or any(word in name.lower() for word in SLOW) or id(value) in checkers:
+                continue
+            if not (lesson or name.startswith("_")):
+                continue  # the public ones are CANDIDATES already
+            if inspect.isfunction(value) and value.__module__ == module.__name__:
+                found[f"attnlib.{short}.{name}"] = value
+    return found
+
+
+REFERENCES = _private_and_references()
 
 
 def _first_tensor(args):
@@ -226,6 +274,13 @@ def _fails_first(form, args: tuple) -> bool:
     return False
 
 
+def _forwarding(function):
+    def forwarded(*args):
+        return function(*args)
+
+    return forwarded
+
+
 def _accepted(name: str) -> tuple[list[str], int, int]:
     """The answers ``name`` accepts, how many were tried, and how many of those were handed to check().
 
@@ -251,6 +306,18 @@ def _accepted(name: str) -> tuple[list[str], int, int]:
                 checked += 1
                 if check(name, answer).correct:
                     accepted.append(f"{label} ({form})")
+        for label, function in REFERENCES.items():
+            for form, answer in (("itself", function), ("forwarded", _forwarding(function))):
+                tried += 1
+                if args is None:
+                    if type(answer) in kinds:
+                        continue
+                    kinds.add(type(answer))
+                elif _fails_first(answer, args):
+                    continue
+                checked += 1
+                if check(name, answer).correct:
+                    accepted.append(f"{label} ({form})")
         for value in printed_answers(name.split(".")[0]):
             tried += 1
             checked += 1
@@ -266,6 +333,16 @@ def test_the_candidates_cover_the_families():
     assert {"attnlib.steps.softmax", "attnlib.steps.attention_weights", "attnlib.bpe.learn_merges"} <= set(CANDIDATES)
     assert len(CANDIDATES) > 200
     assert len(exercises()) >= 50
+
+
+def test_the_private_helpers_and_the_references_are_handed_in():
+    assert {
+        "attnlib.lessons.l09_module._reference",
+        "attnlib.lessons.l11_multihead._without_head",
+        "attnlib.lessons.l13_attention_learns._reference_step",
+        "attnlib.lessons.l15_attention_at_scale._solution",
+    } <= set(REFERENCES)
+    assert any(label.startswith("attnlib.steps._") for label in REFERENCES)
 
 
 def test_the_printed_numbers_are_read():

@@ -13,6 +13,8 @@ hint a learner sees is targeted and a test can assert that the right hint fires.
 from __future__ import annotations
 
 import _thread
+import contextlib
+import contextvars
 import functools
 import html
 import inspect
@@ -20,7 +22,7 @@ import math
 import re
 import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,11 +37,13 @@ __all__ = [
     "MISTAKES",
     "SOFTMAX_FAMILY",
     "Feedback",
+    "TensorWork",
     "TorchFamily",
     "Wrong",
     "aliases",
     "compare_number",
     "compare_tensor",
+    "course_code",
     "exercise",
     "library_feedback",
     "registry",
@@ -326,18 +330,21 @@ def run_learner_code(
     ``name`` says what the function should be ("your softmax"). A missing answer, something that
     is not callable, a result of ``None`` (the body still ``...``) and any exception the learner's
     code raises become a sentence. ``write_it`` lists what does the step the learner is asked to
-    write: library functions (attnlib's ``softmax``, ``torch.softmax`` …), :class:`TorchFamily`
+    write: library functions (attnlib's ``softmax``, ``torch.softmax`` …) and :class:`TorchFamily`
     groups of torch functions (:data:`SOFTMAX_FAMILY`: every softmax, log-softmax, logsumexp and
-    fused attention of torch), or the ``attnlib`` package itself (every function of the course's
-    library). An answer that is one of them, calls one, or hands its work to a
-    thread is refused kindly. ``on_error`` turns an exception of the learner's code into a
+    fused attention of torch). An exercise with a ``write_it`` also refuses every call into attnlib
+    itself: its public functions, its private helpers and the lessons' reference solutions
+    (``attnlib.lessons.l09_module._reference`` …); only the methods of attnlib objects the checker
+    hands the function (a model's ``forward`` and its parts) stay callable, unless ``write_it`` names
+    them. An answer that is one of them, calls one, or hands its work to a thread is refused kindly,
+    naming what it called. ``on_error`` turns an exception of the learner's code into a
     targeted hint (return ``None`` to fall back to the general sentence, which names the shapes).
     """
     if _missing(function):
         return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
     if not callable(function):
         return Feedback(False, f"{name} should be a function (def … or lambda …), not {_kind(function)}.")
-    watch = _LibraryWatch(write_it)
+    watch = _LibraryWatch(write_it, given=(function, *args))
     handed_in = watch.handed_in(function)
     if handed_in:
         return library_feedback(name, handed_in)
@@ -382,7 +389,16 @@ def _error_feedback(name: str, exc: Exception, args: Sequence[object]) -> Feedba
 
 
 def library_feedback(name: str, used: str) -> Feedback:
-    """The kind refusal of an answer that hands the exercise's work to ``used`` (a library function)."""
+    """The kind refusal of an answer that hands the exercise's work to ``used`` (a library function, named)."""
+    if used.startswith("attnlib."):  # a helper or a reference solution of the course's own library
+        return Feedback(
+            False,
+            f"{name} hands the work to {used}, which is the very thing this exercise asks you to write: in a "
+            '"write it" exercise no function of attnlib may do any of the work. Build it from torch\'s operations '
+            "(@, .mT, einsum, sum, exp, view, transpose …) instead; attnlib's version is what your answer is "
+            "checked against.",
+            "library-function",
+        )
     return Feedback(
         False,
         f"{name} hands the work to {used}, which is the very thing this exercise asks you to write. "
@@ -418,16 +434,128 @@ ATTENTION_FAMILY = TorchFamily(
     "torch's fused attention", ("scaled_dot_product", "multi_head_attention", "_transformer")
 )
 
-#: In ``write_it``: every function of the course's library (attnlib's maths, not its lesson checkers).
+#: In ``write_it``: every function of the course's library. Any ``write_it`` refuses attnlib as a whole now
+#: (public functions, private helpers, the lessons' reference solutions); the name stays for the lessons.
 ATTNLIB = "attnlib"
 
-_PACKAGE = str(Path(__file__).resolve().parent.parent)  # attnlib/
-_LESSONS = str(Path(__file__).resolve().parent)  # attnlib/lessons/: the checkers, not the library
+_PACKAGE = Path(__file__).resolve().parent.parent  # attnlib/
+#: the exercise machinery itself (this file, compare_call, check): runs around the learner's code, hands in nothing
+_MACHINERY = frozenset(
+    str(Path(__file__).resolve().parent / name) for name in ("_check.py", "_calls.py", "__init__.py")
+)
 
 
 def _label(function: object) -> str:
     module = getattr(function, "__module__", None) or "torch"
+    if module.split(".")[0] == "attnlib":  # the course's own: its dotted place, attnlib.tiled.tiled_attention
+        return f"{module}.{getattr(function, '__qualname__', getattr(function, '__name__', 'function'))}"
     return f"{module.split('.')[0]}'s {getattr(function, '__name__', 'function')}"
+
+
+def _attnlib_name(code: object) -> str:
+    """``attnlib.lessons.l09_module._reference`` for the code of that function (its dotted place in the package)."""
+    path = Path(getattr(code, "co_filename", "")).resolve()
+    parts = path.relative_to(_PACKAGE.parent).with_suffix("").parts
+    module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+    return f"{module}.{getattr(code, 'co_qualname', getattr(code, 'co_name', 'function'))}"
+
+
+def _in_attnlib(code: object) -> bool:
+    """Whether ``code`` is attnlib's own (maths, views, lessons' helpers and references), not the exercise machinery."""
+    filename = getattr(code, "co_filename", "")
+    return bool(filename) and _attnlib_file(filename)
+
+
+def _filled(cell: object) -> bool:
+    try:
+        return cell.cell_contents is not _EMPTY  # type: ignore[attr-defined]
+    except ValueError:  # an empty cell
+        return False
+
+
+_EMPTY = object()
+
+
+def _is_glue(code: object) -> bool:
+    """Whether ``code`` is a checker's own adapter around the learner's code (a lambda or a local function of a
+    lesson's module, e.g. ``lambda x, mask: block(x, mask=mask)``): run by the checker, it hands in nothing."""
+    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in code.co_filename
+
+
+def _shipped_mistake(code: object) -> bool:
+    """Whether ``code`` is one of the typical wrong answers a lesson ships in its ``wrong_answers()`` (for the tests
+    of its hints): wrong by construction, it hands in nothing, and may use attnlib like a learner's slip would."""
+    return ".wrong_answers.<locals>." in f".{getattr(code, 'co_qualname', '')}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _attnlib_file(filename: str) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return _PACKAGE in path.parents and str(path) not in _MACHINERY
+
+
+def _methods_of(given: Sequence[object]) -> set[object]:
+    """The code of every attnlib-defined method of the attnlib objects in ``given`` (and of a module's parts):
+    a checker that hands the learner a model lets them call it."""
+    handed: list[object] = []
+    for each in given:
+        handed.append(getattr(each, "__self__", each))  # a bound method: its object
+        if _is_glue(getattr(each, "__code__", None)):  # a checker's adapter: what it closes over is handed in
+            handed.extend(cell.cell_contents for cell in each.__closure__ or () if _filled(cell))
+    objects: list[object] = []
+    for each in handed:
+        objects.append(each)
+        if isinstance(each, torch.nn.Module):
+            objects.extend(each.modules())
+    codes: set[object] = set()
+    seen: set[type] = set()
+    for obj in objects:
+        for cls in type(obj).__mro__:
+            if cls in seen or not (getattr(cls, "__module__", "") or "").startswith("attnlib"):
+                continue
+            seen.add(cls)
+            for value in vars(cls).values():
+                for part in (value, getattr(value, "fget", None), getattr(value, "__func__", None)):
+                    code = getattr(inspect.unwrap(part), "__code__", None) if callable(part) else None
+                    if code is not None:
+                        codes.add(code)
+    return codes
+
+
+_COURSE_CODE: contextvars.ContextVar[bool] = contextvars.ContextVar("course_code", default=False)
+
+
+@contextlib.contextmanager
+def course_code() -> Iterator[None]:
+    """Within it, :func:`run_learner_code` runs the course's own code (a checker's reference or its typical slip,
+    put through the same path as the learner's answer): attnlib as a whole is not refused, only ``write_it``'s
+    named functions."""
+    token = _COURSE_CODE.set(True)
+    try:
+        yield
+    finally:
+        _COURSE_CODE.reset(token)
+
+
+class TensorWork(TorchFunctionMode):
+    """While active, counts the numbers torch computes: :attr:`numbers`, the elements of every tensor a torch
+    function returns. A derivation does a fixed amount of work; finite differences evaluate the forward pass
+    once or twice per input entry, and so compute many times more (exercise 11.5 refuses them by this count).
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        result = func(*args, **(kwargs or {}))
+        for each in result if isinstance(result, tuple | list) else (result,):
+            if isinstance(each, Tensor):
+                self.numbers += each.numel()
+        return result
 
 
 class _TorchWatch(TorchFunctionMode):
@@ -450,8 +578,10 @@ class _LibraryWatch:
     :class:`TorchFamily`, as any function of ``attnlib`` (if the package is listed), or in a thread
     the learner's code starts (any thread counts: the step runs in the function itself)."""
 
-    def __init__(self, functions: Sequence[object]):
-        self.attnlib = any(f is ATTNLIB for f in functions)
+    def __init__(self, functions: Sequence[object], *, given: Sequence[object] = ()):
+        # a "write it" exercise: nothing of attnlib may do the work (unless the course runs its own reference)
+        self.attnlib = bool(functions) and not _COURSE_CODE.get()
+        self.allowed = _methods_of(given) if self.attnlib else set()
         self.families = [f for f in functions if isinstance(f, TorchFamily)]
         callables = [f for f in functions if callable(f) and not isinstance(f, TorchFamily)]
         # the wrapped function's code: a decorator (``@torch.no_grad()``) shares one wrapper among all it decorates
@@ -459,6 +589,7 @@ class _LibraryWatch:
         self.builtins = {f: f for f in callables if not hasattr(f, "__code__")}
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
+        self.glue: object = None  # the checker's adapter the learner's code runs in, if any
         self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
         self._torch: _TorchWatch | None = None
 
@@ -477,14 +608,13 @@ class _LibraryWatch:
         name = getattr(function, "__name__", "") or ""
         if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
             return _label(function)
-        if self.attnlib and self._in_attnlib(getattr(function, "__code__", None)):
-            return f"attnlib's {name}"
+        code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
+        if self.attnlib and _is_glue(code):
+            self.glue = code  # the checker's adapter: the learner's code runs inside it
+            return None
+        if self.attnlib and _in_attnlib(code) and code not in self.allowed and not _shipped_mistake(code):
+            return _attnlib_name(code)
         return None
-
-    @staticmethod
-    def _in_attnlib(code: object) -> bool:
-        filename = getattr(code, "co_filename", "")
-        return filename.startswith(_PACKAGE) and not filename.startswith(_LESSONS)
 
     def _note(self, label: str) -> None:
         if self.used is None:
@@ -499,8 +629,15 @@ class _LibraryWatch:
                 self._note(_label(self.codes[code]))
             elif code is _THREAD_START:
                 self._note("a thread it starts (write the step in the function itself)")
-            elif self.attnlib and self._in_attnlib(code) and not self._in_attnlib(frame.f_back.f_code):
-                self._note(f"attnlib's {code.co_name}")
+            elif (
+                self.attnlib
+                and code not in self.allowed
+                and code is not self.glue
+                and _in_attnlib(code)
+                and not (frame.f_back is not None and _in_attnlib(frame.f_back.f_code))
+                and not _shipped_mistake(code)
+            ):
+                self._note(_attnlib_name(code))
         elif event == "c_call":
             if any(arg is f for f in self.builtins):
                 self._note(_label(arg))

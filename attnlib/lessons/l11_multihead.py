@@ -41,6 +41,7 @@ from ._check import (
     ATTENTION_FAMILY,
     ATTNLIB,
     Feedback,
+    TensorWork,
     Wrong,
     compare_number,
     compare_tensor,
@@ -376,11 +377,17 @@ def _shapes_hint(call: str, feedback: Feedback, shapes: str) -> Feedback:
 @exercise("multihead.4")
 def cross_attention(answer: object) -> Feedback:
     """``cross_attention(x_dec (n_dec, d), x_enc (n_enc, d), w_q, w_k (d, d_k), w_v (d, d_v)) -> (n_dec, d_v)``."""
-    from .. import steps
+    from .. import steps, tiled
     from ..modules import MultiHeadAttention as Module
 
     x_dec, x_enc, w_q, w_k, w_v = _cross_inputs()
     wrong: list[Wrong] = [
+        (
+            _cross(x_enc, x_dec, w_q, w_k, w_v),
+            "The roles are swapped: your queries come from the encoder's output x_enc and your keys and values from "
+            "the decoder's x_dec, so you get one row per ENCODER token (7) instead of one per decoder token (5). "
+            "The decoder asks: Q = x_dec W_q; the encoder answers: K = x_enc W_k, V = x_enc W_v.",
+        ),
         (
             _cross(x_dec, x_dec, w_q, w_k, w_v),
             "That is self-attention over the decoder: in cross-attention the keys and the values come from the "
@@ -408,8 +415,11 @@ def cross_attention(answer: object) -> Feedback:
         wrong=wrong,
         success="Q = X_dec W_q, K = X_enc W_k, V = X_enc W_v: weights (5, 7), one output row per decoder token.",
         write_it=(
+            ATTNLIB,
+            ATTENTION_FAMILY,
             steps.attention,
             steps.attention_weights,
+            tiled.tiled_attention,
             torch.nn.functional.scaled_dot_product_attention,
             Module.forward,
             torch.nn.MultiheadAttention.forward,
@@ -446,17 +456,37 @@ def _hand_grads(x: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, grad_z: Tensor
     return [d_x, x.T @ d_q, x.T @ d_k, x.T @ d_v]
 
 
+#: 11.5's tolerance, in float64: the derived gradients agree with autograd's to about 1e-15 here; central finite
+#: differences at their best step reach about 2e-10, sixth-order ones about 1e-12.
+BACKWARD_ATOL = 1e-13
+#: 11.5's budget of computed numbers: the derived backward pass computes a few hundred, one finite-difference
+#: forward pass over the 52 entries about 140 each, twice per entry.
+BACKWARD_WORK = 5_000
+
+
 @exercise("multihead.5")
 def self_attention_backward(answer: object) -> Feedback:
     """``self_attention_backward(x, w_q, w_k, w_v, grad_z) -> (dx, dw_q, dw_k, dw_v)``, without autograd."""
     args = _backward_inputs()
     call = "your self_attention_backward(x, w_q, w_k, w_v, grad_z)"
-    got = run_learner_code(
-        answer,
-        *[a.clone() for a in args],
-        name=call,
-        write_it=(torch.autograd.grad, torch.autograd.backward, torch.Tensor.backward, torch.func.vjp),
-    )
+    with TensorWork() as work:
+        got = run_learner_code(
+            answer,
+            *[a.clone() for a in args],
+            name=call,
+            write_it=(
+                ATTNLIB,
+                torch.autograd.grad,
+                torch.autograd.backward,
+                torch.Tensor.backward,
+                torch.func.vjp,
+                torch.func.grad,
+                torch.func.jacrev,
+                torch.func.jacfwd,
+                torch.autograd.functional.vjp,
+                torch.autograd.functional.jacobian,
+            ),
+        )
     if isinstance(got, Feedback):
         if got.message.startswith(f"{call} raised"):
             return Feedback(
@@ -472,6 +502,14 @@ def self_attention_backward(answer: object) -> Feedback:
         )
     if not isinstance(got, tuple | list) or len(got) != 4:
         return Feedback(False, f"{call} should return four tensors (dx, dw_q, dw_k, dw_v), got {_kind(got)}.")
+    if work.numbers > BACKWARD_WORK:
+        return Feedback(
+            False,
+            f"{call} computed {work.numbers:,} numbers for gradients of 52 entries; the derived backward pass "
+            f"computes a few hundred (under {BACKWARD_WORK:,}). That is finite differences (the forward pass run "
+            "again for every entry), which this exercise does not accept: derive the four gradients from the table "
+            "above, one matrix product per step.",
+        )
     right = _self_attention_grads(*args)
     hints = {
         "one-path": "X feeds the queries, the keys and the values: dX is the sum of the three paths, "
@@ -483,10 +521,17 @@ def self_attention_backward(answer: object) -> Feedback:
     for i, (mine, want, name) in enumerate(zip(got, right, names)):
         wrong = [(_hand_grads(*args, mistake=m)[i], hint) for m, hint in hints.items()]
         wrong = [(c, h) for c, h in wrong if not torch.allclose(c, want)]  # a mistake that cannot show here
-        feedback = compare_tensor(mine, want, name=f"{name} on new inputs", wrong=wrong, atol=1e-6)
+        feedback = compare_tensor(mine, want, name=f"{name} on new inputs", wrong=wrong, atol=BACKWARD_ATOL)
         if not feedback.correct:
+            if compare_tensor(mine, want, name=name, atol=1e-5).correct:  # near, not exact: an approximation
+                return Feedback(
+                    False,
+                    f"{name} is within 1e-5 of autograd's but not within {BACKWARD_ATOL:g}: the formulas give "
+                    "autograd's gradient to the last digits of float64, an approximation such as finite "
+                    "differences (or float32 somewhere) does not. Derive the gradient and keep every tensor float64.",
+                )
             return feedback
-    return Feedback(True, "All four gradients match autograd's on inputs the lesson never showed.")
+    return Feedback(True, "All four gradients match autograd's to float64 precision on inputs the lesson never showed.")
 
 
 def _kind(value: object) -> str:
@@ -663,7 +708,9 @@ def without_head(answer: object) -> Feedback:
                 numbers.clone(),
                 name=call,
                 write_it=(
+                    ATTNLIB,
                     MultiHeadAttention.forward,
+                    MultiHeadAttention.intermediates,
                     TwoColoursModel.forward,
                     torch.nn.MultiheadAttention.forward,
                     ATTENTION_FAMILY,

@@ -4,7 +4,7 @@ Lesson 12 explorer: sinusoidal position encodings and the position-to-position s
 
 Lesson 12 exercises: what attention cannot see, and position encodings.
 
-- ``positions.1`` by hand: ``E_5 · E_3`` with d_model = 4, from the distance alone: ``cos 2 + cos 0.02``.
+- ``positions.1`` by hand: ``PE_5 · PE_3`` with d_model = 4, from the distance alone: ``cos 2 + cos 0.02``.
 - ``positions.2`` code: ``sinusoid(n_tokens, d_model)``, run on sizes the lesson never used.
 - ``positions.3`` transfer: predict the outputs for "man bites dog" from those of "dog bites man"
   (no positions): the same rows, reordered.
@@ -54,7 +54,7 @@ class PositionsExplorer(Explorer):
         n_tokens: positions shown (2 … 64).
         d_model: size of each encoding (even, 2 … 64).
         position: the position outlined in both views.
-        frequency: the column pair ``(2c, 2c + 1)`` outlined in the encoding; its speed is ``θ_c``.
+        frequency: the column pair ``(2c, 2c + 1)`` outlined in the encoding; its speed is ``ω_c``.
         base: the wavelength scale (> 1; the paper's 10 000).
 
     Controls: ``n_tokens``, ``d_model``, ``position``, ``frequency``, ``base``. Views: ``encoding``
@@ -132,7 +132,7 @@ class PositionsExplorer(Explorer):
         n, d, base = values["n_tokens"], values["d_model"], values["base"]
         full, similarity = _encodings(d, float(base))  # raises a clear error for a bad base
         pos, freq = min(values["position"], n - 1), min(values["frequency"], d // 2 - 1)
-        theta = base ** (-2 * freq / d)
+        omega = base ** (-2 * freq / d)
         return Shown(
             views={
                 "encoding": self.views["encoding"].frame(
@@ -144,8 +144,8 @@ class PositionsExplorer(Explorer):
             },
             texts={
                 "caption": html.escape(
-                    f"pair c = {freq}: θ_c = base^(−2c/d) = {theta:.4g} rad per position, wavelength 2π/θ_c = "
-                    f"{2 * math.pi / theta:.4g} positions; P[i] · P[j] depends only on i − j"
+                    f"pair c = {freq}: ω_c = base^(−2c/d) = {omega:.4g} rad per position, wavelength 2π/ω_c = "
+                    f"{2 * math.pi / omega:.4g} positions; PE_i · PE_j depends only on i − j"
                 )
             },
             controls={"position": {"max": n - 1, "value": pos}, "frequency": {"max": d // 2 - 1, "value": freq}},
@@ -163,13 +163,15 @@ class PositionsExplorer(Explorer):
 DOG_BITES_MAN = ("dog", "bites", "man")
 
 
-def _bites() -> tuple[Tensor, Tensor]:
-    """Outputs ``Z (3, 3)`` of "dog bites man" and of "man bites dog" (rows in each sentence's order)."""
+def _bites(*, scaled: bool = False) -> tuple[Tensor, Tensor]:
+    """Outputs ``Z (3, 3)`` of "dog bites man" and of "man bites dog" (rows in each sentence's order), unscaled as
+    document 001 computes them (``scaled``: divided by √d_k, the mistake the hint names)."""
     x = examples.three_inputs.inputs  # rows: dog, bites, man
     w = examples.three_inputs.projections
-    z = attention(*derive_qkv(x, *w), scale=1.0)
+    scale = None if scaled else 1.0
+    z = attention(*derive_qkv(x, *w), scale=scale)
     reordered = x[[2, 1, 0]]  # man bites dog
-    return z, attention(*derive_qkv(reordered, *w), scale=1.0)
+    return z, attention(*derive_qkv(reordered, *w), scale=scale)
 
 
 def _wrong_sinusoid(
@@ -185,12 +187,12 @@ def _wrong_sinusoid(
     return out
 
 
-#: positions.1: E_5 · E_3 with d_model = 4 (two pairs, θ_0 = 1 and θ_1 = 10000^(−2/4) = 1/100)
+#: positions.1: PE_5 · PE_3 with d_model = 4 (two pairs, ω_0 = 1 and ω_1 = 10000^(−2/4) = 1/100)
 DOT_I, DOT_J, DOT_D = 5, 3, 4
 
 
-def _dot(theta_1: float = 0.01, distance: int = DOT_I - DOT_J) -> float:
-    return math.cos(distance) + math.cos(distance * theta_1)
+def _dot(omega_1: float = 0.01, distance: int = DOT_I - DOT_J) -> float:
+    return math.cos(distance) + math.cos(distance * omega_1)
 
 
 #: what positions.2 asks the learner to write: the library's encodings
@@ -212,7 +214,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
     z, _ = _bites()
     return {
-        "positions.1": [(_dot(theta_1=1.0), None), (_dot(distance=DOT_I + DOT_J), None), (math.cos(2), None)],
+        "positions.1": [(_dot(omega_1=1.0), None), (_dot(distance=DOT_I + DOT_J), None), (math.cos(2), None)],
         "positions.2": [
             (lambda n, d: _wrong_sinusoid(n, d, swap=True), None),
             (lambda n, d: _wrong_sinusoid(n, d, half=True), None),
@@ -232,25 +234,25 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
 @exercise("positions.1")
 def by_hand(answer: object) -> Feedback:
-    """E_5 · E_3 with d_model = 4: cos(2 θ_0) + cos(2 θ_1), from the distance 2 alone."""
+    """PE_5 · PE_3 with d_model = 4: cos(2 ω_0) + cos(2 ω_1), from the distance 2 alone."""
     wrong = [
-        (_dot(theta_1=1.0), "Both pairs do not turn at the same speed: θ_1 = 10000^(−2/4) = 1/100."),
+        (_dot(omega_1=1.0), "Both pairs do not turn at the same speed: ω_1 = 10000^(−2/4) = 1/100."),
         (_dot(distance=DOT_I + DOT_J), "The dot product depends on the distance i − j = 2, not on i + j."),
-        (math.cos(2), "That is one pair; d_model = 4 has two, and each adds its cos((i − j) θ_c)."),
-        (_dot(theta_1=0.1), "θ_c = 10000^(−2c/d_model): for c = 1 and d_model = 4 the exponent is −2/4, so 1/100."),
+        (math.cos(2), "That is one pair; d_model = 4 has two, and each adds its cos((i − j) ω_c)."),
+        (_dot(omega_1=0.1), "ω_c = 10000^(−2c/d_model): for c = 1 and d_model = 4 the exponent is −2/4, so 1/100."),
     ]
-    return compare_number(answer, _dot(), name="E_5 · E_3 (d_model = 4)", wrong=wrong, tol=1e-3)
+    return compare_number(answer, _dot(), name="PE_5 · PE_3 (d_model = 4)", wrong=wrong, tol=1e-3)
 
 
 @exercise("positions.2")
 def sinusoid(answer: object) -> Feedback:
-    """A function ``sinusoid(n_tokens, d_model)`` → ``E (n_tokens, d_model)``, without sinusoidal_encoding."""
+    """A function ``sinusoid(n_tokens, d_model)`` → ``PE (n_tokens, d_model)``, without sinusoidal_encoding."""
     n, d = 7, 6
     wrong = [
-        (_wrong_sinusoid(n, d, swap=True), "sin and cos are swapped: even columns 2c hold sin(pos · θ_c)."),
+        (_wrong_sinusoid(n, d, swap=True), "sin and cos are swapped: even columns 2c hold sin(pos · ω_c)."),
         (
             _wrong_sinusoid(n, d, half=True),
-            "The frequencies are off: θ_c = base^(−2c / d_model) for the pair (2c, 2c + 1); with the column "
+            "The frequencies are off: ω_c = base^(−2c / d_model) for the pair (2c, 2c + 1); with the column "
             "index k = 2c that is base^(−k / d_model).",
         ),
         (
@@ -260,8 +262,8 @@ def sinusoid(answer: object) -> Feedback:
         ),
         (
             _wrong_sinusoid(n, d, sign=1),
-            "Your exponent is positive: θ_c = base^(+2c/d) grows, so the last pairs spin fastest. The speeds "
-            "shrink: θ_c = base^(−2c / d_model).",
+            "Your exponent is positive: ω_c = base^(+2c/d) grows, so the last pairs spin fastest. The speeds "
+            "shrink: ω_c = base^(−2c / d_model).",
         ),
         (
             _wrong_sinusoid(n, d, first=1),
@@ -291,6 +293,17 @@ def bites(answer: object) -> Feedback:
             "change them — it only reorders the rows with the tokens: row 1 of 'man bites dog' is 'man'.",
         ),
         (z.flip(1), "Reorder the rows (tokens), not the columns (features)."),
+        (
+            _bites(scaled=True)[1],
+            "Those are scaled outputs (scores divided by √d_k, the default of attention()): the exercise takes "
+            "001's weights unscaled, as document 001 computes them. Use scale=1.0.",
+            "scale-forgotten",
+        ),
+        (
+            _bites(scaled=True)[0],
+            "Those are the scaled outputs of 'dog bites man' in their own order: use scale=1.0 (001 does not scale) "
+            "and reorder the rows with the tokens.",
+        ),
     ]
     return compare_tensor(
         answer,

@@ -39,7 +39,7 @@ from ..positions import LearnedPositions
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..tasks import ReverseTask, Task
-from ..training import History, train
+from ..training import Adam, History, train
 from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
 from ._check import (
@@ -48,6 +48,7 @@ from ._check import (
     Wrong,
     compare_number,
     compare_tensor,
+    course_code,
     exercise,
     library_feedback,
     run_learner_code,
@@ -1185,30 +1186,27 @@ def model_read_out(answer: object) -> Feedback:
     )
 
 
-class _RecordingAdamW(torch.optim.AdamW):
-    """AdamW that keeps each ``step()``'s gradients, so a training step is checked by its loss and gradients."""
+class _RecordingAdam(Adam):
+    """attnlib's Adam (torch's, bit for bit, without importing torch's compiler) that keeps each ``step()``'s
+    gradients, so a training step is checked by its loss and gradients."""
 
     def __init__(self, params, **kwargs) -> None:
         super().__init__(params, **kwargs)
         self.recorded: list[Tensor] = []
 
-    def step(self, closure=None):
-        grads = [p.grad for group in self.param_groups for p in group["params"]]
+    def step(self) -> None:
         self.recorded.append(
             torch.cat(
-                [
-                    torch.zeros(p.numel()) if g is None else g.detach().flatten()
-                    for g, p in zip(grads, [p for group in self.param_groups for p in group["params"]])
-                ]
+                [torch.zeros(p.numel()) if p.grad is None else p.grad.detach().flatten() for p in self.parameters]
             ).double()
         )
-        return super().step(closure)
+        super().step()
 
 
 def _two_steps(step: object, name: str) -> Tensor | Feedback:
     """Run ``step`` twice on a fresh seeded model: ``[loss 1, loss 2, gradients of step 1, of step 2]``."""
     model = _seeded(lambda: TinyTransformer(10, 16, 2, 1, max_len=6), 1)
-    optimiser = _RecordingAdamW(model.parameters(), lr=1e-2, weight_decay=0.0)
+    optimiser = _RecordingAdam(model.parameters(), lr=1e-2)
     g = torch.Generator().manual_seed(2)
     losses = []
     for _ in range(2):
@@ -1235,7 +1233,7 @@ def _two_steps(step: object, name: str) -> Tensor | Feedback:
         return Feedback(
             False,
             f"The optimiser you are given took {len(optimiser.recorded)} steps in two calls of your train_step: "
-            "call optimiser.step() once per step, on the optimiser passed in (a new AdamW each time forgets "
+            "call optimiser.step() once per step, on the optimiser passed in (a new Adam each time forgets "
             "Adam's running averages).",
         )
     return torch.cat([torch.tensor(losses, dtype=torch.float64), *optimiser.recorded])
@@ -1244,7 +1242,8 @@ def _two_steps(step: object, name: str) -> Tensor | Feedback:
 def _course_steps(step: Callable[..., object]) -> Tensor:
     """:func:`_two_steps` of one of the course's own training steps (the reference or a typical slip): they
     always run, so a failure is the course's bug, raised."""
-    got = _two_steps(step, "the course's train_step")
+    with course_code():
+        got = _two_steps(step, "the course's train_step")
     if isinstance(got, Feedback):
         raise RuntimeError(f"the course's own step {getattr(step, '__name__', step)} failed: {got}")
     return got
@@ -1254,7 +1253,7 @@ def _course_steps(step: Callable[..., object]) -> Tensor:
 def train_step(answer: object) -> Feedback:
     """``train_step(model, optimiser, inputs, targets)``: forward, cross-entropy, ``zero_grad``,
     ``backward``, ``step``; returns the loss. Checked by two steps on a fresh model: both losses and the
-    gradients each ``optimiser.step()`` applies (not the parameters after AdamW, whose division by each
+    gradients each ``optimiser.step()`` applies (not the parameters after Adam, whose division by each
     gradient's size would magnify harmless float differences)."""
     if answer is None or answer is Ellipsis:
         return Feedback(False, "Replace the ... with your train_step function, then run the cell again.", tried=False)

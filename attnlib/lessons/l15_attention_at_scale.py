@@ -36,7 +36,17 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import attention, attention_weights, scale_scores, score, softmax
 from ..tiled import OnlineState, online_softmax_blocks, tiled_attention
-from ._check import ATTNLIB, SOFTMAX_FAMILY, Feedback, Wrong, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import (
+    ATTNLIB,
+    SOFTMAX_FAMILY,
+    Feedback,
+    Wrong,
+    compare_number,
+    compare_tensor,
+    course_code,
+    exercise,
+    run_learner_code,
+)
 
 __all__ = [
     "TiledExplorer",
@@ -226,7 +236,8 @@ def _run_blocks(
 
 def _mistake(step: object, queries: Tensor, keys: Tensor, values: Tensor) -> Tensor:
     """``acc / ℓ`` of one of the course's typical wrong steps (they always return three right-shaped tensors)."""
-    got = _run_blocks(step, queries, keys, values)
+    with course_code():  # the course's own slip, through the learner's path: attnlib may do its work
+        got = _run_blocks(step, queries, keys, values)
     if isinstance(got, Feedback):
         raise RuntimeError(f"the course's own step {getattr(step, '__name__', step)} failed: {got}")
     return got
@@ -392,7 +403,7 @@ def longest_context(answer: object) -> Feedback:
 
 @exercise("attention_at_scale.2", alias=("at_scale.2", "scale.2"))
 def online_step(answer: object) -> Feedback:
-    """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, b), values (b, d_v))`` → new state."""
+    """``online_step(m (n_q, 1), ell (n_q, 1), acc (n_q, d_v), scores (n_q, n_b), values (n_b, d_v))`` → new state."""
     queries, keys, values = _fresh_inputs()
     got = _run_blocks(answer, queries, keys, values)
     if isinstance(got, Feedback):
@@ -511,13 +522,21 @@ def dot_products_with_cache(answer: object) -> Feedback:
 
 @exercise("attention_at_scale.5", alias="at_scale.5")
 def block_memory(answer: object) -> Feedback:
-    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d = 64, float32, ``block_size=640``."""
+    """MiB of ``tiled_attention``'s largest tensor for n = 4096, d_k = 64, float32, ``block_size=640``."""
     want = N_TILED * BLOCK_TRY * 4 / MIB
     wrong = [
         (N_TILED**2 * 4 / MIB, "That is the whole (4096, 4096) matrix: tiled_attention never builds it."),
         (N_TILED * 128 * 4 / MIB, f"That is the default block size 128; the question changes it to {BLOCK_TRY}."),
-        (BLOCK_TRY * BLOCK_TRY * 4 / MIB, "Every query meets the block at once: the tile is (n_q, b), not (b, b)."),
+        (
+            BLOCK_TRY * BLOCK_TRY * 4 / MIB,
+            "Every query meets the block at once: the tile is (n_q, n_b), not (n_b, n_b).",
+        ),
         (N_TILED * BLOCK_TRY * 2 / MIB, "float32 takes 4 bytes per number."),
         (N_TILED * D_TILED * 4 / MIB, "That is one (4096, 64) matrix such as Q; the score tile is larger."),
+        (
+            N_TILED * BLOCK_TRY * 4 / 1e6,
+            "That is in MB (10⁶ bytes); the question asks for MiB, 2²⁰ = 1 048 576 bytes, as the lesson prints "
+            "(like GB for GiB in 15.1).",
+        ),
     ]
     return compare_number(answer, want, name="the largest tensor in MiB", wrong=wrong, tol=0.01)

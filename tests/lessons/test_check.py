@@ -227,3 +227,41 @@ def test_a_decorated_learner_function_is_not_taken_for_a_decorated_library_one()
     assert torch.equal(run_learner_code(yours, torch.ones(2), name="yours", write_it=(library,)), torch.full((2,), 2.0))
     refused = run_learner_code(library, torch.ones(2), name="yours", write_it=(library,))
     assert not refused.correct and refused.mistake == "library-function"
+
+
+def test_a_write_it_exercise_refuses_all_of_attnlib_and_names_it() -> None:
+    from attnlib import examples, pretrained
+    from attnlib.lessons import l09_module
+    from attnlib.modules import split_heads
+
+    scores = torch.randn(3, 4)
+    own = run_learner_code(_own_softmax, scores, name="your softmax", write_it=(torch.softmax,))
+    assert isinstance(own, torch.Tensor)
+    for answer, named in (
+        (lambda s: split_heads(s[None], 1)[0, 0], "attnlib.modules.split_heads"),  # a public helper
+        (lambda s: l09_module._reference(s, torch.ones_like(s, dtype=torch.bool)), "l09_module._reference"),
+        (lambda s: s + examples.translate.run().embedded.sum() * 0, "attnlib.examples"),
+    ):
+        fb = run_learner_code(answer, scores, name="your softmax", write_it=(torch.softmax,))
+        assert isinstance(fb, Feedback) and fb.mistake == "library-function" and named in fb.message, fb
+    # an exercise without write_it (an experiment that trains with the library) is not watched
+    assert isinstance(run_learner_code(lambda s: split_heads(s[None], 1), scores, name="yours"), torch.Tensor)
+    # a model the checker hands in may be called, unless write_it names its method
+    model = pretrained.load("reverse")
+    ids = torch.zeros(1, 8, dtype=torch.long)
+    got = run_learner_code(lambda m, x: m(x), model, ids, name="yours", write_it=(torch.softmax,))
+    assert isinstance(got, torch.Tensor)
+    refused = run_learner_code(lambda m, x: m(x), model, ids, name="yours", write_it=(type(model).forward,))
+    assert isinstance(refused, Feedback) and refused.mistake == "library-function"
+
+
+def test_the_course_runs_its_own_reference_through_the_same_path() -> None:
+    from attnlib.lessons._check import course_code
+    from attnlib.lessons.l09_module import _reference
+
+    mask = torch.ones(3, 4, dtype=torch.bool)
+    with course_code():
+        got = run_learner_code(_reference, torch.randn(3, 4), mask, name="the reference", write_it=(torch.linalg.det,))
+    assert isinstance(got, torch.Tensor)
+    fb = run_learner_code(_reference, torch.randn(3, 4), mask, name="yours", write_it=(torch.linalg.det,))
+    assert isinstance(fb, Feedback) and fb.mistake == "library-function"

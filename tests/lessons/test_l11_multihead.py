@@ -125,7 +125,7 @@ def _cross(x_dec, x_enc, w_q, w_k, w_v):
 def test_cross_attention_checker_takes_the_queries_from_the_decoder():
     assert check("multihead.4", _cross).correct
     swapped = check("multihead.4", lambda xd, xe, wq, wk, wv: _cross(xe, xd, wq, wk, wv))
-    assert not swapped.correct and "(5, 3)" in swapped.message and "(7, 3)" in swapped.message
+    assert not swapped.correct and "roles are swapped" in swapped.message and "x_enc" in swapped.message
     values_from_decoder = check(
         "multihead.4",
         lambda xd, xe, wq, wk, wv: torch.softmax((xd @ wq) @ (xe @ wk).T, dim=-1) @ (xd @ wv),
@@ -135,10 +135,28 @@ def test_cross_attention_checker_takes_the_queries_from_the_decoder():
 
 
 def test_cross_attention_checker_refuses_the_library():
-    from attnlib import attention
+    from attnlib import attention, softmax, tiled_attention
+    from attnlib.steps import score
 
     handed = check("multihead.4", lambda xd, xe, wq, wk, wv: attention(xd @ wq, xe @ wk, xe @ wv))
     assert handed.mistake == "library-function"
+    tiled = check("multihead.4", lambda xd, xe, wq, wk, wv: tiled_attention(xd @ wq, xe @ wk, xe @ wv))
+    assert tiled.mistake == "library-function" and "attnlib.tiled.tiled_attention" in tiled.message
+    steps = check("multihead.4", lambda xd, xe, wq, wk, wv: softmax(score(xd @ wq, xe @ wk) / 2) @ (xe @ wv))
+    assert steps.mistake == "library-function" and "attnlib.steps." in steps.message
+    fused = check(
+        "multihead.4",
+        lambda xd, xe, wq, wk, wv: torch.nn.functional.scaled_dot_product_attention(xd @ wq, xe @ wk, xe @ wv),
+    )
+    assert fused.mistake == "library-function"
+    private = check("multihead.4", lambda xd, xe, wq, wk, wv: _private_cross(xd, xe, wq, wk, wv))
+    assert private.mistake == "library-function" and "attnlib.lessons.l11_multihead._cross" in private.message
+
+
+def _private_cross(*args):
+    from attnlib.lessons.l11_multihead import _cross as private
+
+    return private(*args)
 
 
 def _backward(x, w_q, w_k, w_v, grad_z, *, paths=3):
@@ -157,6 +175,55 @@ def test_backward_checker_compares_with_autograd_on_new_inputs():
     assert not one_path.correct and "three paths" in one_path.message
 
 
+def _forward(x, w_q, w_k, w_v):
+    return torch.softmax((x @ w_q) @ (x @ w_k).T / w_k.shape[-1] ** 0.5, dim=-1) @ (x @ w_v)
+
+
+def _finite_differences(x, w_q, w_k, w_v, grad_z, *, h=6e-6):
+    """Central differences, one entry at a time: no derivation, about 2e-10 from autograd at this step."""
+    inputs, grads = [x, w_q, w_k, w_v], []
+    for i, t in enumerate(inputs):
+        g = torch.zeros_like(t)
+        for j in range(t.numel()):
+            moved = [a.clone() for a in inputs]
+            moved[i].view(-1)[j] += h
+            up = float((_forward(*moved) * grad_z).sum())
+            moved[i].view(-1)[j] -= 2 * h
+            g.view(-1)[j] = (up - float((_forward(*moved) * grad_z).sum())) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+def test_backward_checker_refuses_finite_differences():
+    looped = check("multihead.5", _finite_differences)
+    assert not looped.correct and "finite differences" in looped.message
+
+    def batched(x, w_q, w_k, w_v, grad_z, h=6e-6):  # every perturbation at once: few calls, many numbers
+        inputs, grads = [x, w_q, w_k, w_v], []
+        for i, t in enumerate(inputs):
+            eye = torch.eye(t.numel(), dtype=t.dtype).view(-1, *t.shape) * h
+            moved = [a.expand(t.numel(), *a.shape) for a in inputs]
+
+            def f(shift, moved=moved, i=i):
+                ins = list(moved)
+                ins[i] = ins[i] + shift
+                q, k, v = ins[0] @ ins[1], ins[0] @ ins[2], ins[0] @ ins[3]
+                z = torch.softmax(q @ k.mT / w_k.shape[-1] ** 0.5, dim=-1) @ v
+                return (z * grad_z).sum(dim=(-2, -1))
+
+            grads.append(((f(eye) - f(-eye)) / (2 * h)).view(t.shape))
+        return grads
+
+    vectorised = check("multihead.5", batched)
+    assert not vectorised.correct and "finite differences" in vectorised.message
+
+    def approximate(*args):  # within 1e-5 of autograd but not exact
+        return [g + 1e-8 for g in _backward(*args)]
+
+    near = check("multihead.5", approximate)
+    assert not near.correct and "finite differences" in near.message
+
+
 def test_backward_checker_refuses_autograd_itself():
     def with_autograd(x, w_q, w_k, w_v, grad_z):
         leaves = [t.requires_grad_() for t in (x, w_q, w_k, w_v)]
@@ -169,15 +236,23 @@ def test_backward_checker_refuses_autograd_itself():
 
 
 # ---------------------------------------------------------------- why several heads: the two-colours task
+def _split(x, h):  # the learner's own split (11.2): no attnlib in a "write it" answer
+    return x.unflatten(-1, (h, -1)).transpose(1, 2)
+
+
+def _join(heads):
+    return heads.transpose(1, 2).flatten(-2)
+
+
 def _without_head(model, head, colours, numbers):
     att, h = model.attention, model.attention.num_heads
-    q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
-    k = split_heads(att.w_key(model.colour(colours)), h)
-    v = split_heads(att.w_value(model.number(numbers)), h)
+    q = _split(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+    k = _split(att.w_key(model.colour(colours)), h)
+    v = _split(att.w_value(model.number(numbers)), h)
     weights = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1)
     heads = weights @ v
     heads[:, head] = 0.0
-    return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+    return model.readout(att.out_proj(_join(heads))[:, 0])
 
 
 def test_two_colours_model_shapes_weights_and_bad_input():
@@ -227,12 +302,12 @@ def test_without_head_right_wrong_and_refused():
 
     def unscaled(model, head, colours, numbers):
         att, h = model.attention, model.attention.num_heads
-        q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
-        k = split_heads(att.w_key(model.colour(colours)), h)
-        v = split_heads(att.w_value(model.number(numbers)), h)
+        q = _split(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+        k = _split(att.w_key(model.colour(colours)), h)
+        v = _split(att.w_value(model.number(numbers)), h)
         heads = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
         heads[:, head] = 0.0
-        return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+        return model.readout(att.out_proj(_join(heads))[:, 0])
 
     assert check("multihead.6", unscaled).mistake == "scale-forgotten"
     assert (
@@ -241,6 +316,23 @@ def test_without_head_right_wrong_and_refused():
     )
     assert "no head is switched off" in check("multihead.6", lambda m, h, c, n: _full(m, c, n)).message
     assert check("multihead.6", lambda m, h, c, n: m(c, n)).mistake == "library-function"
+    from attnlib.lessons import l11_multihead
+
+    private = check("multihead.6", l11_multihead._without_head)
+    assert private.mistake == "library-function" and "l11_multihead._without_head" in private.message
+    forwarded = check("multihead.6", lambda m, h, c, n: l11_multihead._without_head(m, h, c, n))
+    assert forwarded.mistake == "library-function"
+
+    def with_split_heads(model, head, colours, numbers):
+        att, h = model.attention, model.attention.num_heads
+        q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+        k, v = _split(att.w_key(model.colour(colours)), h), _split(att.w_value(model.number(numbers)), h)
+        heads = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1) @ v
+        heads[:, head] = 0.0
+        return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+
+    helper = check("multihead.6", with_split_heads)
+    assert helper.mistake == "library-function" and "attnlib.modules.split_heads" in helper.message
     wrong_shape = check("multihead.6", lambda m, h, c, n: torch.zeros(3))
     assert not wrong_shape.correct and "should have shape (5, 37)" in wrong_shape.message
 
@@ -255,8 +347,8 @@ def test_without_head_right_wrong_and_refused():
 def _full(model, colours, numbers):
     """The whole model's logits, written out (no head switched off)."""
     att, h = model.attention, model.attention.num_heads
-    q = split_heads(att.w_query(model.query.expand(len(colours), 1, -1)), h)
-    k = split_heads(att.w_key(model.colour(colours)), h)
-    v = split_heads(att.w_value(model.number(numbers)), h)
+    q = _split(att.w_query(model.query.expand(len(colours), 1, -1)), h)
+    k = _split(att.w_key(model.colour(colours)), h)
+    v = _split(att.w_value(model.number(numbers)), h)
     heads = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1) @ v
-    return model.readout(att.out_proj(combine_heads(heads))[:, 0])
+    return model.readout(att.out_proj(_join(heads))[:, 0])

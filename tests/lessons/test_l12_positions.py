@@ -19,7 +19,7 @@ def test_views_are_the_encoding_and_its_similarity():
     assert np.allclose(e.views["similarity"].data, p @ p.T, atol=1e-5)
     assert e.views["encoding"].highlight_rows == [3] and e.views["encoding"].highlight_cols == [2, 3]
     assert e.summary() == "PositionsExplorer(n_tokens=12, d_model=8, position=3, frequency=1)"
-    assert "θ_c" in e.caption.value
+    assert "ω_c" in e.caption.value
 
 
 def test_shrinking_keeps_the_choices_in_range():
@@ -138,3 +138,10 @@ def test_positions_4_names_what_is_missing():
     assert "does not fit" in check("positions.4", lambda model: too_small).message
     failing = check("positions.4", lambda model: model.no_such_method())
     assert not failing.correct and failing.message.startswith("your train_reverse(model) raised AttributeError")
+
+
+def test_bites_names_scaled_outputs():
+    w = examples.three_inputs.projections
+    scaled = attention(*derive_qkv(examples.three_inputs.inputs[[2, 1, 0]], *w))  # the default: divided by √d_k
+    feedback = check("positions.3", scaled)
+    assert not feedback.correct and "scale=1.0" in feedback.message and feedback.mistake == "scale-forgotten"

@@ -486,3 +486,30 @@ def test_loss_curve_keeps_every_loss_and_draws_without_a_notebook():
         curve.add(loss)
     curve.draw()
     assert curve.losses == [3.0, 2.0, 1.0]
+
+
+def test_the_private_reference_step_is_refused():
+    from attnlib.lessons import l13_attention_learns
+
+    for answer in (l13_attention_learns._reference_step, lambda *a: l13_attention_learns._reference_step(*a)):
+        feedback = check("attention_learns.7", answer)
+        assert feedback.mistake == "library-function"
+        assert "attnlib.lessons.l13_attention_learns._reference_step" in feedback.message
+
+
+def test_the_training_step_is_checked_without_torch_optim():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, torch.nn.functional as F\n"
+        "from attnlib.lessons import check\n"
+        "def step(m, o, i, t):\n"
+        "    logits = m(i)\n"
+        "    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), t.reshape(-1))\n"
+        "    o.zero_grad(); loss.backward(); o.step(); return loss\n"
+        "assert check('attention_learns.7', step).correct\n"
+        "print('torch._dynamo' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"  # the checker's optimiser is attnlib's Adam: torch's compiler never loads

@@ -190,3 +190,17 @@ def test_block_size_memory_prediction_matches_the_measurement():
     assert check("attention_at_scale.5", measured).correct
     assert "whole" in check("attention_at_scale.5", 64).message
     assert "default" in check("attention_at_scale.5", 2).message
+
+
+def test_the_private_reference_is_not_an_online_step():
+    from attnlib.lessons import l15_attention_at_scale
+
+    for answer in (l15_attention_at_scale._solution, lambda *a: l15_attention_at_scale._solution(*a)):
+        feedback = check("attention_at_scale.2", answer)
+        assert feedback.mistake == "library-function"
+        assert "attnlib.lessons.l15_attention_at_scale._solution" in feedback.message
+
+
+def test_block_size_memory_in_mb_is_named():
+    feedback = check("attention_at_scale.5", 4096 * 640 * 4 / 1e6)  # 10.49 MB, not MiB
+    assert not feedback.correct and "MiB" in feedback.message and "10⁶" in feedback.message
