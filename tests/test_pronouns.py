@@ -251,6 +251,9 @@ def test_patching_nothing_or_everything(model):
     assert torch.allclose(split["values"][1], pronouns.patched(model, ids, ids, "values")[1], atol=1e-6)
     assert torch.allclose(split["keys"][1], split["keys and values"][1], atol=1e-6)
     assert not torch.allclose(split["keys and values"][0], split["keys"][0])
+    # "it" reads the other words only through layer 2's keys and values: swapping both there is swapping the words
+    words, _ = pronouns.patched(model, ids, twin_ids, "layer-1 output", list(pronouns.ROUTE_POSITIONS))
+    assert torch.allclose(split["keys and values"][0], words, atol=1e-5)
     with torch.no_grad():  # the hooks are gone
         assert torch.allclose(model(ids)[:, pronouns.IT], own)
 
