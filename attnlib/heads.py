@@ -7,6 +7,12 @@
   vector, which the induction head's query (the current ``A``) can match.
 
 Shapes: ``weights (batch, n_q, n_k)`` of one head, ``ids (batch, n)``.
+
+**One rule for every head score.** A score is a mean over the queries where its task exists, named by
+``queries`` (a boolean ``(batch, n)`` or ``(n,)``): the real tokens, never padding — a padding run has no
+previous token worth looking at and no earlier copy to find. Its baseline is the same score of a head that
+spreads its weight evenly over the keys the causal mask allows (:func:`uniform_weights`), over the same
+queries: ``score(uniform_weights(batch, n), …, queries)``. :func:`real_tokens` gives the usual ``queries``.
 """
 
 from __future__ import annotations
@@ -27,12 +33,53 @@ __all__ = [
     "induction_score",
     "induction_targets",
     "previous_token_score",
+    "real_tokens",
+    "uniform_weights",
 ]
 
 
-def previous_token_score(weights: Tensor) -> float:
-    """Mean weight each query (from the second on) puts on the key just before it."""
-    return float(torch.diagonal(weights, offset=-1, dim1=-2, dim2=-1).mean())
+def _queries(queries: Tensor | None, batch: int, n: int) -> Tensor:
+    """``queries`` as a boolean ``(batch, n)``: every query when ``None``."""
+    if queries is None:
+        return torch.ones(batch, n, dtype=torch.bool)
+    if not isinstance(queries, Tensor) or queries.dtype != torch.bool or queries.shape[-1] != n:
+        got = f"{queries.dtype} {tuple(queries.shape)}" if isinstance(queries, Tensor) else type(queries).__name__
+        raise AttentionInputError(f"queries must be a boolean tensor (batch, n) or (n,) with n = {n}, got {got}")
+    try:
+        return queries.expand(batch, n)
+    except RuntimeError:
+        raise AttentionInputError(
+            f"queries must be a boolean tensor (batch, n) = {(batch, n)} or (n,), got {tuple(queries.shape)}"
+        ) from None
+
+
+def real_tokens(ids: Tensor, *, pad: int = 0) -> Tensor:
+    """``(batch, n)`` boolean: True at the sequence's own tokens, False at the padding token ``pad``."""
+    return ids != pad
+
+
+def uniform_weights(batch: int, n: int) -> Tensor:
+    """``(batch, n, n)``: the maps of a head that spreads its weight evenly over the keys the causal mask
+    allows — query ``i`` puts ``1/(i+1)`` on each key ``0 … i``. Any score of it is that score's baseline."""
+    allowed = torch.ones(n, n).tril()
+    return (allowed / allowed.sum(-1, keepdim=True)).expand(batch, n, n)
+
+
+def previous_token_score(weights: Tensor, queries: Tensor | None = None) -> float:
+    """Mean weight a query puts on the key just before it, over the queries from the second on that
+    ``queries`` (boolean ``(batch, n)`` or ``(n,)``) counts; every query from the second on when ``None``
+    (a text with no padding). ``weights (batch, n, n)`` or ``(n, n)``."""
+    if not isinstance(weights, Tensor) or weights.dim() not in (2, 3) or weights.shape[-1] != weights.shape[-2]:
+        got = tuple(weights.shape) if isinstance(weights, Tensor) else type(weights).__name__
+        raise AttentionInputError(f"weights must be one head's maps (batch, n, n) or (n, n), got {got}")
+    maps = weights if weights.dim() == 3 else weights[None]
+    batch, n = maps.shape[0], maps.shape[-1]
+    counted = _queries(queries, batch, n)
+    on_previous = torch.diagonal(maps, offset=-1, dim1=-2, dim2=-1)  # (batch, n - 1): queries 1 … n - 1
+    counted = counted[:, 1:]
+    if not bool(counted.any()):
+        raise ValueError("no query from the second on is counted: a previous-token score needs one")
+    return float(on_previous[counted].mean())
 
 
 def induction_targets(ids: Tensor) -> Tensor:
@@ -49,12 +96,14 @@ def induction_targets(ids: Tensor) -> Tensor:
     return targets
 
 
-def induction_score(weights: Tensor, ids: Tensor, counted: Tensor | None = None) -> float:
-    """Mean weight on the induction target, over the queries that have one (and ``counted``, if given)."""
+def induction_score(weights: Tensor, ids: Tensor, queries: Tensor | None = None) -> float:
+    """Mean weight on the induction target, over the queries that have one and that ``queries`` (boolean
+    ``(batch, n)`` or ``(n,)``) counts — in a padded batch the scored tokens, so that the padding, which
+    repeats, is never scored. ``weights (batch, n, n)``, ``ids (batch, n)``."""
     targets = induction_targets(ids)
     valid = targets >= 0
-    if counted is not None:
-        valid &= counted.expand_as(valid)
+    if queries is not None:
+        valid &= _queries(queries, *valid.shape)
     if not bool(valid.any()):
         raise ValueError("no token in ids occurs twice: an induction score needs repeats")
     picked = weights.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)

@@ -32,6 +32,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int
+from .heads import ablated
 from .tasks import Task
 from .training import CHECKPOINTS, History, load_checkpoint, one_thread, save_checkpoint
 from .transformer import Block, TinyTransformer
@@ -432,7 +433,9 @@ TWIN = {
     **dict(zip(ANIMAL_ADJECTIVES, PLACE_ADJECTIVES, strict=True)),
     **dict(zip(PLACE_ADJECTIVES, ANIMAL_ADJECTIVES, strict=True)),
 }
-PIECES = ("query", "keys", "layer-1 output")
+PIECES = ("query", "keys", "values", "keys and values", "layer-1 output")
+#: where the adjective's kind can enter layer 2's keys and values on its way to "it": the two nouns and the adjective
+ROUTE_POSITIONS = (1, 6, N_WORDS - 1)
 
 
 def twins(ids: Tensor) -> Tensor:
@@ -449,7 +452,7 @@ def twins(ids: Tensor) -> Tensor:
     return out
 
 
-def _site(model: TinyTransformer, piece: str) -> torch.nn.Module:
+def _sites(model: TinyTransformer, piece: str) -> tuple[torch.nn.Module, ...]:
     if piece not in PIECES:
         raise AttentionInputError(f"piece must be one of {PIECES}, got {piece!r}")
     if len(model.blocks) != 2:
@@ -458,7 +461,13 @@ def _site(model: TinyTransformer, piece: str) -> torch.nn.Module:
     if not isinstance(second, Block):
         raise AttentionInputError(f"patching needs attnlib's Block (block=None), got a {type(second).__name__}")
     attention = second.attention
-    return {"query": attention.w_query, "keys": attention.w_key, "layer-1 output": first}[piece]
+    return {
+        "query": (attention.w_query,),
+        "keys": (attention.w_key,),
+        "values": (attention.w_value,),
+        "keys and values": (attention.w_key, attention.w_value),
+        "layer-1 output": (first,),
+    }[piece]
 
 
 @torch.no_grad()
@@ -468,38 +477,41 @@ def patched(
     """Run ``model`` on ``ids`` with one piece of its computation taken from its run on ``donor``.
 
     ``piece``: ``"query"`` — layer 2's queries (every head's) at ``positions`` (default: "it" alone);
-    ``"keys"`` — layer 2's keys at ``positions`` (default: every word); ``"layer-1 output"`` — the vectors
-    layer 1 passes on (the residual stream after block 1) at ``positions`` (default: "it" alone).
+    ``"keys"`` / ``"values"`` / ``"keys and values"`` — layer 2's keys, its values or both at ``positions``
+    (default: every word): the keys move only where layer 2 looks, the values only what it brings back;
+    ``"layer-1 output"`` — the vectors layer 1 passes on (the residual stream after block 1) at ``positions``
+    (default: "it" alone).
     ``ids``, ``donor``: ``(batch, 12)``, sentence ``b`` of one patched from sentence ``b`` of the other.
 
     Returns the logits at "it" ``(batch, vocab)`` and layer 2's weights from "it" ``(batch, num_heads, 12)``.
     """
-    site = _site(model, piece)
+    sites = _sites(model, piece)
     _check_ids(model, ids)
     _check_ids(model, donor)
     if ids.shape != donor.shape:
         raise AttentionInputError(f"ids {tuple(ids.shape)} and donor {tuple(donor.shape)} must have the same shape")
     if positions is None:
-        positions = range(ids.shape[1]) if piece == "keys" else (IT,)
+        positions = range(ids.shape[1]) if piece in ("keys", "values", "keys and values") else (IT,)
     columns = list(positions)
     if not columns or any(isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < ids.shape[1] for p in columns):
         raise AttentionInputError(f"positions must be word positions 0…{ids.shape[1] - 1}, got {list(positions)!r}")
-    saved: list[Tensor] = []
+    saved: dict[torch.nn.Module, Tensor] = {}
 
-    def record(_module, _args, out):
-        saved.append((out[0] if isinstance(out, tuple) else out).clone())
+    def record(module, _args, out):
+        saved[module] = (out[0] if isinstance(out, tuple) else out).clone()
 
-    def replace(_module, _args, out):
+    def replace(module, _args, out):
         x = (out[0] if isinstance(out, tuple) else out).clone()
-        x[:, columns] = saved[0][:, columns]
+        x[:, columns] = saved[module][:, columns]
         return (x, *out[1:]) if isinstance(out, tuple) else x
 
     for hook, batch in ((record, donor), (replace, ids)):
-        handle = site.register_forward_hook(hook)
+        handles = [site.register_forward_hook(hook) for site in sites]
         try:
             logits = model(batch)
         finally:
-            handle.remove()
+            for handle in handles:
+                handle.remove()
     return logits[:, IT], model.attention_maps[1][:, :, IT]
 
 
@@ -519,7 +531,11 @@ def evidence(model: TinyTransformer, split: str = "held-out") -> dict[str, float
     ``query swap``: that head's weight on the referent when layer 2's query at "it" comes from the twin;
     ``keys swap``: the same when layer 2's keys come from the twin; ``flip at it`` / ``flip at nouns`` /
     ``flip at adjective`` / ``flip at all three``: the share of predictions that become the twin's referent when
-    layer 1's output at "it" / at both nouns / at the adjective / at those four words together comes from the twin.
+    layer 1's output at "it" / at both nouns / at the adjective / at those four words together comes from the twin;
+    ``flip by keys`` / ``flip by values`` / ``flip by keys and values``: the same share when layer 2's keys, its
+    values or both come from the twin at the nouns and the adjective (:data:`ROUTE_POSITIONS`);
+    ``layer 2 off: referent`` / ``… other noun`` / ``… noun not in the sentence``: what the model says with all of
+    layer 2 mean-ablated (:func:`outcomes`).
     """
     ids, _, positions = sentences(split)
     donor = twins(ids)
@@ -536,4 +552,13 @@ def evidence(model: TinyTransformer, split: str = "held-out") -> dict[str, float
     for name, where in places.items():
         logits, _ = patched(model, ids, donor, "layer-1 output", where)
         figures[name] = float((logits.argmax(-1) == other).float().mean())
+    for piece in ("keys", "values", "keys and values"):
+        logits, _ = patched(model, ids, donor, piece, ROUTE_POSITIONS)
+        figures[f"flip by {piece}"] = float((logits.argmax(-1) == other).float().mean())
+    second = model.blocks[1]
+    assert isinstance(second, Block)  # patched() above refused any other block
+    with ablated(model, 1, tuple(range(second.attention.num_heads)), how="mean"):
+        said = outcomes(model, split)
+    for name in ("referent", "other noun", "noun not in the sentence"):
+        figures[f"layer 2 off: {name}"] = said[name]
     return figures

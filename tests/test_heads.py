@@ -5,7 +5,14 @@ import pytest
 import torch
 
 from attnlib import AttentionInputError
-from attnlib.heads import ablated, induction_score, induction_targets, previous_token_score
+from attnlib.heads import (
+    ablated,
+    induction_score,
+    induction_targets,
+    previous_token_score,
+    real_tokens,
+    uniform_weights,
+)
 from attnlib.transformer import TinyTransformer
 
 
@@ -112,3 +119,29 @@ def test_accuracy_by_position_counts_only_scored_predictions():
     assert torch.isnan(got[0]) and got[1:].tolist() == [0.5, 0.0]
     with pytest.raises(AttentionInputError, match="one shape"):
         accuracy_by_position(Oracle(targets, right), torch.zeros(2, 4, dtype=torch.long), targets, counted)
+
+
+def test_every_score_counts_only_the_queries_named_and_so_does_its_baseline():
+    ids = torch.tensor([[5, 8, 2, 5, 8, 0, 0, 0]])  # five tokens, then padding
+    real = real_tokens(ids)
+    assert real.tolist() == [[True] * 5 + [False] * 3]
+    uniform = uniform_weights(1, 8)
+    assert torch.allclose(uniform.sum(-1), torch.ones(1, 8)) and float(uniform[0].triu(1).abs().sum()) == 0.0
+    # the uniform head on the previous key: 1/(i+1) at query i, averaged over the counted queries 1 … 4
+    assert previous_token_score(uniform, real) == pytest.approx(sum(1 / (i + 1) for i in range(1, 5)) / 4)
+    assert previous_token_score(uniform) == pytest.approx(sum(1 / (i + 1) for i in range(1, 8)) / 7)
+    # a head that is perfect on the real tokens and looks at itself in the padding scores 1 only on them
+    head = torch.eye(8)
+    head[torch.arange(1, 5), torch.arange(1, 5)] = 0
+    head[torch.arange(1, 5), torch.arange(0, 4)] = 1
+    assert previous_token_score(head, real) == 1.0 and previous_token_score(head[None], real[0]) == 1.0
+    assert previous_token_score(head) < 1.0
+    # the padding token repeats: without queries the induction score counts it, with them it does not
+    assert induction_targets(ids)[0, 6] == 6
+    assert induction_score(uniform, ids, real) == pytest.approx((1 / 4 + 1 / 5) / 2)
+    with pytest.raises(AttentionInputError, match="queries must be a boolean tensor"):
+        previous_token_score(uniform, torch.ones(5, dtype=torch.bool))
+    with pytest.raises(AttentionInputError, match="queries must be a boolean tensor"):
+        induction_score(uniform, ids, real.long())
+    with pytest.raises(ValueError, match="no query from the second on"):
+        previous_token_score(uniform, torch.arange(8) < 1)

@@ -243,6 +243,17 @@ def test_patching_nothing_or_everything(model):
         pronouns.patched(model, ids, twin_ids, "query")[0],
     )
     assert not torch.allclose(keys_and_query[0], own) or not torch.allclose(keys_and_query[1], own)
+    split = {
+        piece: pronouns.patched(model, ids, twin_ids, piece, pronouns.ROUTE_POSITIONS)
+        for piece in ("keys", "values", "keys and values")
+    }
+    # keys alone leave the values, values alone leave the map: only a swap of the keys moves layer 2's weights
+    assert torch.allclose(split["values"][1], pronouns.patched(model, ids, ids, "values")[1], atol=1e-6)
+    assert torch.allclose(split["keys"][1], split["keys and values"][1], atol=1e-6)
+    assert not torch.allclose(split["keys and values"][0], split["keys"][0])
+    # "it" reads the other words only through layer 2's keys and values: swapping both there is swapping the words
+    words, _ = pronouns.patched(model, ids, twin_ids, "layer-1 output", list(pronouns.ROUTE_POSITIONS))
+    assert torch.allclose(split["keys and values"][0], words, atol=1e-5)
     with torch.no_grad():  # the hooks are gone
         assert torch.allclose(model(ids)[:, pronouns.IT], own)
 
@@ -250,7 +261,7 @@ def test_patching_nothing_or_everything(model):
 def test_patching_refuses_bad_arguments(model):
     ids, _, _ = pronouns.sentences("held-out")
     with pytest.raises(AttentionInputError, match="piece must be one of"):
-        pronouns.patched(model, ids[:4], ids[:4], "values")
+        pronouns.patched(model, ids[:4], ids[:4], "value")
     with pytest.raises(AttentionInputError, match="must have the same shape"):
         pronouns.patched(model, ids[:4], ids[:3], "query")
     with pytest.raises(AttentionInputError, match="positions must be word positions 0…11"):
@@ -274,8 +285,22 @@ def test_evidence_of_the_committed_encoder(model):
     figures = pronouns.evidence(model)
     assert figures["accuracy"] == pytest.approx(pronouns.accuracy(model))
     assert figures["score"] == pytest.approx(float(pronouns.referent_mass(model)[1].max()))
-    for name in ("query swap", "keys swap", "flip at it", "flip at nouns", "flip at adjective", "flip at all three"):
+    for name in (
+        "query swap",
+        "keys swap",
+        "flip at it",
+        "flip at nouns",
+        "flip at adjective",
+        "flip at all three",
+        "flip by keys",
+        "flip by values",
+        "flip by keys and values",
+    ):
         assert 0.0 <= figures[name] <= 1.0
+    off = [figures[f"layer 2 off: {name}"] for name in ("referent", "other noun", "noun not in the sentence")]
+    assert sum(off) == pytest.approx(1.0, abs=1e-6)  # the model always names a noun
+    with ablated(model, 1, (0, 1), how="mean"):
+        assert off[0] == pytest.approx(pronouns.outcomes(model)["referent"])
     # the three places together carry at least what each carries alone
     assert figures["flip at all three"] >= max(figures["flip at it"], figures["flip at nouns"]) - 0.05
     # some place after layer 1 carries the adjective's kind: patching it flips most predictions

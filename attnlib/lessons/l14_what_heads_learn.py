@@ -5,7 +5,8 @@ Lesson 14 explorer: every head of a trained model on a sequence you type, with i
 Lesson 14 exercises: previous-token and induction heads.
 
 - ``what_heads_learn.1`` predict: in ``5 8 2 6 5 8 2``, where does an induction head look from position 4?
-- ``what_heads_learn.2`` code: ``my_previous_token_score(weights)``, run on a map the lesson never showed.
+- ``what_heads_learn.2`` code: ``my_previous_token_score(weights, real)``, the score over the real tokens only, run
+  on a padded map the lesson never showed.
 - ``what_heads_learn.3`` code: ``my_accuracy_by_position(model, ids, targets, counted)``, the per-token accuracy at
   each position, run on the fallback control and sequences the lesson never showed (it explains the control).
 - ``what_heads_learn.4`` change an experiment: ``accuracy_without(model, layer, heads)``, the held-out accuracy
@@ -22,7 +23,14 @@ import torch
 from torch import Tensor
 
 from .. import pretrained
-from ..heads import ablated, accuracy_by_position, induction_score, induction_targets, previous_token_score
+from ..heads import (
+    ablated,
+    accuracy_by_position,
+    induction_score,
+    induction_targets,
+    previous_token_score,
+    real_tokens,
+)
 from ..modules import causal_mask
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
@@ -96,7 +104,8 @@ class HeadsExplorer(Explorer):
         weights = self.model.attention_maps[layer][0, head]
         labels = [f"{i}:{t}" for i, t in enumerate(ids[0].tolist())]
         repeats = bool((induction_targets(ids) >= 0).any())
-        induction = f"{induction_score(weights[None], ids):.2f}" if repeats else "— (no token repeats)"
+        real = real_tokens(ids)  # every typed id is a token (1 … vocab_size − 1): no padding here
+        induction = f"{induction_score(weights[None], ids, real):.2f}" if repeats else "— (no token repeats)"
         return Shown(
             views={
                 "weights": self.views["weights"].frame(
@@ -105,7 +114,8 @@ class HeadsExplorer(Explorer):
             },
             texts={
                 "caption": html.escape(
-                    f"previous-token score {previous_token_score(weights):.2f} · induction score {induction} · "
+                    f"previous-token score {previous_token_score(weights, real[0]):.2f} · "
+                    f"induction score {induction} · "
                     f"the model predicts next tokens {predicted}"
                 )
             },
@@ -116,20 +126,21 @@ class HeadsExplorer(Explorer):
         return f"HeadsExplorer(layer={c['layer'].value + 1}, head={c['head'].value + 1})"
 
 
-def _fresh() -> torch.Tensor:
-    scores = 3 * torch.randn(7, 7, generator=torch.Generator().manual_seed(14))
-    return softmax(mask_scores(scores, causal_mask(7)))
+def _fresh() -> tuple[Tensor, Tensor]:
+    """14.2's case: a causal 9×9 map no cell shows, and ``real (9,)``: six tokens, then three of padding."""
+    scores = 3 * torch.randn(9, 9, generator=torch.Generator().manual_seed(14))
+    return softmax(mask_scores(scores, causal_mask(9))), torch.arange(9) < 6
 
 
 def scores_along(history) -> dict[str, list[float]]:
     """From a :func:`attnlib.training.train` history with snapshots: at each stored step, the best
     previous-token score in layer 1 and the best induction score in the last layer, on the probe sequence."""
-    real = history.probe != 0  # token 0 pads the sequence and never belongs to it
+    real = real_tokens(history.probe)  # token 0 pads the sequence and never belongs to it
     points: dict[str, list[float]] = {"step": [], "previous_token": [], "induction": []}
     for step in sorted(history.snapshots):
         maps = history.snapshots[step]
         points["step"].append(step)
-        points["previous_token"].append(max(previous_token_score(m) for m in maps[0]))
+        points["previous_token"].append(max(previous_token_score(m, real) for m in maps[0]))
         points["induction"].append(max(induction_score(m[None], history.probe, real) for m in maps[-1]))
     return points
 
@@ -187,8 +198,10 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     return {
         "what_heads_learn.1": [(0, None), (3, None)],
         "what_heads_learn.2": [
-            (lambda w: torch.diagonal(w).mean(), None),
-            (lambda w: torch.diagonal(w, offset=-1).sum(), None),
+            (lambda w, real: torch.diagonal(w).mean(), None),
+            (lambda w, real: torch.diagonal(w, offset=-1).mean(), None),
+            (lambda w, real: torch.diagonal(w, offset=-1)[real[:-1]].mean(), None),
+            (lambda w, real: torch.diagonal(w, offset=-1)[real[1:]].sum(), None),
         ],
         "what_heads_learn.3": [
             (padding_counted, None),
@@ -211,29 +224,41 @@ def induction_position(answer: object) -> Feedback:
 
 @exercise("what_heads_learn.2", alias="heads.2")
 def previous_token(answer: object) -> Feedback:
-    """A function ``my_previous_token_score(weights (n, n))`` → the mean weight on the key just before each query."""
-    weights = _fresh()
+    """A function ``my_previous_token_score(weights (n, n), real (n,))`` → the mean weight on the key just before
+    each query, over the real queries from the second on. Run on a padded 9×9 map the lesson never showed."""
+    weights, real = _fresh()
+    diagonal = torch.diagonal(weights, offset=-1)  # entry j: query j + 1 on key j
     wrong = [
         (
-            torch.diagonal(weights, offset=1).mean(),
+            diagonal.mean(),
+            "You scored every query, the padding too: keep only the real ones — the stripe below the diagonal "
+            "holds queries 1 … n − 1, so its mask is real[1:].",
+        ),
+        (
+            diagonal[real[:-1]].mean(),
+            "Off by one: entry j of the stripe below the diagonal is query j + 1, so mask it with real[1:], "
+            "not real[:-1].",
+        ),
+        (
+            torch.diagonal(weights, offset=1)[real[1:]].mean(),
             "That is the stripe just ABOVE the diagonal (offset=+1): the key after each query, which the causal "
             "mask hides, so it is 0. The previous token is one BELOW: offset=-1.",
         ),
         (
-            torch.diagonal(weights).mean(),
+            torch.diagonal(weights)[real].mean(),
             "That is the weight on the token itself (the diagonal); the previous token is one below.",
         ),
         (
-            torch.diagonal(weights, offset=-1).sum(),
-            "Take the mean over the n − 1 queries that have a previous token, not the sum.",
+            diagonal[real[1:]].sum(),
+            "Take the mean over the real queries that have a previous token, not the sum.",
         ),
     ]
     return compare_call(
         answer,
-        (weights,),
-        call="your my_previous_token_score(weights)",
-        expected=torch.tensor(previous_token_score(weights)),
-        name="the score of a new 7×7 causal map",
+        (weights, real),
+        call="your my_previous_token_score(weights, real)",
+        expected=torch.tensor(previous_token_score(weights, real)),
+        name="the score of a new 9×9 causal map, six real tokens then three of padding",
         wrong=wrong,
         write_it=(previous_token_score,),
     )

@@ -18,15 +18,18 @@ TASK = pretrained.RECIPES["induction"].task
 def test_heads_exercises():
     assert check("what_heads_learn.1", 1).correct
     assert "FOLLOWED" in check("what_heads_learn.1", 0).message
-    assert check("what_heads_learn.2", lambda w: w.diagonal(offset=-1).mean()).correct
-    assert "offset=-1" in check("what_heads_learn.2", lambda w: w.diagonal(offset=1).mean()).message
+    assert check("what_heads_learn.2", lambda w, real: w.diagonal(offset=-1)[real[1:]].mean()).correct
+    assert "offset=-1" in check("what_heads_learn.2", lambda w, real: w.diagonal(offset=1)[real[1:]].mean()).message
+    assert "padding" in check("what_heads_learn.2", lambda w, real: w.diagonal(offset=-1).mean()).message
+    assert "Off by one" in check("what_heads_learn.2", lambda w, real: w.diagonal(offset=-1)[real[:-1]].mean()).message
+    assert not check("what_heads_learn.2", lambda w, real: w.diagonal(offset=-1)[real[1:]].sum()).correct
 
 
 def test_the_library_function_is_not_an_answer_to_write_it():
     assert check("what_heads_learn.2", previous_token_score).mistake == "library-function"
 
-    def wraps(weights):
-        return previous_token_score(weights)
+    def wraps(weights, real):
+        return previous_token_score(weights, real)
 
     assert check("what_heads_learn.2", wraps).mistake == "library-function"
     assert "asks you to write" in check("what_heads_learn.2", wraps).message
