@@ -46,7 +46,7 @@ export REACHABLE := import socket, sys, urllib.parse as u; url = u.urlsplit(sys.
 UV_PIN := $(shell grep -m1 '^uv==' requirements.lock)
 UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
 
-.PHONY: help env learner-env lock lab learn editions models test unit nbval nbval-kernels lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
+.PHONY: help env learner-env lock lab learn editions models train-models test unit nbval nbval-kernels lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -168,5 +168,5 @@ browser: $(STAMP) chromium  ## only the real-browser tests, every lesson in Jupy
 clean:  ## remove generated folders (not .venv)
 	rm -rf test-artifacts slides build .pytest_cache .ruff_cache .hypothesis
 
-models: $(STAMP)  ## retrain the models of lessons 13, 14, 16 and 17 into attnlib/checkpoints/ (commit the result)
+models train-models: $(STAMP)  ## retrain the models of lessons 13, 14, 16 and 17 into attnlib/checkpoints/ (commit the result)
 	$(BIN)/python scripts/train_models.py

@@ -3,14 +3,24 @@
 Start from single characters; count every pair of neighbouring symbols in the corpus (each word
 weighted by how often it occurs); merge the most frequent pair into one new symbol everywhere; repeat.
 Ties go to the pair seen first. GPT-2's tokeniser is this algorithm on bytes, with 50 000 merges.
+
+To cut a whole text (spaces and line breaks included, lesson 17), it is first split into **pieces** as GPT-2
+does — a word with the space before it, a run of punctuation with its space, a run of white space
+(:data:`PIECES`) — so no token spans two words; :func:`learn_text_merges` learns merges over the pieces and
+:func:`encode_text` cuts any text into tokens with them (joined, the tokens give the text back).
 """
 
 from __future__ import annotations
 
 import itertools
+import re
 from collections import Counter
 
-__all__ = ["learn_merges", "pair_counts", "split_after", "tokenise"]
+__all__ = ["PIECES", "encode_text", "learn_merges", "learn_text_merges", "pair_counts", "split_after", "tokenise"]
+
+#: How a text is cut into pieces before BPE (as GPT-2): a word or a number with one space before it, a run of
+#: other characters with one space before it, or a run of white space.
+PIECES = re.compile(r" ?[A-Za-z]+| ?[0-9]+| ?[^\sA-Za-z0-9]+|\s+(?!\S)|\s+")
 
 
 def _split(corpus: str) -> Counter[tuple[str, ...]]:
@@ -42,9 +52,33 @@ def _merge(symbols: tuple[str, ...], pair: tuple[str, str]) -> tuple[str, ...]:
 
 def learn_merges(corpus: str, n_merges: int) -> list[tuple[str, str]]:
     """The first ``n_merges`` merges BPE learns on ``corpus`` (words separated by spaces), in order."""
+    return _learn(_split(corpus), n_merges)
+
+
+def learn_text_merges(text: str, n_merges: int) -> list[tuple[str, str]]:
+    """The first ``n_merges`` merges BPE learns on the :data:`PIECES` of ``text`` (white space kept), in order."""
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"text must be non-empty text, got {text!r}"[:120])
+    return _learn(Counter(tuple(piece) for piece in PIECES.findall(text)), n_merges)
+
+
+def encode_text(text: str, merges: list[tuple[str, str]]) -> list[str]:
+    """``text`` cut into tokens: its :data:`PIECES`, each cut by ``merges``; ``"".join`` gives ``text`` back."""
+    if not isinstance(text, str):
+        raise ValueError(f"text must be text, got {type(text).__name__}")
+    cut: dict[str, list[str]] = {}
+    tokens: list[str] = []
+    for piece in PIECES.findall(text):
+        if piece not in cut:
+            cut[piece] = tokenise(piece, merges)
+        tokens.extend(cut[piece])
+    return tokens
+
+
+def _learn(words: Counter[tuple[str, ...]], n_merges: int) -> list[tuple[str, str]]:
     if isinstance(n_merges, bool) or not isinstance(n_merges, int) or n_merges < 0:
         raise ValueError(f"n_merges must be a non-negative integer, got {n_merges!r}")
-    words, merges = _split(corpus), []
+    merges: list[tuple[str, str]] = []
     for _ in range(n_merges):
         counts = pair_counts(words)
         if not counts:

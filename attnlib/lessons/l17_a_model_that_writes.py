@@ -7,7 +7,7 @@ Each checker runs the learner's function on inputs the lesson never showed (anot
 vocabulary, other seeds) and compares with :mod:`attnlib.language`.
 
 - ``a_model_that_writes.1`` code: ``next_token_pairs(ids, starts, n_tokens)``: windows and their targets, one later.
-- ``a_model_that_writes.2`` code: ``bigram_loss(train, held_out, vocab_size)``: the add-one bigram baseline.
+- ``a_model_that_writes.2`` code: ``ngram_loss(train, held_out, vocab_size, n, k)``: the add-k n-gram baseline.
 - ``a_model_that_writes.3`` code: ``sampling_probabilities(logits, temperature, top_k)``: what a token is drawn from.
 - ``a_model_that_writes.4`` code: ``same_character_score(weights, ids)``: weight on earlier copies of a character.
 """
@@ -21,16 +21,16 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import Tensor
 
-from .. import language
+from .. import language, ngrams
 from ..show import plots, ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..transformer import TinyTransformer
-from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "LiveCurve",
     "WriterExplorer",
-    "bigram",
+    "ngram",
     "pairs",
     "pick_yours",
     "probabilities",
@@ -58,7 +58,7 @@ def _reference_pairs(ids: Tensor, starts: Tensor, n_tokens: int) -> tuple[Tensor
 
 REFERENCES: dict[str, Callable] = {
     "pairs": _reference_pairs,
-    "bigram": language.bigram_loss,
+    "ngram": ngrams.ngram_loss,
     "probabilities": language.sampling_probabilities,
     "same_character": language.same_character_score,
 }
@@ -67,9 +67,9 @@ REFERENCES: dict[str, Callable] = {
 def pick_yours(**answers: object) -> tuple[dict[str, Callable], str]:
     """``({name: function}, sentence)``: each of yours that its exercise accepts, the reference otherwise.
 
-    Names: ``pairs`` (17.1), ``bigram`` (17.2), ``probabilities`` (17.3), ``same_character`` (17.4).
+    Names: ``pairs`` (17.1), ``ngram`` (17.2), ``probabilities`` (17.3), ``same_character`` (17.4).
     """
-    checkers = {"pairs": pairs, "bigram": bigram, "probabilities": probabilities, "same_character": same_character}
+    checkers = {"pairs": pairs, "ngram": ngram, "probabilities": probabilities, "same_character": same_character}
     unknown = sorted(set(answers) - set(checkers))
     if unknown:
         raise TypeError(f"pick_yours takes {sorted(checkers)}, got {unknown}")
@@ -240,19 +240,30 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         windows = torch.stack([ids[s : s + n_tokens + 1] for s in starts.tolist()])
         return windows[:, 1:], windows[:, :-1]
 
-    def unsmoothed(train, held_out, vocab_size):
-        counts = torch.zeros(vocab_size, vocab_size)
-        for a, b in zip(train[:-1].tolist(), train[1:].tolist()):
-            counts[a, b] += 1
-        p = counts / counts.sum(-1, keepdim=True).clamp(min=1)
-        return float(-p[held_out[:-1], held_out[1:]].clamp(min=1e-12).log().mean())
+    def counted(train, held_out, vocab_size, n, k, *, total_k=None):  # plain counts, as a learner writes them
+        t, h = train.tolist(), held_out.tolist()
+        pair: dict = {}
+        context: dict = {}
+        for i in range(n - 1, len(t)):
+            pair[tuple(t[i - n + 1 : i + 1])] = pair.get(tuple(t[i - n + 1 : i + 1]), 0) + 1
+            context[tuple(t[i - n + 1 : i])] = context.get(tuple(t[i - n + 1 : i]), 0) + 1
+        total_k = k * vocab_size if total_k is None else total_k
+        logs = [
+            math.log(
+                (pair.get(tuple(h[i - n + 1 : i + 1]), 0) + k) / (context.get(tuple(h[i - n + 1 : i]), 0) + total_k)
+            )
+            for i in range(n - 1, len(h))
+        ]
+        return -sum(logs) / len(logs)
 
-    def columns(train, held_out, vocab_size):
-        counts = torch.ones(vocab_size, vocab_size)
-        for a, b in zip(train[:-1].tolist(), train[1:].tolist()):
-            counts[a, b] += 1
-        p = counts / counts.sum(0, keepdim=True)
-        return float(-p[held_out[:-1], held_out[1:]].log().mean())
+    def add_one(train, held_out, vocab_size, n, k):
+        return counted(train, held_out, vocab_size, n, 1.0)
+
+    def context_of_n(train, held_out, vocab_size, n, k):
+        return counted(train, held_out, vocab_size, n + 1, k)
+
+    def k_not_times_vocabulary(train, held_out, vocab_size, n, k):
+        return counted(train, held_out, vocab_size, n, k, total_k=k)
 
     def times_t(logits, temperature=1.0, top_k=None):
         scaled = logits * temperature
@@ -281,7 +292,12 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
 
     return {
         "a_model_that_writes.1": [(unshifted, "next-token-misaligned"), (shifted_back, "next-token-misaligned")],
-        "a_model_that_writes.2": [(unsmoothed, None), (columns, None), (language.bigram_loss, "library-function")],
+        "a_model_that_writes.2": [
+            (add_one, None),
+            (context_of_n, None),
+            (k_not_times_vocabulary, None),
+            (ngrams.ngram_loss, "library-function"),
+        ],
         "a_model_that_writes.3": [(times_t, None), (no_top_k, None), (not_renormalised, None)],
         "a_model_that_writes.4": [
             (with_self, None),
@@ -338,25 +354,34 @@ def pairs(answer: object) -> Feedback:
     )
 
 
-@exercise("a_model_that_writes.2")
-def bigram(answer: object) -> Feedback:
-    """17.2: ``bigram_loss(train, held_out, vocab_size)`` on two texts the lesson never showed."""
-    cases = []
+#: 17.2's cases: (train, held_out, vocab_size, n, k) on texts the page never shows.
+def _ngram_cases() -> list[tuple[Tensor, Tensor, int, int, float]]:
     vocabulary = language.Vocabulary(_RHYME)
     rhyme = vocabulary.encode(_RHYME)
-    cases.append((rhyme[:200], rhyme[200:], len(vocabulary)))
-    walk = _other_ids(seed=2718, n=700, vocab_size=11)
-    cases.append((walk[:500], walk[500:], 13))  # two ids never occur: smoothing must still count them
-    call = "your bigram_loss(train, held_out, vocab_size)"
-    for train, held_out, vocab_size in cases:
-        want = language.bigram_loss(train, held_out, vocab_size)
+    walk = _other_ids(seed=2718, n=900, vocab_size=11)
+    return [
+        (rhyme[:200], rhyme[200:], len(vocabulary), 2, 1.0),
+        (walk[:600], walk[600:], 13, 3, 0.1),  # two ids never occur: smoothing must still count them
+        (rhyme[:150], rhyme[150:], len(vocabulary), 4, 0.05),  # contexts the training part never showed
+        (walk[:500], walk[500:], 11, 1, 0.5),
+    ]
+
+
+@exercise("a_model_that_writes.2")
+def ngram(answer: object) -> Feedback:
+    """17.2: ``ngram_loss(train, held_out, vocab_size, n, k)`` on texts, orders and k the lesson never showed."""
+    call = "your ngram_loss(train, held_out, vocab_size, n, k)"
+    for train, held_out, vocab_size, n, k in _ngram_cases():
+        want = ngrams.ngram_loss(train, held_out, vocab_size, n, k)
         got = run_learner_code(
             answer,
             train.clone(),
             held_out.clone(),
             vocab_size,
+            n,
+            k,
             name=call,
-            write_it=[language.bigram_loss, language.bigram_counts],
+            write_it=[ATTNLIB, ngrams.ngram_loss, language.bigram_loss, language.unigram_loss],
         )
         if isinstance(got, Feedback):
             return got
@@ -365,40 +390,50 @@ def bigram(answer: object) -> Feedback:
         if isinstance(got, float) and not math.isfinite(got):
             return Feedback(
                 False,
-                f"{call} is {got}: a pair the training text never showed has probability 0. "
-                "Add one to every count before normalising each row.",
+                f"{call} is {got} for n={n}, k={k}: a token never counted after its context has probability 0. "
+                "Add k to every count, and k·vocab_size to the context's total.",
             )
-        uniform = math.log(vocab_size)
-        unigram = language.unigram_loss(train, held_out, vocab_size)
-        counts = language.bigram_counts(train, vocab_size) - 1
-        seen = counts[held_out[:-1], held_out[1:]]
-        raw = counts / counts.sum(-1, keepdim=True).clamp(min=1)
-        by_column = (counts + 1) / (counts + 1).sum(0, keepdim=True)
-        wrong = [
-            (uniform, "that is ln(vocab_size), the loss of uniform guessing: count which character follows which."),
-            (
-                unigram,
-                "that is the unigram loss: condition on the character before (count pairs, one row per character).",
-            ),
-            (
-                float(-by_column[held_out[:-1], held_out[1:]].log().mean()),
-                "you normalised each column: a row is the character before, and its next-character probabilities "
-                "(one row) must sum to 1.",
-            ),
+        wrong: list[tuple[float, str]] = [
+            (math.log(vocab_size), "that is ln(vocab_size), the loss of uniform guessing: count what follows what."),
         ]
-        if bool((seen > 0).all()):  # unsmoothed is finite only where every held-out pair was seen
+        if k != 1:
             wrong.append(
                 (
-                    float(-raw[held_out[:-1], held_out[1:]].log().mean()),
-                    "these are the raw pair frequencies: add one to every count (seen or not) before "
-                    "normalising each row, as the lesson's baseline does.",
+                    ngrams.ngram_loss(train, held_out, vocab_size, n, 1.0),
+                    f"that is add-one smoothing: add k={k} (the argument), not 1, to every count.",
                 )
             )
-        feedback = compare_number(got, want, name=f"the bigram loss ({want:.4f} nats here)", tol=1e-4, wrong=wrong)
+        if n > 1:
+            wrong.append(
+                (
+                    ngrams.ngram_loss(train, held_out, vocab_size, n - 1, k),
+                    f"that is the ({n - 1})-gram loss: the context of an n-gram is the n - 1 = {n - 1} tokens "
+                    "before the one predicted.",
+                )
+            )
+        if len(held_out) > n + 1:
+            wrong.append(
+                (
+                    ngrams.ngram_loss(train, held_out, vocab_size, n + 1, k),
+                    f"that is the ({n + 1})-gram loss: the context is n - 1 = {n - 1} tokens, not n.",
+                )
+            )
+        feedback = compare_number(
+            got, want, name=f"the {n}-gram loss with k={k} ({want:.4f} nats here)", tol=1e-4, wrong=wrong
+        )
         if not feedback:
+            if feedback.mistake is None and not any(abs(float(got) - w) < 1e-4 for w, _ in wrong):  # type: ignore[arg-type]
+                return Feedback(
+                    False,
+                    feedback.message
+                    + " The usual slip: the denominator. p(a' | h) = (count(h a') + k) / (count(h ·) + k·vocab_size),"
+                    " where count(h ·) counts h only where a token follows it; score held_out[n - 1:].",
+                )
             return feedback
     return Feedback(
-        True, "That is the bigram baseline: add-one pair counts, each row normalised, scored on the held-out pairs."
+        True,
+        "That is the add-k n-gram baseline: counts of each context and what follows it, scored on the held-out "
+        "tokens from n - 1 on.",
     )
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from attnlib import language
+from attnlib import language, ngrams
 from attnlib.lessons import MISTAKES, check, exercises, lesson_module
 from attnlib.lessons._check import CHECKER_FAILED
 
@@ -24,12 +24,17 @@ def my_pairs(ids, starts, n_tokens):
     return inputs, targets
 
 
-def my_bigram(train, held_out, vocab_size):
-    counts = torch.ones(vocab_size, vocab_size)
-    for a, b in zip(train[:-1].tolist(), train[1:].tolist()):
-        counts[a, b] += 1
-    probs = counts / counts.sum(dim=1, keepdim=True)
-    return -probs[held_out[:-1], held_out[1:]].log().mean().item()
+def my_ngram(train, held_out, vocab_size, n, k):
+    t, h = train.tolist(), held_out.tolist()
+    pair, context = {}, {}
+    for i in range(n - 1, len(t)):
+        pair[tuple(t[i - n + 1 : i + 1])] = pair.get(tuple(t[i - n + 1 : i + 1]), 0) + 1
+        context[tuple(t[i - n + 1 : i])] = context.get(tuple(t[i - n + 1 : i]), 0) + 1
+    total = 0.0
+    for i in range(n - 1, len(h)):
+        p = (pair.get(tuple(h[i - n + 1 : i + 1]), 0) + k) / (context.get(tuple(h[i - n + 1 : i]), 0) + k * vocab_size)
+        total -= math.log(p)
+    return total / (len(h) - n + 1)
 
 
 def my_probabilities(logits, temperature, top_k):
@@ -51,7 +56,7 @@ def my_same_character(weights, ids):
     return sum(scores) / len(scores)
 
 
-RIGHT = dict(zip(NAMES, (my_pairs, my_bigram, my_probabilities, my_same_character)))
+RIGHT = dict(zip(NAMES, (my_pairs, my_ngram, my_probabilities, my_same_character)))
 
 
 def test_four_exercises_each_with_typical_wrong_answers():
@@ -88,30 +93,33 @@ def test_missing_and_broken_answers_get_a_sentence(name):
 
 
 def test_the_library_is_refused_and_printed_numbers_do_not_pass():
-    assert check(f"{LESSON}.2", language.bigram_loss).mistake == "library-function"
-    assert check(f"{LESSON}.2", lambda *a: language.bigram_loss(*a)).mistake == "library-function"
+    assert check(f"{LESSON}.2", ngrams.ngram_loss).mistake == "library-function"
+    assert check(f"{LESSON}.2", lambda *a: ngrams.ngram_loss(*a)).mistake == "library-function"
+    assert check(f"{LESSON}.2", lambda t, h, v, n, k: language.bigram_loss(t, h, v)).mistake == "library-function"
     assert check(f"{LESSON}.3", language.sampling_probabilities).mistake == "library-function"
     assert check(f"{LESSON}.4", lambda w, i: language.same_character_score(w, i)).mistake == "library-function"
     # the lesson's own figures, handed back as constants, are not functions of the checker's inputs
-    for number in (2.47, 3.35):
+    for number in (2.471, 1.934, 3.349):
         assert not check(f"{LESSON}.2", lambda *a, n=number: n).correct
     assert not check(f"{LESSON}.4", lambda w, i: 0.3).correct
 
 
 def test_specific_hints():
-    unsmoothed = check(f"{LESSON}.2", lambda t, h, v: float("inf"))
-    assert "Add one" in unsmoothed.message
-    uniform = check(f"{LESSON}.2", lambda t, h, v: math.log(v))
+    unsmoothed = check(f"{LESSON}.2", lambda t, h, v, n, k: float("inf"))
+    assert "Add k to every count" in unsmoothed.message
+    uniform = check(f"{LESSON}.2", lambda t, h, v, n, k: math.log(v))
     assert "uniform guessing" in uniform.message
+    add_one = check(f"{LESSON}.2", lambda t, h, v, n, k: my_ngram(t, h, v, n, 1.0))
+    assert "add-one smoothing" in add_one.message
     swapped = check(f"{LESSON}.1", lambda ids, s, n: my_pairs(ids, s, n)[::-1])
     assert swapped.mistake == "next-token-misaligned" and "swapped" in swapped.message
 
 
 def test_pick_yours_uses_the_reference_until_an_exercise_passes():
     lesson = lesson_module(LESSON)
-    chosen, said = lesson.pick_yours(pairs=..., bigram=my_bigram)
-    assert chosen["pairs"] is lesson.REFERENCES["pairs"] and chosen["bigram"] is my_bigram
-    assert said == "Using the reference pairs (not solved yet), your bigram."
+    chosen, said = lesson.pick_yours(pairs=..., ngram=my_ngram)
+    assert chosen["pairs"] is lesson.REFERENCES["pairs"] and chosen["ngram"] is my_ngram
+    assert said == "Using the reference pairs (not solved yet), your ngram."
     with pytest.raises(TypeError, match="pick_yours takes"):
         lesson.pick_yours(sampler=my_probabilities)
 
