@@ -25,9 +25,12 @@ from ._validate import AttentionInputError, check_positive_int, shape_str
 from .modules import MultiHeadAttention, causal_mask
 from .positions import LearnedPositions, SinusoidalPositions
 
-__all__ = ["Block", "CrossAttentionModel", "TinyTransformer"]
+__all__ = ["ACTIVATIONS", "Block", "CrossAttentionModel", "TinyTransformer"]
 
 POSITIONS = ("learned", "sinusoidal", "none")
+#: the MLP's nonlinearity: ``"gelu"`` the exact GELU (attnlib's models), ``"gelu_tanh"`` its tanh approximation
+#: (GPT-2's ``gelu_new``, :mod:`attnlib.gpt2`)
+ACTIVATIONS = ("gelu", "gelu_tanh")
 
 
 class Cache(Protocol):
@@ -48,6 +51,7 @@ class Block(nn.Module):
         mlp: include the MLP (``False``: an attention-only block, lesson 14).
         residual: add each part's output to its input (``False``: ``x = attention(norm(x))`` replaces ``x``;
             for the experiment of lesson 13 only).
+        activation: the MLP's nonlinearity, one of :data:`ACTIVATIONS`.
     """
 
     def __init__(
@@ -59,15 +63,26 @@ class Block(nn.Module):
         layer_norm: bool = True,
         mlp: bool = True,
         residual: bool = True,
+        activation: str = "gelu",
     ) -> None:
         super().__init__()
         check_positive_int("d_model", d_model)
+        if activation not in ACTIVATIONS:
+            raise AttentionInputError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
         self.d_model, self.residual = d_model, residual
         self.attention = MultiHeadAttention(d_model, num_heads)
         self.norm_attention = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
         self.norm_mlp = nn.LayerNorm(d_model) if layer_norm and mlp else nn.Identity()
         d_mlp = 4 * d_model if d_mlp is None else check_positive_int("d_mlp", d_mlp)
-        self.mlp = nn.Sequential(nn.Linear(d_model, d_mlp), nn.GELU(), nn.Linear(d_mlp, d_model)) if mlp else None
+        self.mlp = (
+            nn.Sequential(
+                nn.Linear(d_model, d_mlp),
+                nn.GELU() if activation == "gelu" else nn.GELU(approximate="tanh"),
+                nn.Linear(d_mlp, d_model),
+            )
+            if mlp
+            else None
+        )
 
     def forward(
         self, x: Tensor, *, mask: Tensor | None = None, cache: Cache | None = None, layer: int = 0
@@ -96,7 +111,8 @@ class TinyTransformer(nn.Module):
         d_mlp: hidden size of each MLP (default ``4 · d_model``).
         causal: every token sees only itself and earlier tokens (next-token prediction, lesson 09's mask).
         positions: ``"learned"``, ``"sinusoidal"`` or ``"none"`` (lesson 12).
-        layer_norm, mlp, residual: as :class:`Block`.
+        layer_norm, mlp, residual, activation: as :class:`Block`.
+        readout_bias: give the read-out a bias (GPT-2's has none: :mod:`attnlib.gpt2`).
         block: build each block with ``block(d_model, num_heads)`` instead of :class:`Block` — e.g. a
             block you wrote (lesson 13). Its ``forward(x, mask=None)`` returns ``x`` or ``(x, weights)``.
 
@@ -119,6 +135,8 @@ class TinyTransformer(nn.Module):
         mlp: bool = True,
         residual: bool = True,
         block: Callable[[int, int], nn.Module] | None = None,
+        activation: str = "gelu",
+        readout_bias: bool = True,
     ) -> None:
         super().__init__()
         for name, value in (
@@ -131,6 +149,8 @@ class TinyTransformer(nn.Module):
         if positions not in POSITIONS:
             raise AttentionInputError(f"positions must be one of {POSITIONS}, got {positions!r}")
         check_positive_int("num_heads", num_heads)
+        if activation not in ACTIVATIONS:
+            raise AttentionInputError(f"activation must be one of {ACTIVATIONS}, got {activation!r}")
         if d_model % num_heads:
             raise AttentionInputError(
                 f"num_heads={num_heads} must divide d_model={d_model}: every head gets d_head = d_model / num_heads"
@@ -147,13 +167,21 @@ class TinyTransformer(nn.Module):
         }[positions]()
         if block is None:
             self.blocks = nn.ModuleList(
-                Block(d_model, num_heads, d_mlp=d_mlp, layer_norm=layer_norm, mlp=mlp, residual=residual)
+                Block(
+                    d_model,
+                    num_heads,
+                    d_mlp=d_mlp,
+                    layer_norm=layer_norm,
+                    mlp=mlp,
+                    residual=residual,
+                    activation=activation,
+                )
                 for _ in range(num_layers)
             )
         else:
             self.blocks = nn.ModuleList(block(d_model, num_heads) for _ in range(num_layers))
         self.norm = nn.LayerNorm(d_model) if layer_norm else nn.Identity()
-        self.readout = nn.Linear(d_model, vocab_size)
+        self.readout = nn.Linear(d_model, vocab_size, bias=readout_bias)
         self.attention_maps: list[Tensor] = []
 
     def forward(self, ids: Tensor, *, cache: Cache | None = None) -> Tensor:
