@@ -10,17 +10,28 @@ Shapes: per layer ``(batch, num_heads, n_cached, d_head)``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence, Sized
+from typing import Any, Protocol
 
 import torch
 from torch import Tensor
+from torch.utils.hooks import RemovableHandle
 
 from ._validate import AttentionInputError, check_positive_int
 
-if TYPE_CHECKING:  # transformer.py imports this module
-    from .transformer import TinyTransformer
+__all__ = ["CausalModel", "KVCache", "count_dot_products", "generate", "next_token", "score_dot_products"]
 
-__all__ = ["KVCache", "count_dot_products", "generate", "next_token", "score_dot_products"]
+
+class CausalModel(Protocol):
+    """What generation needs of a model (:class:`attnlib.transformer.TinyTransformer`, whose modules import this
+    one): its blocks, its attention maps, and ``model(ids, cache=...)`` giving ``(batch, n, vocab_size)`` logits."""
+
+    @property
+    def blocks(self) -> Sized: ...
+    @property
+    def attention_maps(self) -> Sequence[Tensor]: ...
+    def __call__(self, ids: Tensor, *, cache: KVCache | None = None) -> Tensor: ...
+    def register_forward_hook(self, hook: Callable[[Any, Any, Any], None]) -> RemovableHandle: ...
 
 
 class KVCache:
@@ -72,7 +83,7 @@ def next_token(
 
 @torch.no_grad()
 def generate(
-    model: TinyTransformer,
+    model: CausalModel,
     prompt: Tensor,
     max_new_tokens: int,
     *,
@@ -127,7 +138,7 @@ def score_dot_products(n_prompt: int, max_new_tokens: int, *, use_cache: bool) -
     return sum(length * length for length in lengths)
 
 
-def count_dot_products(model: TinyTransformer, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> int:
+def count_dot_products(model: CausalModel, prompt: Tensor, max_new_tokens: int, *, use_cache: bool = True) -> int:
     """Run :func:`generate` and count the query·key dot products one head of one layer really computed.
 
     Counted from the attention maps the model leaves after each forward (``(batch, h, n_q, n_k)``:
@@ -135,7 +146,7 @@ def count_dot_products(model: TinyTransformer, prompt: Tensor, max_new_tokens: i
     """
     counted = 0
 
-    def after_forward(module: TinyTransformer, _args: object, _output: object) -> None:
+    def after_forward(module: CausalModel, _args: object, _output: object) -> None:
         nonlocal counted
         weights = module.attention_maps[0]
         counted += weights.shape[-2] * weights.shape[-1]

@@ -259,3 +259,124 @@ def test_the_slow_first_order_names_modules_that_exist() -> None:
     missing = [path for path in slow_first if not (REPO / path).is_file()]
     assert not missing, f"SLOW_FIRST names modules that do not exist: {missing}"
     assert len(set(slow_first)) == len(slow_first)
+
+
+# ------------------------------------------------------------------------------------ no import circles
+def module_path(name: str) -> Path | None:
+    """The file of attnlib module ``name`` (a package: its ``__init__.py``), or None outside attnlib."""
+    if name != "attnlib" and not name.startswith("attnlib."):
+        return None
+    base = PACKAGE.parent.joinpath(*name.split("."))
+    for path in (base.with_suffix(".py"), base / "__init__.py"):
+        if path.exists():
+            return path
+    return None
+
+
+def attnlib_imports(path: Path) -> set[Path]:
+    """The attnlib files ``path`` imports, anywhere in it (at run time, in a function, under TYPE_CHECKING):
+    ``from . import ui`` is ui.py, not the package's ``__init__.py``."""
+    package = ["attnlib", *path.relative_to(PACKAGE).parent.parts]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, node.module] if node.module else base)
+            for alias in node.names:
+                names.add(f"{module}.{alias.name}" if module_path(f"{module}.{alias.name}") else module)
+    return {p for p in map(module_path, names) if p is not None and p != path}
+
+
+def circles(graph: dict[Path, set[Path]]) -> list[list[Path]]:
+    """Every import circle of ``graph`` found by a depth-first walk (one per back edge)."""
+    found: list[list[Path]] = []
+    state: dict[Path, int] = {}  # 1: on the walk's path, 2: done
+    path: list[Path] = []
+
+    def walk(node: Path) -> None:
+        state[node] = 1
+        path.append(node)
+        for other in sorted(graph.get(node, ())):
+            if state.get(other) == 1:
+                found.append([*path[path.index(other) :], other])
+            elif other not in state:
+                walk(other)
+        path.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            walk(node)
+    return found
+
+
+IMPORTS = {path: attnlib_imports(path) for path in MODULES}
+
+
+def test_the_circle_finder_can_fail() -> None:
+    a, b, c = (PACKAGE / n for n in ("a.py", "b.py", "c.py"))
+    assert circles({a: {b}, b: {c}, c: {a}}) == [[a, b, c, a]]
+    assert circles({a: {b, c}, b: {c}, c: set()}) == []
+
+
+def test_no_module_of_attnlib_imports_itself_back() -> None:
+    """No import circle, not even one only for the type checker or inside a function (docs/architecture.md)."""
+    found = [" -> ".join(str(p.relative_to(PACKAGE)) for p in circle) for circle in circles(IMPORTS)]
+    assert not found, f"import circles: {found}"
+
+
+# ------------------------------------------------------------------------------------ the life of a change
+ARCHITECTURE = (REPO / "docs" / "architecture.md").read_text()
+SHOW = PACKAGE / "show"
+
+
+def figures() -> tuple[str, str]:
+    """docs/architecture.md's two figures of the live views: the life of a change, who imports whom in show/."""
+    section = ARCHITECTURE.split("## The life of a change", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 2, "the section has the life of a change and the imports of show/, one figure each"
+    return blocks[0], blocks[1]
+
+
+def defined(name: str, source: str) -> bool:
+    """Whether ``source`` (Python or JS) defines ``name``: a function, a method, a const, an object's member."""
+    return bool(
+        re.search(
+            rf"(\bdef |\bfunction |\bconst ){name}\b|\b{name}: [(\w]|^\s*(async )?{name}\([^)]*\) \{{", source, re.M
+        )
+    )
+
+
+def test_the_life_of_a_change_names_what_the_code_defines() -> None:
+    source = "\n".join(p.read_text() for p in [*SHOW.glob("*.py"), *SHOW.glob("static/*.js")])
+    names = set(re.findall(r"(\w+)\(\)", figures()[0]))
+    assert {"changed", "adopt_drawn", "refresh", "chunk_message", "fetch"} <= names  # the figure's route
+    missing = sorted(n for n in names if not defined(n, source))
+    assert not missing, f"docs/architecture.md's life of a change names what attnlib/show does not define: {missing}"
+    assert not defined("ensure_fresh", source)  # (the check can fail: a name the code no longer has)
+
+
+def drawn_imports() -> set[tuple[str, str]]:
+    arrows = set()
+    for line in figures()[1].strip().splitlines():
+        left, right = line.split(" -> ")
+        arrows |= {(left.strip(), r.strip()) for r in right.split(",")}
+    return arrows
+
+
+def test_the_arrows_of_show_are_its_imports() -> None:
+    python = {
+        (p.name, q.name)
+        for p, targets in IMPORTS.items()
+        if p.parent == SHOW and p.name != "__init__.py"
+        for q in targets
+        if q.parent == SHOW
+    }
+    js = {
+        (p.name, target)
+        for p in SHOW.glob("static/*.js")
+        for target in re.findall(r'from "\./([\w.]+)"', p.read_text())
+    }
+    assert drawn_imports() == python | js, "docs/architecture.md: who imports whom in show/ is not the code's"

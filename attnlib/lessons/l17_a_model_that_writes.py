@@ -154,6 +154,8 @@ class WriterExplorer(Explorer):
 
     #: the k the top-k slider offers (besides the initial one and the whole vocabulary)
     TOP_K = (1, 2, 3, 5, 10, 20, 40)
+    #: a state is 61 forward passes of the model: one the page drew is computed when the kernel is next idle
+    lazy = True
 
     def __init__(
         self,

@@ -33,20 +33,13 @@ Displayed, an explorer sends three representations: its one widget model
 message), a PNG of its current state drawn with seaborn (what GitHub and nbviewer show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
-One change, one message or none: a change made in Python (learner code, tests) sends the explorer's ``values``
-and ``shown`` together; a change made in the page that the table of states covers is drawn by the page and
-adopted here without computing it (:meth:`Explorer.adopt_drawn`); one it does not cover (typed text, a typed
-cell) is computed here and answered with ``shown``, tagged with the values it was computed for (see
-:mod:`attnlib.show.page`).
-
-Adopted, a state the page drew is *stale* in Python: the values are the page's, what the views, texts and dependent
-controls hold is the state before. It is shown, ``compute(values_now())``, when something first reads it, in one
-place, :meth:`Explorer.ensure_fresh`. Every read path calls it: the explorer's own (:meth:`Explorer.shown_now`,
-:meth:`Explorer.displayed`, :meth:`Explorer.tree`, :meth:`Explorer.snapshot_png`, the mime bundle), the page's
-(a hover explanation, a typed cell, a click), and any read of what :meth:`Explorer.show` writes on an output (a
-view's frame, a text, a control's options or limits, the message), which is how a subclass's ``summary()``,
-its properties and a learner's ``explorer.views["scores"].values`` get it: while stale, the outputs are watched
-(:data:`STALE_READS`). A control's value is not watched: it is the state itself, the page's.
+Python's state is always what the page shows. A change made in Python sends the explorer's ``values`` and
+``shown`` in one message; a change made in the page that the table of states covers is drawn by the page, and
+here the values are adopted and that state computed at once, sending nothing back (:meth:`Explorer.adopt_drawn`);
+one the table does not cover (typed text, a typed cell) is computed here and answered with ``shown``, tagged with
+the values it was computed for (see :mod:`attnlib.show.page`). An explorer whose :meth:`Explorer.compute` is too
+slow to run on every drawn state sets :attr:`Explorer.lazy`: it computes when the kernel is next idle, or
+before a read of what it shows (:meth:`Explorer.catch_up`).
 
 Linking views (e.g. the "all eight steps" explorer): :meth:`HeatmapView.on_select` tells which cell
 was chosen, :meth:`Explorer.on_edit` turns a number typed into an editable view into a change of
@@ -55,22 +48,22 @@ the explorer's state followed by :meth:`update`.
 
 from __future__ import annotations
 
+import asyncio
 import html
 import re
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from contextlib import ExitStack
 from functools import partial
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, ClassVar
 
 import numpy as np
 
 from . import ui
+from .page import ExplorerWidget
 from .plots import heatmap_png, png_bundle
-from .view import DRAWN, Frame, HeatmapView, parse_cell
-
-if TYPE_CHECKING:
-    from .page import ExplorerWidget
+from .table import Shown
+from .ui import choices
+from .view import Frame, HeatmapView, parse_cell
 
 __all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "choices", "parse_cell", "parse_matrix"]
 
@@ -122,71 +115,11 @@ def parse_matrix(text: str, *, max_size: int = 64) -> np.ndarray:
 CONTROL_TRAITS = ("options", "min", "max", "step", "disabled", "value")
 
 
-#: what :meth:`Explorer.show` writes on each kind of output, and what reads it: on an output of a stale explorer, a read
-#: of one of these names shows ``compute(values_now())`` first (:meth:`Explorer.ensure_fresh`). A view: its drawn
-#: traits, its matrix and colour map, its explanations (hover, ``explain``), its layout (lesson 11 hides a view) and
-#: ``select`` (callbacks read the state; ``edit`` reads the matrix first); a control: the traits a state sets but
-#: its value (the page's, adopted as the state); a text and the message: their HTML.
-STALE_READS: dict[str, frozenset[str]] = {
-    "view": DRAWN | {"data", "cmap", "explanations", "layout", "select"},
-    "control": frozenset(CONTROL_TRAITS) - {"value"} | {"layout"},
-    "text": frozenset({"value", "layout"}),
-}
-
-
-_WATCHING: dict[tuple[type, frozenset[str]], type] = {}
-
-
-def _watching(cls: type, reads: frozenset[str]) -> type:
-    """``cls`` whose reads of ``reads`` first make the explorer that owns the object fresh: the class a stale
-    explorer's outputs take until it is (traitlets' own ``add_traits`` subclasses an instance's class the same way)."""
-    if (cls, reads) in _WATCHING:
-        return _WATCHING[cls, reads]
-    get = cast(Callable[[object, str], Any], cls.__getattribute__)
-
-    def __getattribute__(self: object, name: str) -> Any:
-        if name in reads:
-            get(self, "_stale_explorer").ensure_fresh()  # gives the object its own class back
-        return get(self, name)
-
-    namespace = {"__getattribute__": __getattribute__, "_unwatched": cls, "__doc__": cls.__doc__}
-    watching = type(cls.__name__, (cls,), {**namespace, "__module__": cls.__module__, "__qualname__": cls.__qualname__})
-    _WATCHING[cls, reads] = watching
-    return watching
-
-
 def _plain(value: object) -> object:
     """A control trait's value in one form (ipywidgets gives a menu's options back as tuples)."""
     if isinstance(value, list | tuple):
         return tuple(_plain(v) for v in value)
     return value
-
-
-def choices(control: ui.Widget) -> list[object] | None:
-    """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
-    if isinstance(control, ui.Dropdown | ui.ToggleButtons | ui.SelectionSlider):
-        return [o[1] if isinstance(o, tuple) else o for o in control.options]
-    if isinstance(control, ui.Checkbox | ui.ToggleButton):
-        return [False, True]
-    if isinstance(control, ui.FloatLogSlider):
-        return list(control.steps())
-    if isinstance(control, ui.IntSlider):
-        return list(range(control.min, control.max + 1, control.step))
-    return None
-
-
-@dataclass(frozen=True)
-class Shown:
-    """What an explorer shows for one state: every view's frame, every text's HTML, every dependent control.
-
-    ``controls`` maps a control's name to the traits its state sets (see :data:`CONTROL_TRAITS`), e.g.
-    ``{"query": {"options": [("the", 0), ("cat", 1)], "value": 1}}``: the options and limits that follow
-    from the other controls and the value clamped to them.
-    """
-
-    views: Mapping[str, Frame]
-    texts: Mapping[str, str] = field(default_factory=dict)
-    controls: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
 
 
 class Explorer:
@@ -201,6 +134,11 @@ class Explorer:
 
     #: how many views the static PNG fallback shows, in the order of ``views``
     SNAPSHOT_VIEWS = 4
+    #: compute a state the page drew when the kernel is next idle (:data:`IDLE_SECONDS` without a message), or
+    #: before something reads what it shows, instead of at once: for an explorer whose compute is slow
+    lazy: ClassVar[bool] = False
+    #: a lazy explorer computes a drawn state once the kernel has had no message for this long
+    IDLE_SECONDS: ClassVar[float] = 0.25
 
     def __init__(self) -> None:
         self.controls: dict[str, Any] = {}
@@ -210,7 +148,8 @@ class Explorer:
         self.message = ui.HTML(value="")
         self.widget: ui.Box = ui.VBox()
         self._page: ExplorerWidget | None = None
-        self._stale: list[Any] = []  # the outputs watched while what they show is behind the values
+        self.behind = False  # a lazy explorer: the values are the page's, what is shown is not computed yet
+        self._idle: asyncio.TimerHandle | None = None
 
     # wiring -------------------------------------------------------------
     def observe_controls(self) -> None:
@@ -237,20 +176,14 @@ class Explorer:
         finally:
             self._quiet -= 1
 
-    @contextmanager
-    def batched(self) -> Iterator[None]:
-        """Change the explorer's state in the block; when it ends, the page gets the values and what is shown
-        in one message (nothing when nothing changed, or when the explorer is not displayed)."""
-        yield
+    def _on_change(self, _change=None) -> None:
+        self.refresh()
         self.publish()
 
-    def _on_change(self, _change=None) -> None:
-        with self.batched():
-            self._update_or_explain()
-
-    def _update_or_explain(self, *, reraise: bool = False) -> None:
-        """:meth:`update`; a ``ValueError`` is shown inline (raised again with ``reraise``), else the message clears."""
-        self._unwatch()
+    def refresh(self, *, reraise: bool = False) -> None:
+        """:meth:`update`; a ``ValueError`` is shown inline (raised again with ``reraise``), else the message clears.
+        Nothing is sent (:meth:`publish` sends)."""
+        self.behind = False
         try:
             self.update()
         except ValueError as exc:
@@ -270,7 +203,7 @@ class Explorer:
 
         def edited(i: int, j: int, value: float) -> None:
             apply(i, j, value)
-            self._update_or_explain(reraise=True)
+            self.refresh(reraise=True)
 
         self.views[view].on_edit(edited)
 
@@ -283,8 +216,6 @@ class Explorer:
     def page(self) -> ExplorerWidget:
         """The explorer's one widget model (made when first asked for, e.g. when the explorer is displayed)."""
         if self._page is None:
-            from .page import ExplorerWidget
-
             self._page = ExplorerWidget(self)
         return self._page
 
@@ -294,7 +225,7 @@ class Explorer:
 
     def shown_now(self) -> dict[str, object]:
         """What the page shows now, in the form of :meth:`state`, for every output, with the values and message."""
-        self.ensure_fresh()
+        self.catch_up()
         return {
             "values": self.control_values(),
             "views": {name: view.shown() for name, view in self.views.items()},
@@ -311,7 +242,6 @@ class Explorer:
     def tree(self) -> dict[str, object]:
         """The layout as the page draws it: boxes, each control's kind, label, options and limits, each view's
         fixed look, the texts and the message, named as in :attr:`controls`, :attr:`views` and :attr:`texts`."""
-        self.ensure_fresh()
         names: dict[int, tuple[str, str]] = {id(self.message): ("message", "message")}
         for kind, parts in (("control", self.controls), ("view", self.views), ("text", self.texts)):
             names.update({id(part): (kind, name) for name, part in parts.items()})
@@ -365,46 +295,39 @@ class Explorer:
                 self.set_quietly(name, value=value)
 
     def adopt_drawn(self, values: Mapping[str, object]) -> None:
-        """Take ``values``, a state the page drew from its table, as the state without computing what it shows.
+        """Take ``values``, a state the page drew from its table, as the state, and show it here: at once, or for a
+        :attr:`lazy` explorer when the kernel is next idle. Nothing is sent (the page drew it).
 
-        What is shown is stale until something reads it (:meth:`ensure_fresh`). The controls take their values
-        unchecked by their options and limits, which are still the state's before: the tables hold ``values`` as a
-        state, so :meth:`compute` keeps them (the page's handler checks it, see :mod:`attnlib.show.page`).
+        The controls take their values unchecked by their options and limits, which are the state's before until
+        it is shown: the tables hold ``values`` as a state, so :meth:`compute` keeps them (the page's handler checks
+        it, see :mod:`attnlib.show.page`).
         """
-        self._watch()
         with ExitStack() as unchecked:
             for control in self.controls.values():
                 unchecked.enter_context(control.cross_validation_lock)
             self.adopt(values)
-
-    def ensure_fresh(self) -> None:
-        """Show ``compute(values_now())`` if a state the page drew left what is shown behind: the one place every
-        read of what the explorer shows goes through first (see the module's docstring); nothing is sent (the page
-        drew it)."""
-        if self._stale:
-            self._update_or_explain()
-
-    def _watch(self) -> None:
-        """Mark what is shown stale: until it is fresh, a read of what :meth:`show` writes on an output makes it so."""
-        if self._stale:
+        if not self.lazy:
+            self.refresh()
             return
-        parts = [*self.views.values(), *self.texts.values(), *self.controls.values(), self.message]
-        self._stale = list({id(part): part for part in parts}.values())
-        for part in self._stale:
-            kind = "view" if isinstance(part, HeatmapView) else "control" if isinstance(part, ui.Control) else "text"
-            part._stale_explorer = self
-            part.__class__ = _watching(type(part), STALE_READS[kind])
+        self.behind = True
+        if self._idle is not None:
+            self._idle.cancel()
+        try:
+            self._idle = asyncio.get_running_loop().call_later(self.IDLE_SECONDS, self.catch_up)
+        except RuntimeError:  # no event loop (a script, a test): the next read computes it
+            self._idle = None
 
-    def _unwatch(self) -> None:
-        """What follows shows ``compute(values_now())``: the outputs are read as they are again."""
-        stale, self._stale = self._stale, []
-        for part in stale:
-            part.__class__ = part._unwatched
-            del part._stale_explorer
+    def catch_up(self) -> None:
+        """Show the state a :attr:`lazy` explorer adopted and has not computed yet (nothing otherwise): its read paths
+        call it first."""
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if self.behind:
+            self.refresh()
 
     def update(self) -> None:
         """Show ``compute(values_now())``."""
-        self._unwatch()
         self.show(self.compute(self.values_now()))
 
     def show(self, shown: Shown) -> None:
@@ -435,7 +358,7 @@ class Explorer:
 
     def displayed(self) -> dict[str, object]:
         """What the widgets hold now, in the form of :meth:`state` (for the outputs that :meth:`compute` sets)."""
-        self.ensure_fresh()
+        self.catch_up()
         shown = self.compute(self.values_now())
         return {
             "views": {name: self.views[name].shown() for name in shown.views},
@@ -453,13 +376,12 @@ class Explorer:
 
     def snapshot_png(self) -> bytes:
         """PNG shown where no kernel renders the widget: the views' current state, drawn with seaborn."""
-        self.ensure_fresh()
+        self.catch_up()
         specs = [v.spec() for v in self.views.values() if isinstance(v, HeatmapView)]
         return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The live widget, the PNG fallback (shown at half its pixel size: sharp when zoomed) and the summary."""
-        self.ensure_fresh()
         bundle = self.page._repr_mimebundle_(include=include, exclude=exclude) or {}
         data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
         metadata: dict[str, object] = {}
@@ -470,5 +392,4 @@ class Explorer:
         return data, metadata
 
     def __repr__(self) -> str:
-        self.ensure_fresh()
         return self.summary()

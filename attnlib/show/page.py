@@ -16,18 +16,14 @@ Synced traits:
 - ``table``: the tables of states (:meth:`attnlib.show.table.Tables.to_page`) the page looks changes up in;
   empty when the explorer has none (no ``table_parts``, and more than :data:`GRID_COMBINATIONS` combinations of
   its controls' grids or more than :data:`TABLE_STATES` states): then every change goes through the kernel. A
-  table in chunks holds the chunks of the state shown first (what the page holds up front stays small: at most
-  64 kB gzip); the page asks for another when a state needs it (``{kind: "chunk", part, index}``), answered by
-  :func:`attnlib.show.table.chunk_message`, and a page with no kernel (the site, a deck) loads the chunk's file,
-  written beside it by the build (:func:`attnlib.show.table.chunk_files`), showing its no-kernel note only when
-  that file is missing. When the chunks weigh at most :data:`PREFETCH_CHUNKS` bytes gzip together (lesson 08:
-  21 seeds, 89 kB) the table says ``prefetch``: the page fetches every chunk once it has drawn, so that every
-  state is there before a learner's second change; lesson 12's (594 kB) are fetched one by one as needed.
+  table in chunks holds the chunks of the state shown first (at most 64 kB gzip); the page fetches the others
+  it needs (:mod:`attnlib.show.table`), and all of them once drawn when together they weigh at most
+  :data:`PREFETCH_CHUNKS` bytes gzip (``prefetch``: lesson 08's 21 seeds, not lesson 12's 594 kB).
 - ``kernel``: True when made in a kernel (the site and deck builds set it false in the saved state).
 
-A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here
-without computing it (:meth:`Explorer.adopt_drawn`: what Python shows follows when something reads it, see
-:meth:`Explorer.ensure_fresh`; nothing is sent back, not even ipywidgets' echo). One it does not cover (or whose
+A change in the page that the table covers is drawn by the page, which then sends ``values``: adopted here and
+that state computed, at once or, for a lazy explorer, when the kernel is next idle (:meth:`Explorer.adopt_drawn`);
+nothing is sent back, not even ipywidgets' echo. One it does not cover (or whose
 values the kernel moves: a reset the page did not apply, a clamp) is computed here and answered with ``shown``.
 A change made in Python sends ``values`` and ``shown`` in one message (``hold_sync``). Hover explanations and
 typed cells travel as custom messages (``send`` / ``on_msg``): ``{kind: "explain", view, row, col, id}`` →
@@ -45,15 +41,12 @@ import re
 import time
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anywidget
 import traitlets
 
-from .table import Tables, TableTooLarge, build_tables, chunk_message, page_bytes, page_value
-
-if TYPE_CHECKING:
-    from .explorer import Explorer
+from .table import ExplorerShape, Tables, TableTooLarge, build_tables, chunk_message, page_bytes, page_value
 
 __all__ = ["GRID_COMBINATIONS", "MODULES", "PREFETCH_CHUNKS", "TABLE_STATES", "ExplorerWidget", "bundle"]
 
@@ -89,7 +82,7 @@ def bundle(modules: tuple[str, ...] = MODULES) -> str:
     return "\n".join(parts)
 
 
-def grid_size(explorer: Explorer) -> int:
+def grid_size(explorer: ExplorerShape) -> int:
     """The number of combinations of the explorer's enumerable controls (an upper bound of its table's rows)."""
     return math.prod(len(values) for values in explorer.control_grid().values())
 
@@ -119,21 +112,18 @@ class ExplorerWidget(anywidget.AnyWidget):
     kernel = traitlets.Bool(True).tag(sync=True)
     explorer = traitlets.Unicode("").tag(sync=True)  # the explorer's class name (the page's data-explorer)
 
-    def __init__(self, explorer: Explorer, *, table: bool = True) -> None:
+    def __init__(self, explorer: ExplorerShape, *, table: bool = True) -> None:
         self._explorer = explorer
         self._pushing = True
         self._adopted = 0  # page changes adopted quietly (shown's "seq")
         self.table_seconds = 0.0
         self.tables: Tables | None = None
-        from .explorer import Explorer
-
-        computes = type(explorer).compute is not Explorer.compute  # the base's raises: no table
         parted = hasattr(explorer, "table_parts")
-        if table and computes and (parted or grid_size(explorer) <= GRID_COMBINATIONS):
+        if table and (parted or grid_size(explorer) <= GRID_COMBINATIONS):
             start = time.perf_counter()
             try:
                 self.tables = build_tables(explorer, limit=TABLE_STATES)
-            except TableTooLarge:
+            except (TableTooLarge, NotImplementedError):  # too many states; no compute(), only update()
                 self.tables = None
             self.table_seconds = time.perf_counter() - start
         values = explorer.control_values()
@@ -149,7 +139,7 @@ class ExplorerWidget(anywidget.AnyWidget):
         self.on_msg(self._on_message)
 
     @property
-    def owner(self) -> Explorer:
+    def owner(self) -> ExplorerShape:
         """The explorer this model draws (e.g. to find an explorer's views from the kernel)."""
         return self._explorer
 
@@ -209,12 +199,12 @@ class ExplorerWidget(anywidget.AnyWidget):
             after = explorer.transition(after, name)
         if self.drew(after, asked):
             if changed:
-                explorer.adopt_drawn(after)  # computed when something reads what it shows
+                explorer.adopt_drawn(after)
             self._adopted += 1  # the page no longer shows the shown trait: the next push must reach it
             return  # the page drew it from the table: nothing goes back
-        explorer.ensure_fresh()  # the controls check the page's values against the options the page showed
+        explorer.catch_up()  # the controls check the page's values against the options the page showed
         explorer.adopt(after)
-        explorer._update_or_explain()
+        explorer.refresh()
         with self.hold_sync():
             self._pushing = True
             try:
@@ -242,7 +232,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             return
         if view is None:
             return
-        self._explorer.ensure_fresh()  # a cell's explanation, an edit, a click: of the state the page shows
+        self._explorer.catch_up()  # a cell's explanation, an edit, a click: of the state the page shows
         if kind == "explain":
             self.send({"kind": "explained", "id": content.get("id"), "text": view.explain(row, col)})
         elif kind == "edit":

@@ -55,20 +55,10 @@ page). Free values that JSON cannot hold (the pipeline's edited tensors) are com
 part's aliases, then sets each dependent control to the value a part holding its traits gives for the raw
 values (so lesson 12's position is clamped by looking it up, not by computing ``min`` in the page).
 
-Chunks on demand: ``table.js``'s ``missing(table, values)`` lists the ``{part, index}`` a state needs and the
-table does not hold; the page asks the kernel (a custom message) and the kernel answers with
-:func:`chunk_message` (``Widget.send(content, buffers)``), which ``addChunkMessage`` adds; a static page holds
-every chunk (``to_page("all")``) or loads the file :func:`chunk_files` wrote for it (``loadChunk``: the same
-content and buffers, a script beside the page). Then the page calls ``transition`` and ``lookup`` again.
-
-Explanations: a view's hover texts are not in a table (they are most of its bytes). A page with a kernel asks it
-for one cell's; a page with no kernel loads the view's file that :func:`explanation_files` wrote beside it
-(``explanations`` in the page's tables: ``{view: path}``), once it has drawn, and answers a hover from it.
-
-Fetched once drawn: a table whose chunks weigh little together (lesson 08's, one per seed) is marked
-``prefetch`` by :func:`attnlib.show.page.page_tables`: the page holds the first state's chunk inline and fetches
-the others once it has drawn (from the kernel, or their files), so that what it holds up front stays small and
-every state is there before a learner's second change.
+Chunks and explanations the page lacks come from its source (``static/explorer.js``): the kernel answers
+``{kind: "chunk"}`` with :func:`chunk_message` and a hover with the view's text; a page with no kernel loads the
+files :func:`chunk_files` and :func:`explanation_files` wrote beside it (``chunk["files"]``, ``explanations``).
+A table marked ``prefetch`` (:func:`attnlib.show.page.page_tables`) is fetched whole once the page has drawn.
 """
 
 from __future__ import annotations
@@ -81,22 +71,22 @@ import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 import numpy as np
 
-from .explorer import Explorer, Shown, choices
-from .view import explanation_texts
+from .view import Frame, HeatmapView, explanation_texts
 
 __all__ = [
     "CHUNK_FOLDER",
+    "ExplorerShape",
     "Part",
+    "Shown",
     "Table",
     "TableTooLarge",
     "Tables",
     "build_table",
     "build_tables",
-    "choices",
     "chunk_files",
     "chunk_message",
     "comparable",
@@ -109,6 +99,42 @@ __all__ = [
 FORMAT = 1
 #: a number matches a grid value within this relative difference (:meth:`Table.find`, ``table.js``)
 TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What an explorer shows for one state: every view's frame, every text's HTML, every dependent control.
+
+    ``controls`` maps a control's name to the traits its state sets (``CONTROL_TRAITS`` of
+    :mod:`attnlib.show.explorer`), e.g. ``{"query": {"options": [("the", 0), ("cat", 1)], "value": 1}}``: the
+    options and limits that follow from the other controls and the value clamped to them.
+    """
+
+    views: Mapping[str, Frame]
+    texts: Mapping[str, str] = field(default_factory=dict)
+    controls: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+
+class ExplorerShape(Protocol):
+    """What the tables and the page use of an explorer (:class:`attnlib.show.explorer.Explorer`, which imports
+    this module: the tables know an explorer by its shape only)."""
+
+    controls: dict[str, Any]
+    views: dict[str, HeatmapView]
+
+    def values_now(self) -> dict[str, object]: ...
+    def control_values(self) -> dict[str, object]: ...
+    def compute(self, values: Mapping[str, object]) -> Shown: ...
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]: ...
+    def control_grid(self) -> dict[str, list[object]]: ...
+    def state(self, shown: Shown) -> dict[str, object]: ...
+    def tree(self) -> dict[str, object]: ...
+    def shown_now(self) -> dict[str, object]: ...
+    def adopt(self, values: Mapping[str, object]) -> None: ...
+    def adopt_drawn(self, values: Mapping[str, object]) -> None: ...
+    def refresh(self, *, reraise: bool = False) -> None: ...
+    def catch_up(self) -> None: ...
+    def publish(self) -> None: ...
 
 
 class TableTooLarge(ValueError):
@@ -440,7 +466,7 @@ def comparable(state: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str,
     return out
 
 
-def build_table(explorer: Explorer, *, limit: int = 5000) -> Table:
+def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
     """Every state reachable from the explorer's current one by its enumerable controls, and what each shows.
 
     The grid of each control is :meth:`Explorer.control_grid` (by default the widget's own steps); dependent menus and
@@ -614,7 +640,7 @@ def _control_traits(table: Table, row: int) -> Iterator[tuple[str, dict[str, Any
             yield control, json.loads(table.pool[held[0]])
 
 
-def build_part(explorer: Explorer, part: Part, *, limit: int = 200_000, clamps: Sequence[Table] = ()) -> Table:
+def build_part(explorer: ExplorerShape, part: Part, *, limit: int = 200_000, clamps: Sequence[Table] = ()) -> Table:
     """The table of ``part``: every product of its controls' grids, the other controls at ``part.context``.
 
     The outputs come from :meth:`Explorer.compute` (views drawn as :meth:`Explorer.state` draws them); the
@@ -898,7 +924,7 @@ def chunk_files(tables: Tables, page: Mapping[str, Any], folder: str = CHUNK_FOL
 
 
 def explanation_files(
-    explorer: Explorer, tables: Tables, page: dict[str, Any], folder: str = CHUNK_FOLDER
+    explorer: ExplorerShape, tables: Tables, page: dict[str, Any], folder: str = CHUNK_FOLDER
 ) -> dict[str, str]:
     """The views' explanations (what hovering a cell shows) for every row of ``tables``, as files a page with no
     kernel loads beside it, one per view: ``{path: text}``; ``page`` (``tables.to_page(...)``) gets
@@ -986,7 +1012,7 @@ def _gzip(data: bytes) -> int:
     return len(gzip.compress(data, compresslevel=9, mtime=0))
 
 
-def build_tables(explorer: Explorer, *, limit: int = 5000) -> Tables:
+def build_tables(explorer: ExplorerShape, *, limit: int = 5000) -> Tables:
     """The explorer's tables: its :meth:`table_parts` if it declares some, else one :func:`build_table`.
 
     Raises:

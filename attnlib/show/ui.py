@@ -1,6 +1,6 @@
 """An explorer's controls and boxes: plain traitlets objects with ipywidgets' names and keywords, no comm.
 
-An explorer is displayed as ONE widget model (:class:`attnlib.show.explorer.ExplorerWidget`) whose front end
+An explorer is displayed as ONE widget model (:class:`attnlib.show.page.ExplorerWidget`) whose front end
 draws everything; the objects here are what Python code and tests read and set
 (``explorer.controls["query"].value = 2``), and each describes itself for the page
 (:meth:`Widget.describe`: its kind, label, options, limits; a box its children). Nothing here sends a message:
@@ -9,7 +9,7 @@ the explorer sends its values and what it shows, in one message, when they chang
 The names and keywords are ipywidgets' (``Dropdown(options=..., value=..., description=...)``,
 ``IntSlider(value, min, max, step)``, ``FloatLogSlider(base, min, max, step)``, ``VBox([...])``,
 ``Layout(width=...)``), so an explorer's constructor reads as it did with ipywidgets. Which controls a
-table of states can enumerate is :func:`attnlib.show.explorer.choices`.
+table of states can enumerate is :func:`choices`.
 """
 
 from __future__ import annotations
@@ -40,6 +40,7 @@ __all__ = [
     "ToggleButtons",
     "VBox",
     "Widget",
+    "choices",
 ]
 
 
@@ -335,6 +336,19 @@ class VBox(Box):
 
 class GridBox(Box):
     kind = "grid"
+
+
+def choices(control: Widget) -> list[object] | None:
+    """The values a learner can give ``control`` by clicking or dragging (``None``: typed, not enumerable)."""
+    if isinstance(control, Dropdown | ToggleButtons | SelectionSlider):
+        return [o[1] if isinstance(o, tuple) else o for o in control.options]
+    if isinstance(control, Checkbox | ToggleButton):
+        return [False, True]
+    if isinstance(control, FloatLogSlider):
+        return list(control.steps())
+    if isinstance(control, IntSlider):
+        return list(range(control.min, control.max + 1, control.step))
+    return None
 
 
 def _plain(value: object) -> object:

@@ -11,10 +11,10 @@ is a canvas of one pixel per cell instead, scaled up without smoothing.
 
 Usage (what every explorer does)::
 
-    view = HeatmapView(weights, row_labels=tokens, col_labels=tokens, title="weights A",
-                       vmin=0, vmax=1, explanations=partial(explain_softmax, scores))
-    view.update(new_weights, explanations=...)        # one message to the browser, one redraw
-    view.highlight(rows=[i], cells=[(i, j)])           # outlines (replace earlier ones)
+    view = HeatmapView(None, title="weights A", vmin=0, vmax=1)   # in the explorer's constructor
+    frame = view.frame(weights, row_labels=tokens, col_labels=tokens, cells=[(i, j)],
+                       explanations=partial(explain_softmax, scores))   # in its pure compute()
+    view.show(frame)                                   # Explorer.show: the page gets it with the explorer's state
     view.on_select(lambda i, j: ...)                   # a cell clicked / chosen with Enter
     view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
 

@@ -327,10 +327,10 @@ def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts
     calls = counted(explorer)
     change_in_page(widget, **out["values"])
     assert updates(sent, widget) == []  # covered: the kernel stays quiet, so the page must draw it itself
-    assert calls == []  # nor computes it (the page drew it): until it is read
+    assert calls == [explorer.values_now()]  # and computes it at once, for the values the page drew
     assert widget.free() == out["free"]
     fresh = PipelineExplorer(other, scaled=False)
-    assert explorer.summary() == fresh.summary()  # (read off the values alone: nothing to compute)
+    assert explorer.summary() == fresh.summary()
     assert explorer.shown_now() == fresh.shown_now() and len(calls) == 1
 
 
@@ -371,7 +371,7 @@ def test_a_table_in_chunks_holds_the_first_and_fetches_the_rest_when_they_are_sm
     assert ScalingExplorer().page.table["prefetch"] is True
 
 
-# --------------------------------------------------------------------------- a state the page drew: computed when read
+# --------------------------------------------------------------------------- a state the page drew: computed at once
 def counted(explorer) -> list[dict]:
     """The calls of the explorer's compute from now on (the values of each), through a wrapper on the method."""
     calls: list[dict] = []
@@ -437,11 +437,13 @@ def _softmax_in_page(sent) -> tuple[SoftmaxExplorer, ExplorerWidget, list[dict],
     return explorer, explorer.page, calls, _moved_in_page(explorer, _softmax_moves(explorer))
 
 
-def test_changes_the_table_covers_compute_nothing_and_send_nothing(sent) -> None:
+def test_changes_the_table_covers_are_computed_at_once_and_send_nothing(sent) -> None:
     explorer, widget, calls, fresh = _softmax_in_page(sent)
-    assert calls == [] and updates(sent, widget) == []
+    assert len(calls) == len(_softmax_moves(explorer)) and updates(sent, widget) == []  # each state, once
+    assert calls[-1] == explorer.values_now()
     assert explorer.control_values() == fresh.control_values() == widget.values  # the values are the page's
     assert explorer.controls["query"].value == 3  # not one of 001's three queries: adopted unchecked
+    assert explorer.displayed() == fresh.displayed()  # Python's state is the page's
 
 
 #: what Python code, the notebook and the page read off an explorer and its views
@@ -468,30 +470,70 @@ READS: dict[str, Callable[[SoftmaxExplorer], object]] = {
 
 
 def test_every_read_after_changes_drawn_in_the_page_is_what_a_fresh_explorer_shows(sent) -> None:
-    """Each read, the first after moves in the page (to 000 and back to 001 in turn), computes the state once and
-    gives what the explorer built fresh at those values gives; nothing is sent (the page drew it)."""
+    """Each read after moves in the page (to 000 and back to 001 in turn) gives what the explorer built fresh at
+    those values gives, computing nothing: the states were computed as they were adopted; nothing is sent."""
     explorer, widget, calls, fresh = _softmax_in_page(sent)
     for k, (read, how) in enumerate(READS.items()):
         if k:
             fresh = _moved_in_page(explorer, _softmax_moves(explorer, back=k % 2 == 1))
-        assert calls == [], read
-        got = how(explorer)
-        assert len(calls) == 1 and calls[0] == explorer.values_now(), read  # once, when read, for the values now
-        assert got == how(fresh), read
-        assert explorer.shown_now() == fresh.shown_now() and explorer.summary() == fresh.summary(), read
-        assert len(calls) == 1, read  # fresh now: read again, nothing is computed
+        assert calls and calls[-1] == explorer.values_now(), read  # computed at once, for the values now
         calls.clear()
+        assert how(explorer) == how(fresh), read
+        assert explorer.shown_now() == fresh.shown_now() and explorer.summary() == fresh.summary(), read
+        assert calls == [], read  # a read computes nothing
     assert updates(sent, widget) == []
     assert explorer.displayed() == fresh.displayed() == explorer.state(explorer.compute(explorer.values_now()))
     assert type(explorer.views["heatmap"]) is HeatmapView and type(explorer.texts["stats"]) is ui.HTML  # as built
 
 
+class LazySoftmax(SoftmaxExplorer):
+    """Lesson 05's explorer marked lazy, as lesson 17's slow one is."""
+
+    lazy = True
+
+
+def test_a_lazy_explorer_computes_a_drawn_state_when_first_read(sent) -> None:
+    explorer = LazySoftmax("001")
+    widget = explorer.page
+    calls = counted(explorer)
+    sent.clear()
+    for name, value in _softmax_moves(explorer):
+        drawn_in_page(widget, name, value)
+    assert calls == [] and updates(sent, widget) == [] and explorer.behind  # nothing computed yet, nothing sent
+    fresh = SoftmaxExplorer("000", temperature=explorer.controls["temperature"].value, query=3)
+    assert explorer.shown_now() == fresh.shown_now() and calls == [explorer.values_now()]  # once, when read
+    assert not explorer.behind and explorer.summary() == fresh.summary() and len(calls) == 1
+    assert updates(sent, widget) == []
+
+
+def test_a_lazy_explorer_computes_a_drawn_state_once_the_kernel_is_idle(sent) -> None:
+    """In a kernel (an event loop runs): the last of several drawn states is computed once no message came for
+    IDLE_SECONDS, with no read; nothing is sent."""
+    import asyncio
+
+    explorer = LazySoftmax("001")
+    widget = explorer.page
+    calls = counted(explorer)
+    sent.clear()
+
+    async def drag() -> None:
+        for name, value in _softmax_moves(explorer):
+            drawn_in_page(widget, name, value)
+        assert calls == []
+        await asyncio.sleep(explorer.IDLE_SECONDS * 2)
+
+    asyncio.run(drag())
+    assert calls == [explorer.values_now()] and not explorer.behind  # the last state only
+    assert updates(sent, widget) == []
+
+
 def test_a_hover_after_changes_drawn_in_the_page_explains_the_state_drawn(sent) -> None:
     _, widget, calls, fresh = _softmax_in_page(sent)
+    calls.clear()
     custom(widget, kind="explain", view="heatmap", row=3, col=1, id=5)
     (answer,) = updates(sent, widget)
     assert answer["content"] == {"kind": "explained", "id": 5, "text": fresh.views["heatmap"].explain(3, 1)}
-    assert answer["content"]["text"] and len(calls) == 1
+    assert answer["content"]["text"] and calls == []  # the state was computed when the page drew it
 
 
 def test_a_change_the_table_does_not_cover_after_drawn_ones_gets_one_shown_of_its_values(sent) -> None:

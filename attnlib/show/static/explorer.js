@@ -1,11 +1,8 @@
 // @ts-check
 // An explorer's front end (attnlib/show/page.py, ExplorerWidget): ONE model per explorer; this draws all of it —
 // its layout (`tree`), its controls as native inputs, its heatmaps (heatmap.js), its texts and its message.
-// A change in the page: the new values are the table's transition; when the table has that state the page draws
-// it in the same task and then sends `values` (the kernel adopts them and sends nothing back); when it does not
-// (typed text, a typed cell), the page sends `values` and the kernel answers with `shown`, which the page applies
-// only while it is still current (isCurrent). With no kernel (`kernel` false), the controls the table does not
-// cover are disabled, with a note.
+// A change in the page, with a kernel and without: docs/architecture.md, "The life of a change"; the page's
+// state and its two sources (the kernel, the files beside a static page) are below, render() joins them.
 // The DOM the tests and benchmarks rely on: the root `.attnlib-explorer[data-explorer=<class name>]`, each
 // control's input `[data-control=<name>]` (a <select> for a menu, an <input type=range> for a slider whose
 // value is an index into Python's steps for float, log and selection sliders, a radiogroup of buttons for
@@ -13,10 +10,7 @@
 // committed on change or Enter), each view's root `[data-view=<name>]`, each text `[data-text=<name>]`, the
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
-// Once what the page fetches after drawing is here (a small table's other chunks, with no kernel the views'
-// hover texts, the chunks one step from the first state), the root's `data-fetched` is "true". After each state
-// drawn, the page fetches the chunks one step from it (table.js neighbours), so that stepping a slider or a menu
-// is drawn from the table in the input's task.
+// Once what the page fetches after drawing is here (fetchRest), the root's `data-fetched` is "true".
 import { createHeatmap } from "./heatmap.js";
 import {
   addChunkMessage,
@@ -121,6 +115,77 @@ export function pageChange(table, current, free, name, value) {
     else after[n] = v;
   }
   return { values, free: after, state: lookup(table, { ...values, ...after }) };
+}
+
+// ------------------------------------------------------------------------------------------- the page's state
+// What the page holds, apart from the DOM: the values it shows (`values`: the controls', `free`: the typed state
+// that is not a control, as the table compares it) and the change that waits for chunks of the table (`awaited`:
+// its control, the chunks still missing, the values before it). Each step below is pure: it takes the page's
+// state and returns the next one with what to do (a state to draw, chunks to fetch, values to send).
+
+/** @typedef {{part: number, index: number}} Chunk */
+/** @typedef {{name: string, chunks: string[], before: {values: Values, free: Values}}} Awaited */
+/** @typedef {{values: Values, free: Values, awaited: Awaited | null}} PageState */
+/** What the steps read of the table (tableRule; a test gives its own):
+ * @typedef {{change: (values: Values, free: Values, name: string, value: unknown) =>
+ *   {values: Values, free: Values, state: Shown | null}, missing: (values: Values) => Chunk[]}} Rule */
+
+/** @param {Chunk} chunk */
+export const chunkKey = ({ part, index }) => `${part}/${index}`;
+
+/** The page's state before any change. @param {Values} values @param {Values} free @returns {PageState} */
+export function pageState(values, free) {
+  return { values: { ...values }, free: { ...free }, awaited: null };
+}
+
+/** The rule of `table` (null: no table, every change goes to the source). @param {import("./table.js").Table | null} table
+ * @returns {Rule} */
+export function tableRule(table) {
+  return {
+    change: (values, free, name, value) => pageChange(table, values, free, name, value),
+    missing: (values) => (table ? missing(table, values) : []),
+  };
+}
+
+/** A control moved: the next state, the table's state to draw (null: none here) and the chunks to fetch for it.
+ * @param {PageState} page @param {Rule} rule @param {string} name @param {unknown} value
+ * @returns {{page: PageState, draw: Shown | null, fetch: Chunk[]}} */
+export function moved(page, rule, name, value) {
+  const { values, free, state } = rule.change(page.values, page.free, name, value);
+  const fetch = state ? [] : rule.missing({ ...values, ...free });
+  const before = { values: page.values, free: page.free };
+  const awaited = fetch.length ? { name, chunks: fetch.map(chunkKey), before } : null;
+  return { page: { values, free, awaited }, draw: state, fetch };
+}
+
+/** A chunk arrived: once the awaited change has every chunk it needs, it is drawn from the table (`send`: the
+ * table's transition moved the values, which the source must get).
+ * @param {PageState} page @param {Rule} rule @param {Chunk} chunk
+ * @returns {{page: PageState, draw: Shown | null, send: boolean}} */
+export function arrived(page, rule, chunk) {
+  const { awaited } = page;
+  if (!awaited?.chunks.includes(chunkKey(chunk))) return { page, draw: null, send: false };
+  const chunks = awaited.chunks.filter((k) => k !== chunkKey(chunk));
+  if (chunks.length) return { page: { ...page, awaited: { ...awaited, chunks } }, draw: null, send: false };
+  const { values, free, state } = rule.change(page.values, page.free, awaited.name, page.values[awaited.name]);
+  if (!state) return { page: { ...page, awaited: null }, draw: null, send: false };
+  return { page: { values, free, awaited: null }, draw: state, send: valuesKey(values) !== valuesKey(page.values) };
+}
+
+/** A chunk the awaited change needs cannot be had (no kernel, no file): the change is undone (`undone`: the
+ * values it had asked for), a chunk of an older change is ignored.
+ * @param {PageState} page @param {Chunk} chunk @returns {{page: PageState, undone: Values | null}} */
+export function failed(page, chunk) {
+  const { awaited } = page;
+  if (!awaited?.chunks.includes(chunkKey(chunk))) return { page, undone: null };
+  return { page: { ...awaited.before, awaited: null }, undone: page.values };
+}
+
+/** The kernel's `shown`: the next state, or null when it answers values the page has left (isCurrent).
+ * @param {PageState} page @param {Shown} shown @returns {PageState | null} */
+export function answered(page, shown) {
+  if (!isCurrent(shown, page.values)) return null;
+  return { values: { ...shown.values }, free: { ...(shown.free || {}) }, awaited: page.awaited };
 }
 
 const CONTROL_KINDS = [
@@ -314,26 +379,111 @@ function makeControl(node, changed) {
   };
 }
 
+// ------------------------------------------------------------------------------------------- sources
+// Where the page gets what its table lacks: a running kernel (custom messages) or the files beside a page with no
+// kernel (script tags). `computes`: whether it computes a state no table holds (a typed value).
+/** @typedef {{computes: boolean, fetch: (chunk: Chunk) => Promise<boolean>, send: (values: Values) => void,
+ *   explains: (view: string) => boolean, explain: (view: string, row: number, col: number, values: Values) =>
+ *   Promise<string>, preload: () => Promise<unknown>[], close: () => void}} Source */
+
+/** The kernel: chunks and hover texts asked in custom messages, values sent as the `values` trait.
+ * @param {AnyModel} model @param {import("./table.js").Table | null} table @returns {Source} */
+export function kernelSource(model, table) {
+  /** @type {Map<string, (ok: boolean) => void>} the chunks asked for, not arrived yet: each asked once */
+  const chunks = new Map();
+  /** @type {Map<string, Promise<boolean>>} */
+  const arriving = new Map();
+  /** @type {Map<number, (text: string) => void>} */
+  const texts = new Map();
+  let asked = 0;
+  /** @param {unknown} content @param {DataView[]} buffers */
+  const onMessage = (content, buffers) => {
+    const msg = /** @type {Record<string, unknown>} */ (content);
+    if (msg?.type === "table-chunk" && table) {
+      const chunk = /** @type {{type: string, part: number, index: number, payload: unknown}} */ (msg);
+      addChunkMessage(table, chunk, buffers);
+      const key = chunkKey(chunk);
+      chunks.get(key)?.(true);
+      chunks.delete(key);
+      arriving.delete(key);
+    } else if (msg?.kind === "explained") {
+      texts.get(Number(msg.id))?.(String(msg.text ?? ""));
+      texts.delete(Number(msg.id));
+    }
+  };
+  model.on("msg:custom", onMessage);
+  return {
+    computes: true,
+    fetch: (chunk) => {
+      const key = chunkKey(chunk);
+      if (table?.parts[chunk.part].chunks.has(chunk.index)) return Promise.resolve(true);
+      if (!arriving.has(key)) {
+        arriving.set(key, new Promise((resolve) => chunks.set(key, resolve)));
+        model.send({ kind: "chunk", ...chunk });
+      }
+      return /** @type {Promise<boolean>} */ (arriving.get(key));
+    },
+    send: (values) => {
+      model.set("values", values);
+      model.save_changes();
+    },
+    explains: () => true,
+    // a cell's explanation ("" when no answer comes within ANSWER_MS)
+    explain: (view, row, col) =>
+      new Promise((resolve) => {
+        const id = ++asked;
+        const timer = setTimeout(() => {
+          texts.delete(id);
+          resolve("");
+        }, ANSWER_MS);
+        texts.set(id, (text) => {
+          clearTimeout(timer);
+          resolve(text);
+        });
+        model.send({ kind: "explain", view, row, col, id });
+      }),
+    preload: () => [],
+    close: () => model.off("msg:custom", onMessage),
+  };
+}
+
+/** The files beside a page with no kernel (table.js loadChunk, loadExplanations); nothing is sent.
+ * @param {import("./table.js").Table | null} table @returns {Source} */
+export function fileSource(table) {
+  return {
+    computes: false,
+    fetch: (chunk) => (table ? loadChunk(table, chunk.part, chunk.index) : Promise.resolve(false)),
+    send: () => {},
+    explains: (view) => Boolean(table?.explanations[view]),
+    // from the view's texts (loaded once drawn: a hover before that waits for the file)
+    explain: (view, row, col, values) => {
+      if (!table) return Promise.resolve("");
+      const said = explanation(table, view, values, row, col);
+      if (said !== null) return Promise.resolve(said);
+      return loadExplanations(table, view).then(() => explanation(table, view, values, row, col) ?? "");
+    },
+    preload: () => (table ? Object.keys(table.explanations).map((view) => loadExplanations(table, view)) : []),
+    close: () => {},
+  };
+}
+
 // ------------------------------------------------------------------------------------------- render
 /** @type {import("@anywidget/types").Render<Model>} */
 function render({ model, el }) {
   const tree = model.get("tree");
   const payload = model.get("table");
   const table = payload && "format" in payload ? decodeTable(/** @type {Payload} */ (payload)) : null;
-  const kernel = Boolean(model.get("kernel"));
+  const source = model.get("kernel") ? kernelSource(model, table) : fileSource(table);
+  const rule = tableRule(table);
   const root = element("div", {
     class: "attnlib-explorer",
     "data-explorer": model.get("explorer") || "",
     "data-shown": "0",
     "data-lm-suppress-shortcuts": "true",
   });
-  // with no kernel, the controls the table does not cover stay disabled, whatever a state's traits say
-  const off = kernel ? [] : uncovered(tree, table);
-  /** @type {Values} */
-  let current = { ...(model.get("values") || {}) };
-  // the typed state that is not a control (a typed cell), as the table compares it: the kernel says what it is
-  /** @type {Values} */
-  let free = { ...(model.get("shown")?.free || {}) };
+  // a source that computes nothing: the controls the table does not cover stay disabled, whatever a state says
+  const off = source.computes ? [] : uncovered(tree, table);
+  let page = pageState(model.get("values") || {}, model.get("shown")?.free || {});
   /** @type {Map<string, Control>} */
   const controls = new Map();
   /** @type {Map<string, {draw: (state: Record<string, unknown>) => void, look: Record<string, unknown>}>} */
@@ -344,43 +494,15 @@ function render({ model, el }) {
   const ruled = [];
   /** @type {HTMLElement | null} */
   let message = null;
-  let asked = 0;
-  /** @type {Map<number, (text: string) => void>} */
-  const waiting = new Map();
+  /** @type {HTMLElement | null} the note of a change whose chunk no source has */
+  let chunkNote = null;
   /** @param {string} view */
   const hostOf = (view) => ({
     send: (/** @type {Record<string, unknown>} */ msg) => model.send({ ...msg, view }),
-    asks: () => kernel || Boolean(table?.explanations[view]),
+    asks: () => source.explains(view),
     explain: (/** @type {number} */ row, /** @type {number} */ col) =>
-      kernel ? askKernel(view, row, col) : fromTexts(view, row, col),
+      source.explain(view, row, col, { ...page.values, ...page.free }),
   });
-
-  /** With no kernel: a cell's explanation in the state drawn, from the view's texts beside the page (loaded once
-   * drawn; a hover before that waits for the file, never for a kernel).
-   * @param {string} view @param {number} row @param {number} col @returns {Promise<string>} */
-  const fromTexts = (view, row, col) => {
-    if (!table) return Promise.resolve("");
-    const values = { ...current, ...free };
-    const said = explanation(table, view, values, row, col);
-    if (said !== null) return Promise.resolve(said);
-    return loadExplanations(table, view).then(() => explanation(table, view, values, row, col) ?? "");
-  };
-
-  /** A cell's explanation from the kernel ("" when no answer comes within ANSWER_MS).
-   * @param {string} view @param {number} row @param {number} col @returns {Promise<string>} */
-  const askKernel = (view, row, col) =>
-    new Promise((resolve) => {
-      const id = ++asked;
-      const timer = setTimeout(() => {
-        waiting.delete(id);
-        resolve("");
-      }, ANSWER_MS);
-      waiting.set(id, (text) => {
-        clearTimeout(timer);
-        resolve(text);
-      });
-      model.send({ kind: "explain", view, row, col, id });
-    });
 
   /** @param {Node} node @returns {HTMLElement} */
   const build = (node) => {
@@ -415,14 +537,20 @@ function render({ model, el }) {
     return out;
   };
 
-  /** Every output set to `state`, the controls to `values`; then the event. @param {Shown} state
-   * @param {Values} values @param {"table" | "kernel" | "initial"} source */
-  const apply = (state, values, source) => {
+  /** The controls set to `values`. @param {Values} values */
+  const setValues = (values) => {
+    for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
+  };
+
+  /** Every output set to `state`, the controls to the page's values; then the event. @param {Shown} state
+   * @param {"table" | "kernel" | "initial"} source */
+  const apply = (state, source) => {
+    const { values } = page;
     for (const [name, traits] of Object.entries(state.controls || {}))
       controls
         .get(name)
         ?.set({ .../** @type {Record<string, unknown>} */ (traits), ...(off.includes(name) && { disabled: true }) });
-    for (const [name, value] of Object.entries(values)) controls.get(name)?.set({ value });
+    setValues(values);
     for (const [name, drawn] of Object.entries(state.views || {})) {
       const view = views.get(name);
       view?.draw({ ...view.look, ...drawn });
@@ -440,28 +568,15 @@ function render({ model, el }) {
 
   const idle = globalThis.requestIdleCallback ?? ((/** @type {() => void} */ f) => setTimeout(f, 0));
 
-  /** @type {Set<string>} the chunks asked of the kernel ("part/index"), not arrived yet: each asked once */
-  const requested = new Set();
-  /** Ask the kernel for the chunks it has not been asked for yet. @param {{part: number, index: number}[]} chunks */
-  const askChunks = (chunks) => {
-    for (const { part, index } of chunks) {
-      if (requested.has(`${part}/${index}`)) continue;
-      requested.add(`${part}/${index}`);
-      model.send({ kind: "chunk", part, index });
-    }
-  };
-
   let aroundQueued = false;
-  /** Once idle after a state is drawn: the chunks one step from the values shown (table.js neighbours), asked of
-   * the kernel or loaded from their files, so that the next step of a slider or a menu finds its chunk here. */
+  /** Once idle after a state is drawn: the chunks one step from the values shown (table.js neighbours), so that
+   * the next step of a slider or a menu finds its chunk here. */
   const fetchAround = () => {
     if (!table || aroundQueued) return;
     aroundQueued = true;
     idle(() => {
       aroundQueued = false;
-      const near = neighbours(table, { ...current, ...free });
-      if (kernel) askChunks(near);
-      else for (const { part, index } of near) loadChunk(table, part, index);
+      for (const chunk of neighbours(table, { ...page.values, ...page.free })) source.fetch(chunk);
     });
   };
 
@@ -494,135 +609,58 @@ function render({ model, el }) {
     });
   };
 
-  /** @type {HTMLElement | null} the no-kernel note of a change whose chunk of the table this page lacks */
-  let chunkNote = null;
-
-  /** @type {{name: string, asked: Set<string>} | null} the change waiting for chunks of the table */
-  let waitingFor = null;
-
-  /** A control moved in the page. @param {string} name @param {unknown} value */
-  const changed = (name, value) => {
-    const { values: next, free: after, state } = pageChange(table, current, free, name, value);
-    const [drawn, drawnFree] = [current, free];
-    current = next;
-    free = after;
-    waitingFor = null;
-    if (state) apply(state, next, "table");
-    else for (const [n, v] of Object.entries(next)) controls.get(n)?.set({ value: v });
-    if (!kernel) {
-      chunkNote?.remove();
-      chunkNote = null;
-      const need = !state && table ? missing(table, { ...next, ...free }) : [];
-      if (need.length) fromFiles(name, need, next, [drawn, drawnFree]);
-      return;
-    }
-    if (!state && table) {
-      // a chunk of the table not here yet: ask for it (the kernel, whose tables cover the state, stays quiet)
-      const need = missing(table, { ...next, ...free });
-      if (need.length) waitingFor = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
-      askChunks(need);
-    }
-    model.set("values", next);
-    model.save_changes();
-  };
-
-  /** With no kernel: the chunks a change needs, loaded from the files beside the page (table.js loadChunk), then
-   * the change drawn as a kernel's chunk would draw it. A chunk the page has no file of (saved or copied without
-   * it): say so (no kernel will send it), until a state is drawn again; the controls go back to the state drawn,
-   * so that the others still move it.
-   * @param {string} name @param {{part: number, index: number}[]} need @param {Values} next
-   * @param {[Values, Values]} drawn the values and the free state drawn before the change */
-  const fromFiles = (name, need, next, drawn) => {
-    const wait = { name, asked: new Set(need.map(({ part, index }) => `${part}/${index}`)) };
-    waitingFor = wait;
-    Promise.all(need.map(({ part, index }) => (table ? loadChunk(table, part, index) : false))).then((loaded) => {
-      if (waitingFor !== wait) return; // another change since: that one is the page's
-      if (loaded.every(Boolean)) return drawWaiting();
-      waitingFor = null;
-      [current, free] = drawn;
-      for (const [n, v] of Object.entries(current)) controls.get(n)?.set({ value: v });
-      const names = [...new Set(need.map(({ part }) => table?.parts[part].chunk?.control))];
+  /** A chunk the awaited change needs: fetched, then the change drawn, or undone when no source has it.
+   * @param {Chunk} chunk */
+  const fetchFor = (chunk) =>
+    source.fetch(chunk).then((ok) => {
+      if (ok) {
+        const step = arrived(page, rule, chunk);
+        page = step.page;
+        if (step.draw) apply(step.draw, "table");
+        if (step.send) source.send(page.values);
+        return;
+      }
+      const { page: after, undone } = failed(page, chunk);
+      if (!undone) return;
+      page = after;
+      setValues(page.values);
+      const named = table?.parts[chunk.part].chunk?.control ?? "";
       chunkNote = noKernelNote(
-        `The states of ${names.map((n) => `${n} = ${readout(next[String(n)], undefined)}`).join(", ")} were not saved with this page; a running kernel computes them: `,
+        `The states of ${named} = ${readout(undone[named], undefined)} were not saved with this page; a running kernel computes them: `,
       );
       root.append(chunkNote);
     });
-  };
 
-  /** The change that waited for chunks, drawn from the table once they are all here, if it is still the page's. */
-  const drawWaiting = () => {
-    if (!table || !waitingFor) return;
-    const { name } = waitingFor;
-    const { values: next, free: after, state } = pageChange(table, current, free, name, current[name]);
-    waitingFor = null;
-    if (!state) return;
-    const moved = valuesKey(next) !== valuesKey(current);
-    current = next;
-    free = after;
-    apply(state, next, "table");
-    if (moved && kernel) {
-      model.set("values", next);
-      model.save_changes();
-    }
+  /** A control moved in the page. @param {string} name @param {unknown} value */
+  const changed = (name, value) => {
+    const step = moved(page, rule, name, value);
+    page = step.page;
+    chunkNote?.remove();
+    chunkNote = null;
+    if (step.draw) apply(step.draw, "table");
+    else setValues(page.values);
+    step.fetch.forEach(fetchFor);
+    source.send(page.values);
   };
-
-  /** @type {Set<string>} the chunks asked of the kernel once drawn (a table marked prefetch, else the first state's
-   * neighbours), not arrived yet */
-  const prefetching = new Set();
 
   /** Once drawn, what the page fetches: the chunks of a table marked prefetch, else those one step from the first
-   * state (from the kernel, or their files beside a page with no kernel) and, with no kernel, every view's hover
-   * texts. The root's `data-fetched` is "true" once all of it is here (at once when there is nothing to fetch). */
+   * state, and what the source preloads (with no kernel, every view's hover texts). The root's `data-fetched` is
+   * "true" once all of it is here (at once when there is nothing to fetch). */
   const fetchRest = () => {
     const marked = table ? prefetched(table) : [];
-    const chunks = table && !marked.length ? neighbours(table, { ...current, ...free }) : marked;
-    if (table && kernel) {
-      for (const { part, index } of chunks) prefetching.add(`${part}/${index}`);
-      askChunks(chunks);
-      if (!chunks.length) root.dataset.fetched = "true";
-      return;
-    }
-    const loads = table
-      ? [
-          ...chunks.map(({ part, index }) => loadChunk(table, part, index)),
-          ...Object.keys(table.explanations).map((view) => loadExplanations(table, view)),
-        ]
-      : [];
-    Promise.all(loads).then(() => {
+    const chunks = table && !marked.length ? neighbours(table, { ...page.values, ...page.free }) : marked;
+    Promise.all([...chunks.map(source.fetch), ...source.preload()]).then(() => {
       root.dataset.fetched = "true";
     });
-  };
-
-  /** A chunk arrived from the kernel: the change that waited for it is drawn from the table.
-   * @param {{type: string, part: number, index: number, payload: unknown}} content @param {DataView[]} buffers */
-  const chunkArrived = (content, buffers) => {
-    if (!table) return;
-    addChunkMessage(table, content, buffers);
-    requested.delete(`${content.part}/${content.index}`);
-    if (prefetching.delete(`${content.part}/${content.index}`) && !prefetching.size) root.dataset.fetched = "true";
-    if (!waitingFor) return;
-    waitingFor.asked.delete(`${content.part}/${content.index}`);
-    if (!waitingFor.asked.size) drawWaiting();
   };
 
   /** `shown` from the kernel: applied while current, else dropped. */
   const fromKernel = () => {
     const shown = model.get("shown");
-    if (!shown) return;
-    if (!isCurrent(shown, current)) return;
-    free = { ...(shown.free || {}) };
-    current = { ...shown.values };
-    apply(shown, current, "kernel");
-  };
-
-  /** @param {unknown} content @param {DataView[]} buffers */
-  const onMessage = (content, buffers) => {
-    const msg = /** @type {Record<string, unknown>} */ (content);
-    if (msg?.type === "table-chunk")
-      return chunkArrived(/** @type {{type: string, part: number, index: number, payload: unknown}} */ (msg), buffers);
-    if (msg?.kind !== "explained") return;
-    waiting.get(Number(msg.id))?.(String(msg.text ?? ""));
-    waiting.delete(Number(msg.id));
+    const next = shown && answered(page, shown);
+    if (!next) return;
+    page = next;
+    apply(shown, "kernel");
   };
 
   // keys typed into the controls are theirs: JupyterLab's notebook must not take an arrow key for a cell move
@@ -630,22 +668,19 @@ function render({ model, el }) {
     if (ev.target instanceof Element && ev.target.closest("input, select, textarea, button")) ev.stopPropagation();
   });
   root.append(build(tree));
-  if (!kernel) {
-    for (const name of off) controls.get(name)?.disable(true);
-    if (off.length) {
-      const states = table ? `${table.nRows} states were computed in advance; ` : "";
-      root.append(noKernelNote(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `));
-    }
+  for (const name of off) controls.get(name)?.disable(true);
+  if (off.length) {
+    const states = table ? `${table.nRows} states were computed in advance; ` : "";
+    root.append(noKernelNote(`${states}${off.join(", ")} need${off.length === 1 ? "s" : ""} a running kernel: `));
   }
   el.append(root);
-  const initial = (table && lookup(table, { ...current, ...free })) || model.get("shown");
-  apply(/** @type {Shown} */ (initial), current, "initial");
+  const initial = (table && lookup(table, { ...page.values, ...page.free })) || model.get("shown");
+  apply(/** @type {Shown} */ (initial), "initial");
   idle(fetchRest);
   model.on("change:shown", fromKernel);
-  model.on("msg:custom", onMessage);
   return () => {
     model.off("change:shown", fromKernel);
-    model.off("msg:custom", onMessage);
+    source.close();
   };
 }
 
