@@ -597,3 +597,38 @@ def check_chunk_walk(browser, url: str, lesson: Path, *, counted: bool, seed: in
     if not any(texts for s in states for texts in s.numbers.values()):
         problems.append("no size small enough to write its numbers in its cells was drawn")
     return problems + compare_with_python(states, python_states(lesson, states))
+
+
+# ------------------------------------------------------------------------------------ accessibility (axe-core)
+# axe-core from the npm registry (package.json pins it; node_modules/, never a CDN), run with the rules of WCAG
+# 2.0, 2.1 and 2.2, levels A and AA (docs/teaching-guide.md, "Accessibility"); no preload: axe would fetch the
+# page's style sheets again, which a page opened from disk refuses (CORS) with console errors
+AXE_SCRIPT = Path(__file__).resolve().parents[1] / "node_modules" / "axe-core" / "axe.min.js"
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
+AXE_RUN_JS = """([context, options]) => axe.run(context ? document.querySelectorAll(context) : document, options)"""
+
+
+def axe_violations(
+    page, context: str | None = None, *, only: list[str] | None = None, skip: list[str] = ()
+) -> list[str]:
+    """axe-core's WCAG 2.x A/AA violations on ``page`` (or in the elements ``context`` selects), one line each: the
+    rule, its impact, how many elements and the first of them with what to fix; empty when there is none. ``only``:
+    these rules alone; ``skip``: all but these. Loads axe into the page (once) from node_modules/."""
+    import pytest
+
+    if not AXE_SCRIPT.is_file():
+        pytest.fail("axe-core is missing from node_modules/: run npm ci (package-lock.json pins it)")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.add_script_tag(content=AXE_SCRIPT.read_text(encoding="utf-8"))
+    options = {
+        "runOnly": {"type": "rule", "values": only} if only else {"type": "tag", "values": AXE_TAGS},
+        "rules": {rule: {"enabled": False} for rule in skip},
+        "resultTypes": ["violations"],
+        "preload": False,
+    }
+    found = page.evaluate(AXE_RUN_JS, [context, options])["violations"]
+    return [
+        f"{v['id']} ({v['impact']}, {len(v['nodes'])}×): {v['nodes'][0]['target']} — "
+        + " ".join(v["nodes"][0]["failureSummary"].split())[:300]
+        for v in found
+    ]

@@ -65,12 +65,29 @@ TEMPLATE = "offline_reveal.html.j2"
 # text 27–28 ms with the bounce, 15–22 ms without (docs/performance.md). The arrows keep their highlight colour;
 # the rule matches reveal.css's own selectors, later in the page.
 NO_BOUNCE = ", ".join(f".reveal .controls .navigate-{side}.highlight" for side in ("left", "right", "up", "down"))
+# WCAG 2.x AA in a deck (issue 56; docs/teaching-guide.md, "Accessibility"): the "In [ ]:" prompts in colours
+# of 4.5:1 or more on white (nbconvert's grey #b0b0b0 is 2.2:1, its blue #307fc1 4.3:1), so are the code's
+# colours on its grey (JupyterLab's comments #408080 are 4.2:1 on #f5f5f5); links underlined where they sit in
+# text (their blue is 1.9:1 against the text's black, under the 3:1 that colour alone would need); and no slide
+# transition or animation for a reader whose system asks for reduced motion
+ACCESSIBLE = (
+    "body { --jp-cell-prompt-not-active-font-color: #616161; --jp-cell-prompt-not-active-opacity: 1; "
+    "--jp-cell-inprompt-font-color: #1a5a8f; --jp-cell-outprompt-font-color: #9c3d1e; "
+    "--jp-mirror-editor-comment-color: #2f6b6b; --jp-mirror-editor-atom-color: #4040c0; "
+    "--jp-mirror-editor-number-color: #006b00; --jp-mirror-editor-operator-color: #8a1ccf; "
+    "--jp-mirror-editor-meta-color: #8a1ccf; --jp-mirror-editor-bracket-color: #6b6b40; "
+    "--jp-mirror-editor-quote-color: #006b00; --jp-mirror-editor-error-color: #c00000; "
+    "--jp-mirror-editor-variable-3-color: #006b45; } "
+    ".reveal .jp-RenderedMarkdown a, .reveal .jp-RenderedHTMLCommon a { text-decoration: underline; } "
+    "@media (prefers-reduced-motion: reduce) { .reveal *, .reveal *::before, .reveal *::after "
+    "{ transition: none !important; animation: none !important; } }"
+)
 TEMPLATE_SOURCE = (
     "{%- extends 'index.html.j2' -%}\n{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}\n"
     "{%- block html_head_js_requirejs -%}{{ super() }}\n"
     f'<script src="{VENDOR}/anywidget-paths.js"></script>\n'
     "{%- endblock html_head_js_requirejs -%}\n"
-    f"{{%- block html_head_css -%}}{{{{ super() }}}}\n<style>{NO_BOUNCE} {{ animation: none; }}</style>\n"
+    f"{{%- block html_head_css -%}}{{{{ super() }}}}\n<style>{NO_BOUNCE} {{ animation: none; }} {ACCESSIBLE}</style>\n"
     "{%- endblock html_head_css -%}\n"
 )
 

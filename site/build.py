@@ -122,6 +122,7 @@ def prepare(src: Path, live: str = "all") -> list[Path]:
     (src / "notebooks").mkdir(parents=True)
     (src / "docs").mkdir()
     shutil.copy2(SITE / "conf.py", src / "conf.py")
+    shutil.copytree(SITE / "_static", src / "_static")  # a11y.css and a11y.js (site/conf.py)
     readme = REMOTE_BADGE.sub(r"[\1](\2)", (REPO / "README.md").read_text(encoding="utf-8"))
     (src / "index.md").write_text(readme + "\n" + (SITE / "index.md").read_text(encoding="utf-8"), encoding="utf-8")
     shutil.copytree(REPO / "images", src / "images")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from urllib.parse import quote
 
 from docutils import nodes
@@ -23,6 +24,9 @@ extensions = ["myst_nb"]
 html_theme = "furo"
 html_title = project
 html_static_path = ["_static"]
+# what the site adds for accessibility (site/_static; docs/teaching-guide.md, "Accessibility")
+html_css_files = ["a11y.css"]
+html_js_files = ["a11y.js"]
 html_last_updated_fmt = None
 html_copy_source = False  # no _sources/*.ipynb.txt copies
 html_show_sourcelink = False
@@ -124,7 +128,24 @@ def search_page_text(app, pagename, templatename, context, doctree) -> None:
         app.add_js_file("page-text.js")
 
 
+# Sphinx writes a toctree's caption as <p class="caption" role="heading"> with no level, which a heading needs
+# (WCAG 1.3.1; axe's aria-required-attr): the sidebar's captions are level-2 headings under the site's title
+HEADING_WITHOUT_LEVEL = re.compile(r'(<p class="caption" role="heading")(?![^>]*aria-level)')
+
+
+def heading_levels(app, exception) -> None:
+    """Give every caption Sphinx marks ``role="heading"`` its ``aria-level`` in the built pages."""
+    if exception is not None or app.builder.format != "html":
+        return
+    for page in Path(app.outdir).rglob("*.html"):
+        html = page.read_text(encoding="utf-8")
+        fixed = HEADING_WITHOUT_LEVEL.sub(r'\1 aria-level="2"', html)
+        if fixed != html:
+            page.write_text(fixed, encoding="utf-8")
+
+
 def setup(app) -> None:
+    app.connect("build-finished", heading_levels)
     app.connect("doctree-resolved", add_launch_link)
     app.connect("env-updated", plain_titles)
     app.connect("html-page-context", search_page_text)

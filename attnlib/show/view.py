@@ -496,7 +496,8 @@ class HeatmapView(traitlets.HasTraits):
 
 
 def _describe(title: str, data: np.ndarray, row_labels: Sequence[str], col_labels: Sequence[str]) -> str:
-    """The grid's accessible description: its title, size, labels and range."""
+    """The grid's accessible description: its title, size, labels and range (how to move in it is the page's own
+    hint, heatmap.js), read when the grid takes the focus and, once per change, when a control changes it."""
     n_rows, n_cols = data.shape
     if not data.size:
         return f"{title or 'heatmap'}: empty"
@@ -505,7 +506,7 @@ def _describe(title: str, data: np.ndarray, row_labels: Sequence[str], col_label
     cols = ", ".join(col_labels[:8]) + (" …" if n_cols > 8 else "")
     return (
         f"{title or 'heatmap'}: a {n_rows}×{n_cols} matrix; rows {rows}; columns {cols}; "
-        f"values from {lo:.4g} to {hi:.4g}. Arrow keys move between cells; the table button lists every number."
+        f"values from {lo:.4g} to {hi:.4g}."
     )
 
 

@@ -9,7 +9,8 @@ running them never touches the repository. Screenshots land in
 
 The explorers' views are SVG drawn by the browser (attnlib.show.HeatmapView): no widget output
 may show a PNG pushed by the kernel. Lesson 04 is also checked by hand: hovering a cell of the
-scores shows the number attnlib computes, and the explorer works from the keyboard alone.
+scores shows the number attnlib computes, and the explorer works from the keyboard alone. axe-core finds no
+WCAG 2.x A/AA violation inside any explorer.
 
 Skipped only when no Chromium executable exists (``make chromium`` installs Debian's as root).
 """
@@ -42,6 +43,7 @@ from harness.labdriver import (
     table_numbers,
     view_root,
 )
+from harness.static_pages import axe_violations
 
 pytestmark = pytest.mark.browser
 
@@ -642,6 +644,9 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
                 assert view["bitmaps"] == want, f"{lesson}: {view['label']} shows bitmaps {view['bitmaps']}, not {want}"
         pushed = [img["src"][:60] for out in outputs for img in out["images"]]
         assert not pushed, f"{lesson}: a widget shows an <img> (a PNG pushed by the kernel): {pushed}"
+        # issue 56: inside every explorer (JupyterLab's own interface aside), no WCAG 2.x A/AA violation axe finds
+        violations = axe_violations(page, f"#{panel_id} .attnlib-explorer")
+        assert not violations, f"{lesson}: axe-core finds in its explorers\n" + "\n".join(violations)
         # widget changes leave JupyterLab's kernel status idle (etc/jupyter_server_config.py: comm_msg is
         # untracked, which spares two re-renders of its indicators per change); running code does not
         (changed, log), seen = _statuses_while(page, panel_id, lambda: _move_controls(page, panel_id, outputs))

@@ -3,8 +3,9 @@ request blocked (and none attempted), no page or console error, math typeset by 
 every image present, every explorer drawn live from its saved widget state (from disk and over http);
 every internal link resolves.
 
-The site is built once per module into a temporary folder with site/build.py (the same code as
-`make site`), so the test needs no earlier build step and checks the tree as it is. The lessons of
+The site is built once per run into a temporary folder with site/build.py (the same code as
+`make site`; the fixture ``site`` of conftest.py, shared with test_a11y.py), so the test needs no earlier build
+step and checks the tree as it is. Every page has no WCAG 2.x A/AA violation that axe-core finds. The lessons of
 BROWSER_LESSONS (e.g. ``04,07,12``; unset or ``all``: every lesson) are executed with their widget state,
 as `make site` executes all; the others show their stored outputs (each explorer's PNG fallback). Skipped
 when Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
@@ -18,7 +19,6 @@ import gzip
 import json
 import os
 import re
-import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -27,6 +27,7 @@ import pytest
 
 from harness.labdriver import find_chromium, headless_chromium, load_module, offline
 from harness.static_pages import (
+    axe_violations,
     check_chunk_walk,
     check_explorers,
     compare_with_python,
@@ -53,15 +54,7 @@ def _site_build():
     return load_module(REPO / "site" / "build.py")
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("sphinx", reason="Sphinx is not installed (make env installs requirements.lock)")
-    pytest.importorskip("myst_nb", reason="myst-nb is not installed (make env installs requirements.lock)")
-    if not (REPO / "node_modules" / "mathjax" / "package.json").is_file() and shutil.which("npm") is None:
-        pytest.skip("no npm to fetch MathJax into node_modules/ (package-lock.json)")
-    root = tmp_path_factory.mktemp("site")
-    _site_build().build(root / "html", root / "src", live=LIVE)
-    return root / "html"
+# the site: the fixture `site` of conftest.py, built once per run (test_a11y.py checks it too)
 
 
 def test_each_explorer_holds_at_most_64_kB_of_its_table_up_front(site: Path) -> None:
@@ -158,8 +151,15 @@ async () => {
 """
 
 
-# every lesson page, and the pages that are not lessons: home (the README), teaching guide, search
-PAGES = [f"notebooks/{p.stem}" for p in LESSONS] + ["index", "docs/teaching-guide", "CONTRIBUTING", "search"]
+# every lesson page, and the pages that are not lessons: home (the README), teaching guide, documents, search …
+PAGES = [f"notebooks/{p.stem}" for p in LESSONS] + [
+    "index",
+    "docs/teaching-guide",
+    "docs/documents",
+    "CONTRIBUTING",
+    "search",
+    "genindex",
+]
 
 
 def _outputs(lesson: Path) -> tuple[int, int, int]:
@@ -173,10 +173,13 @@ def _outputs(lesson: Path) -> tuple[int, int, int]:
 
 @pytest.mark.parametrize("name", PAGES)
 def test_page_offline(site: Path, browser, name: str) -> None:
+    """Each page loads with nothing from the network and no error, its math typeset, its images and explorers
+    shown; and, drawn so, axe-core finds no violation of WCAG 2.0/2.1/2.2 A or AA in it (issue 56)."""
     page, blocked, errors = open_page(browser, (site / f"{name}.html").as_uri())
     try:
         state = page.evaluate(PAGE_STATE_JS)
         drawn = wait_for_widgets(page)
+        violations = axe_violations(page)
     finally:
         page.close()
     assert not blocked, f"requests to the network: {blocked}"
@@ -194,6 +197,7 @@ def test_page_offline(site: Path, browser, name: str) -> None:
         assert state["outputImages"] >= figures + (0 if live else fallbacks), state
         assert drawn == (widgets if live else 0), (drawn, widgets)
         assert state["launch"], state
+    assert not violations, f"{name}: axe-core finds\n" + "\n".join(violations)
 
 
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])

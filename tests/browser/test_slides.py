@@ -1,6 +1,7 @@
 """A `make slides` deck works with no kernel and no network in headless Chromium, opened from disk and over
 http: no CDN, no page or console error, math typeset, every explorer drawn live from its saved widget state,
-nothing left animating once the deck is shown, slides advance.
+nothing left animating once the deck is shown, slides advance; no slide has a WCAG 2.x A/AA violation that
+axe-core finds, and nothing moves for a reader who asks for reduced motion.
 
 The deck is built as `make slides` builds it: scripts/build_slides.py executes a copy of lesson 04 with its
 widget state (scripts/widget_state.py) into a temporary folder, so it shows what the next `make slides` will
@@ -23,6 +24,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.labdriver import find_chromium, headless_chromium, load_module
 from harness.static_pages import (
+    axe_violations,
     check_chunk_walk,
     check_explorers,
     compare_with_python,
@@ -220,3 +222,47 @@ def test_slides_advance(opened) -> None:
     page.keyboard.press("Home")
     page.wait_for_function("() => ['#/', '#/0', ''].includes(location.hash)", timeout=10_000)
     assert errors == []
+
+
+HIDDEN_SLIDES_JS = (
+    "() => [...document.querySelectorAll('.reveal .slides section')].filter((s) => !s.checkVisibility()).length"
+)
+
+
+def test_every_slide_has_no_axe_violation(decks: dict[str, Path], browser) -> None:
+    """axe-core (WCAG 2.0/2.1/2.2, A and AA) on each deck as shown (its first slide, reveal.js's controls and
+    progress bar, and what the other slides hide from a screen reader), then on every slide at once: the deck laid
+    out for print (``?print-pdf``: each slide a page, the same styles), where reveal.js leaves the slides it does
+    not show aria-hidden, so there aria-hidden-focus is the first run's alone. A run per slide costs 3–4 s here."""
+    problems = []
+    for name, deck in decks.items():
+        for how, skip in (("", []), ("?print-pdf", ["aria-hidden-focus"])):
+            page, blocked, errors = open_page(browser, deck.as_uri() + how, viewport={"width": 1280, "height": 800})
+            try:
+                page.wait_for_selector(".reveal .slides section", timeout=30_000)
+                wait_for_widgets(page)
+                hidden = page.evaluate(HIDDEN_SLIDES_JS)
+                problems += [f"{name}{how}: {v}" for v in axe_violations(page, skip=skip)]
+            finally:
+                page.close()
+            assert not blocked and not errors, (blocked, errors)
+            assert how != "?print-pdf" or hidden == 0, f"{name}: laid out for print, {hidden} slides are still hidden"
+    assert not problems, "\n".join(problems)
+
+
+def test_nothing_moves_for_a_reader_who_asks_for_reduced_motion(deck: Path, browser) -> None:
+    """With prefers-reduced-motion, a key press changes slide or fragment with no transition running at all."""
+    context = browser.new_context(reduced_motion="reduce", viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    try:
+        page.goto(deck.as_uri(), wait_until="load")
+        page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
+        wait_for_widgets(page)
+        page.wait_for_function(f"() => ({RUNNING_JS})().length === 0", timeout=10_000)
+        moving = []
+        for _ in range(4):
+            page.keyboard.press("ArrowRight")
+            moving += page.evaluate(RUNNING_JS)
+    finally:
+        context.close()
+    assert not moving, moving

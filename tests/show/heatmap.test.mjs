@@ -1,8 +1,17 @@
 // Unit tests of the functions of the live view that turn numbers into what the page shows (node --test; make lint).
-// The page's formatter against Python's, over thousands of values: tests/show/test_format_js.py.
+// The page's formatter against Python's, over thousands of values: tests/show/test_view.py
+// (test_the_page_formats_numbers_as_python_does).
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { colourOf, exactDecimal, formatValue, readMatrix, roundDigits } from "../../attnlib/show/static/heatmap.js";
+import {
+  colourOf,
+  exactDecimal,
+  formatValue,
+  inkOn,
+  luminance,
+  readMatrix,
+  roundDigits,
+} from "../../attnlib/show/static/heatmap.js";
 
 test("an exact zero is 0 at any number of decimals, as in the PNG", () => {
   for (const decimals of [0, 2, 4]) {
@@ -62,4 +71,26 @@ test("readMatrix decodes the little-endian float64 buffer row by row", () => {
     nCols: 3,
   });
   assert.deepEqual(readMatrix({ get: (name) => ({ shape: [0, 0] })[name] }), { rows: [], nRows: 0, nCols: 0 });
+});
+
+test("luminance is WCAG 2's: 0 for black, 1 for white, 0.2126 for pure red", () => {
+  assert.equal(luminance([0, 0, 0]), 0);
+  assert.equal(luminance([255, 255, 255]), 1);
+  assert.ok(Math.abs(luminance([255, 0, 0]) - 0.2126) < 1e-12);
+});
+
+test("a number's ink contrasts 4.5:1 or more with any cell colour, and is the more contrasting of the two", () => {
+  const ratio = (/** @type {number} */ a, /** @type {number} */ b) => (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+  let worst = Infinity;
+  for (let r = 0; r <= 255; r += 15)
+    for (let g = 0; g <= 255; g += 15)
+      for (let b = 0; b <= 255; b += 15) {
+        const l = luminance([r, g, b]);
+        const ink = inkOn([r, g, b]);
+        const [mine, other] = ink === "#000" ? [ratio(l, 0), ratio(l, 1)] : [ratio(l, 1), ratio(l, 0)];
+        assert.ok(mine >= other, `${ink} on rgb(${r},${g},${b})`);
+        worst = Math.min(worst, mine);
+      }
+  assert.ok(worst >= 4.5, `worst contrast ${worst}`);
+  assert.equal(inkOn([127, 127, 127]), "#000"); // the old rule (0.299 r + 0.587 g + 0.114 b ≤ 127.5) wrote white, 4.0:1
 });

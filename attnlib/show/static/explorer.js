@@ -285,10 +285,34 @@ function makeControl(node, changed) {
           }),
         );
       }
-      if ("value" in t)
-        for (const button of group.querySelectorAll("button"))
+      if ("value" in t) {
+        const buttons = [...group.querySelectorAll("button")];
+        for (const button of buttons)
           button.setAttribute("aria-checked", String(button.dataset.value === JSON.stringify(t.value)));
+        // one tab stop for the group, the chosen button (WAI-ARIA's radio group); arrow keys move in it
+        const chosen = buttons.find((b) => b.getAttribute("aria-checked") === "true") || buttons[0];
+        for (const button of buttons) button.tabIndex = button === chosen ? 0 : -1;
+      }
     };
+    group.addEventListener("keydown", (event) => {
+      const steps = { ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1 };
+      const ev = /** @type {KeyboardEvent} */ (event);
+      if (!(ev.key in steps || ev.key === "Home" || ev.key === "End")) return;
+      ev.preventDefault();
+      ev.stopPropagation(); // JupyterLab must not move between notebook cells
+      const buttons = [...group.querySelectorAll("button")].filter((b) => !b.disabled);
+      const at = buttons.indexOf(/** @type {HTMLButtonElement} */ (document.activeElement));
+      const n = buttons.length;
+      if (!n) return;
+      const to =
+        ev.key === "Home"
+          ? 0
+          : ev.key === "End"
+            ? n - 1
+            : (Math.max(0, at) + steps[/** @type {keyof typeof steps} */ (ev.key)] + n) % n;
+      buttons[to].focus();
+      buttons[to].click(); // arrows choose as they move, as a native radio group does
+    });
     input = group;
   } else if (["int-slider", "float-slider", "log-slider", "selection-slider"].includes(node.kind)) {
     const range = element("input", { type: "range", id, "data-control": name });
@@ -309,6 +333,7 @@ function makeControl(node, changed) {
         range.value = String(traits.value);
       }
       shown.textContent = readout(traits.value, node.format);
+      range.setAttribute("aria-valuetext", shown.textContent); // the value, not a float slider's step index
     };
     const read = () => {
       const steps = node.kind === "selection-slider" ? stepsOf(/** @type {Node} */ (traits)) : stepsOf(node);
@@ -316,6 +341,7 @@ function makeControl(node, changed) {
     };
     range.addEventListener(node.continuous === false ? "change" : "input", () => {
       shown.textContent = readout(read(), node.format);
+      range.setAttribute("aria-valuetext", shown.textContent);
       changed(read());
     });
     input = range;

@@ -48,10 +48,15 @@ const HOVER_COLOUR = "#ff8c00";
 // more cells than this are one pixel each on a canvas, scaled up without smoothing: restyling and
 // painting thousands of rectangles per change costs more (docs/performance.md, lesson 12)
 const VECTOR_MAX = 1024;
+// how to move in a grid, read after its description (view.py's _describe: what it shows, its shape, its range)
+const KEYS_HINT =
+  "Arrow keys move between cells, Home and End to a row's ends; each cell is read out with its explanation. " +
+  "Enter or Space chooses a cell. The table button lists every number.";
 
 // ---------------------------------------------------------------------------------------- numbers
 /** The number written in a cell, the tooltip or the table, exactly as Python's
- * `attnlib.formatting.annotation(v, decimals)` writes it (tests/show/test_format_js.py runs both): `decimals`
+ * `attnlib.formatting.annotation(v, decimals)` writes it (tests/show/test_view.py's
+ * test_the_page_formats_numbers_as_python_does runs both): `decimals`
  * digits; zero is `0`; 2 significant digits in exponent form where that would show 0 or be too wide
  * (`9.0e-04`, `3.3e-17`, `1.2e+05`). Rounding is Python's: the exact binary value, ties to even.
  * @param {number} v @param {number} decimals */
@@ -110,6 +115,20 @@ function hexToRgb(hex) {
   return [(n >> 16) & 255, (n >> 8) & 255, n & 255];
 }
 
+/** WCAG 2's relative luminance of an sRGB colour (0: black, 1: white). @param {[number, number, number]} rgb */
+export function luminance([r, g, b]) {
+  const linear = (/** @type {number} */ c) =>
+    c / 255 <= 0.04045 ? c / 255 / 12.92 : ((c / 255 + 0.055) / 1.055) ** 2.4;
+  return 0.2126 * linear(r) + 0.7152 * linear(g) + 0.0722 * linear(b);
+}
+
+/** The ink of a number written on a cell of colour `rgb`: black or white, whichever contrasts more (WCAG 2's
+ * ratio; at least 4.58:1 on any colour, above the 4.5:1 that 1.4.3 asks of text). @param {[number, number, number]} rgb */
+export function inkOn(rgb) {
+  const l = luminance(rgb);
+  return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? "#000" : "#fff";
+}
+
 /** @param {number} v @param {number} lo @param {number} hi @param {[number, number, number][]} pal */
 export function colourOf(v, lo, hi, pal) {
   let t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
@@ -157,9 +176,10 @@ function svg(name, attributes = {}, text = "") {
 /** @param {HTMLElement} el */
 function buildParts(el) {
   const root = html("div", { class: "attn-heatmap", "data-lm-suppress-shortcuts": "true" });
+  const tableId = `attn-table-${Math.random().toString(36).slice(2)}`;
   const tableToggle = html(
     "button",
-    { type: "button", class: "attn-heatmap-table-toggle", "aria-pressed": "false" },
+    { type: "button", class: "attn-heatmap-table-toggle", "aria-pressed": "false", "aria-controls": tableId },
     "table",
   );
   const toolbar = html("div", { class: "attn-heatmap-toolbar" });
@@ -167,12 +187,13 @@ function buildParts(el) {
   const figure = html("div", { class: "attn-heatmap-figure" });
   const frame = svg("svg", { class: "attn-heatmap-svg", "aria-hidden": "true" });
   const desc = html("p", { class: "attn-heatmap-description", id: "attn-desc-" + Math.random().toString(36).slice(2) });
+  const hint = html("p", { class: "attn-heatmap-description", id: `${desc.id}-keys` }, KEYS_HINT);
   const grid = svg("svg", {
     class: "attn-heatmap-grid",
     tabindex: 0,
     role: "application",
     "aria-roledescription": "heatmap",
-    "aria-describedby": desc.id,
+    "aria-describedby": `${desc.id} ${hint.id}`,
   });
   const cells = svg("g", { class: "attn-cells", "shape-rendering": "crispEdges" });
   const numbers = svg("g", { class: "attn-numbers", "text-anchor": "middle", "dominant-baseline": "central" });
@@ -190,12 +211,14 @@ function buildParts(el) {
   const pixels = html("canvas", { class: "attn-heatmap-pixels", "aria-hidden": "true" });
   pixels.hidden = true;
   const around = frameParts(frame);
-  figure.append(frame, pixels, grid, tooltip);
-  const tableBox = html("div", { class: "attn-heatmap-table" });
+  // the figure scrolls where the page is narrower than the heatmap (a phone, 200 % zoom); the tooltip is beside it,
+  // over the page, so that showing it never adds a scroll bar
+  figure.append(frame, pixels, grid);
+  const tableBox = html("div", { class: "attn-heatmap-table", id: tableId });
   tableBox.hidden = true;
   const message = html("div", { class: "attn-heatmap-message", role: "status", "aria-live": "polite" });
   const live = html("p", { class: "attn-heatmap-description", "aria-live": "polite" });
-  root.append(toolbar, figure, tableBox, message, desc, live);
+  root.append(toolbar, figure, tooltip, tableBox, message, desc, hint, live);
   el.appendChild(root);
   return {
     root,
@@ -477,7 +500,7 @@ function paintCells(v) {
         const shown = formatValue(value, decimals);
         setText(text, shown);
         setAttribute(text, "font-size", String(fitted(shown, fontSize, cell)));
-        setAttribute(text, "fill", 0.299 * r + 0.587 * g + 0.114 * b <= 127.5 ? "#fff" : "#000");
+        setAttribute(text, "fill", inkOn([r, g, b]));
       }
       k++;
     }
@@ -568,15 +591,44 @@ function paintTexts(v, g) {
   const title = m.get("title") || "";
   setText(g.title, title);
   setAttribute(v.parts.grid, "aria-label", title || "heatmap");
+  setAttribute(v.parts.tableToggle, "aria-label", `table of ${title || "the heatmap"}`);
   setAttribute(v.parts.grid, "data-editable", String(Boolean(m.get("editable"))));
   const lo = m.get("vmin");
   const hi = m.get("vmax");
   [hi, (lo + hi) / 2, lo].forEach((value, k) => {
     setText(g.ticks[k], formatValue(value, 2));
   });
-  setText(v.parts.desc, m.get("description"));
+  const description = m.get("description") || "";
+  if (v.parts.desc.textContent && v.parts.desc.textContent !== description && document.activeElement !== v.parts.grid)
+    announceChange(v.parts.root, description);
+  setText(v.parts.desc, description);
   setText(v.parts.message, m.get("message"));
   if (v.parts.message.hidden !== !m.get("message")) v.parts.message.hidden = !m.get("message");
+}
+
+/** @type {WeakMap<Element, {region: HTMLElement, said: string[]}>} each explorer's announcer */
+const announcers = new WeakMap();
+
+/** Say once, politely, what a change of state shows: the descriptions of every view it changed, together in the
+ * explorer's one live region (made at its first change), not a message per view or per cell. A view whose grid
+ * has the focus reads its own cell out instead (announce).
+ * @param {HTMLElement} root @param {string} description */
+function announceChange(root, description) {
+  const host = root.closest(".attnlib-explorer") || root.parentElement || root;
+  let announcer = announcers.get(host);
+  if (!announcer) {
+    const region = html("p", { class: "attn-heatmap-description attn-heatmap-change", "aria-live": "polite" });
+    host.append(region);
+    announcer = { region, said: [] };
+    announcers.set(host, announcer);
+  }
+  const a = announcer;
+  if (!a.said.length)
+    queueMicrotask(() => {
+      setText(a.region, a.said.join(" "));
+      a.said = [];
+    });
+  a.said.push(description);
 }
 
 /** @param {View} v */
@@ -602,7 +654,11 @@ function drawTable(v) {
   const table = html("table");
   table.append(html("caption", {}, m.get("title") || "matrix"));
   const head = html("tr");
-  head.append(html("th"), ...(m.get("col_labels") || []).map((c) => html("th", { scope: "col" }, String(c))));
+  const corner = `${m.get("ylabel") || "row"} \\ ${m.get("xlabel") || "column"}`;
+  head.append(
+    html("th", { scope: "col" }, corner),
+    ...(m.get("col_labels") || []).map((c) => html("th", { scope: "col" }, String(c))),
+  );
   table.append(html("thead"));
   /** @type {HTMLElement} */ (table.tHead).append(head);
   const body = html("tbody");
@@ -687,7 +743,9 @@ function showTooltip(v, c) {
   v.tipped = c;
   tooltipText(v, c, asks(v) ? null : "");
   const box = cellBox(v, c);
-  Object.assign(tip.style, { left: box.left + box.size + 6 + "px", top: box.top + "px" });
+  const figure = v.parts.figure;
+  const left = figure.offsetLeft - figure.scrollLeft + box.left + box.size + 6;
+  Object.assign(tip.style, { left: left + "px", top: figure.offsetTop + box.top + "px" });
   tip.hidden = false;
   explain(v, c);
 }
