@@ -41,7 +41,7 @@ def main() -> None:
             torch.manual_seed(seed)
             model = TwoColoursModel(task, d_model=args.d_model, num_heads=heads)
             start = time.perf_counter()
-            train_two_colours(model, steps=args.steps, seed=seed)  # no bar: the script prints each run
+            train_two_colours(model, steps=args.steps, seed=seed, progress=False)  # the script prints each run
             seconds = time.perf_counter() - start
             report = two_colours_report(model.eval())
             red = [round(float(w), 2) for w in report.on_colour[:, RED]]

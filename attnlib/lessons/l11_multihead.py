@@ -21,7 +21,7 @@ make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from types import SimpleNamespace
 
 import torch
@@ -35,7 +35,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import heatmap_png
 from ..tasks import COLOURS, TwoColoursTask
-from ..training import Adam, one_thread
+from ..training import fit
 from ._calls import compare_call
 from ._check import (
     ATTENTION_FAMILY,
@@ -577,25 +577,18 @@ def train_two_colours(
     batch_size: int = 64,
     lr: float = 1e-2,
     seed: int = 0,
-    progress: Callable[[range], Iterable[int]] | None = None,
+    progress: bool = True,
+    desc: str = "training",
 ) -> list[float]:
-    """Adam on fresh batches of ``model.task`` (seeded by ``seed``); the loss of every step.
+    """Adam on fresh batches of ``model.task`` (seeded by ``seed``), with :func:`attnlib.training.fit`; the loss
+    of every step. ``progress``: tqdm's bar, labelled ``desc``."""
 
-    ``progress`` wraps the steps for a progress bar, e.g. ``tqdm`` (the lesson passes it; the glue does not
-    import it)."""
-    check_positive_int("steps", steps)
-    generator = torch.Generator().manual_seed(seed)
-    optimiser = Adam(model.parameters(), lr=lr)
-    losses = []
-    with one_thread():  # the same model whatever the cores
-        for _ in (progress or iter)(range(steps)):
-            colours, numbers, targets = model.task.batch(batch_size, generator)
-            loss = F.cross_entropy(model(colours, numbers), targets)
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            losses.append(loss.item())
-    return losses
+    def step_loss(generator: torch.Generator) -> Tensor:
+        colours, numbers, targets = model.task.batch(batch_size, generator)
+        return F.cross_entropy(model(colours, numbers), targets)
+
+    steps = check_positive_int("steps", steps)
+    return fit(model, step_loss, steps=steps, lr=lr, seed=seed, progress=progress, desc=desc)
 
 
 @torch.no_grad()
