@@ -10,7 +10,7 @@ import atexit
 import functools
 import http.server
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -609,7 +609,7 @@ AXE_RUN_JS = """([context, options]) => axe.run(context ? document.querySelector
 
 
 def axe_violations(
-    page, context: str | None = None, *, only: list[str] | None = None, skip: list[str] = ()
+    page, context: str | None = None, *, only: Sequence[str] | None = None, skip: Sequence[str] = ()
 ) -> list[str]:
     """axe-core's WCAG 2.x A/AA violations on ``page`` (or in the elements ``context`` selects), one line each: the
     rule, its impact, how many elements and the first of them with what to fix; empty when there is none. ``only``:
@@ -621,7 +621,7 @@ def axe_violations(
     if not page.evaluate("() => typeof window.axe === 'object'"):
         page.add_script_tag(content=AXE_SCRIPT.read_text(encoding="utf-8"))
     options = {
-        "runOnly": {"type": "rule", "values": only} if only else {"type": "tag", "values": AXE_TAGS},
+        "runOnly": {"type": "rule", "values": list(only)} if only else {"type": "tag", "values": AXE_TAGS},
         "rules": {rule: {"enabled": False} for rule in skip},
         "resultTypes": ["violations"],
         "preload": False,

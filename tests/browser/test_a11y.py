@@ -1,7 +1,8 @@
 """Issue 56, the explorers for a learner who does not use a mouse, does not see the screen, sees colours otherwise
-or reads on a phone or at 200 % zoom: checked on the site's lesson 04 (the site of conftest.py, built once per
-run; test_site.py runs axe-core on every page of it, test_slides.py on every slide of a deck, test_lab.py on
-every explorer in JupyterLab; tests/show/test_style.py simulates colour-vision deficiencies).
+or reads on a phone or at 200 % zoom: checked on the site's lesson 04 (the keyboard walk: on every lesson whose
+explorers are live, BROWSER_LESSONS) in the site of conftest.py, built once per run (test_site.py runs axe-core
+on every page of it, test_slides.py on every slide of a deck, test_lab.py inside every explorer in JupyterLab;
+tests/show/test_style.py simulates colour-vision deficiencies).
 
 - keyboard alone: Tab reaches every enabled control, grid and table button of each explorer in the page's order,
   each with a visible focus; arrow keys, Space and Enter operate them; a grid's cells are walked by arrow keys
