@@ -61,9 +61,8 @@ TEMPLATE = "offline_reveal.html.j2"
 # after require.js, anywidget-paths.js tells requirejs where anywidget's front end is (scripts/widget_state.py)
 # reveal.js's controls tutorial bounces the "next" arrow (a CSS animation of 50 × 2 s) until the reader has used
 # the arrows; while anything animates, Chromium draws a frame at every tick, so a change of an explorer waits for
-# the next tick (+8 ms median) instead of being drawn at once: measured on lesson 07's deck, a redraw of one
-# text 27–28 ms with the bounce, 15–22 ms without (docs/performance.md). The arrows keep their highlight colour;
-# the rule matches reveal.css's own selectors, later in the page.
+# the next tick instead of being drawn at once (measured in commit c767e46's body). The arrows keep their highlight
+# colour; the rule matches reveal.css's own selectors, later in the page.
 NO_BOUNCE = ", ".join(f".reveal .controls .navigate-{side}.highlight" for side in ("left", "right", "up", "down"))
 # WCAG 2.x AA in a deck (issue 56; docs/teaching-guide.md, "Accessibility"): the "In [ ]:" prompts in colours
 # of 4.5:1 or more on white (nbconvert's grey #b0b0b0 is 2.2:1, its blue #307fc1 4.3:1), so are the code's
