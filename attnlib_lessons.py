@@ -28,6 +28,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 LESSONS = "[0-9][0-9]_*.ipynb"
@@ -35,6 +36,10 @@ LESSONS = "[0-9][0-9]_*.ipynb"
 INDEX_MARK = "<!-- attnlib-lessons index: generated from the lessons; edit them, not this file -->"
 TITLE = re.compile(r"^#\s+(.+?)\s*$", re.MULTILINE)
 DURATION = re.compile(r"\*\*Duration:\*\*\s*([^.\n]+)")
+
+# nbformat JSON as json.loads gives it: string keys, values of every JSON type
+Cell = dict[str, Any]
+Notebook = dict[str, Any]
 
 
 def data_dir(name: str) -> Path:
@@ -46,23 +51,23 @@ def data_dir(name: str) -> Path:
     return HERE / {"lessons": "notebooks"}.get(name, name)
 
 
-def is_teacher_only(cell: dict) -> bool:
+def is_teacher_only(cell: Cell) -> bool:
     """Speaker notes (slide type ``notes``) and cells tagged ``teacher`` are for the teacher only."""
     metadata = cell.get("metadata", {})
     return metadata.get("slideshow", {}).get("slide_type") == "notes" or "teacher" in metadata.get("tags", [])
 
 
-def is_aside(cell: dict) -> bool:
+def is_aside(cell: Cell) -> bool:
     """A markdown cell tagged ``aside``: a detour the learner may skip (e.g. how a document rounds)."""
     return cell.get("cell_type") == "markdown" and "aside" in cell.get("metadata", {}).get("tags", [])
 
 
-def is_solution(cell: dict) -> bool:
+def is_solution(cell: Cell) -> bool:
     """A markdown cell tagged ``solution``: an exercise's worked answer (left out of the for-credit edition)."""
     return cell.get("cell_type") == "markdown" and "solution" in cell.get("metadata", {}).get("tags", [])
 
 
-def collapsed(cell: dict) -> dict:
+def collapsed(cell: Cell) -> Cell:
     """An aside as a closed ``<details>`` block whose summary is the cell's first line (a heading)."""
     text = _text(cell).strip()
     first, _, rest = text.partition("\n")
@@ -70,24 +75,24 @@ def collapsed(cell: dict) -> dict:
     return {**cell, "source": f'<details class="aside">\n<summary>{summary}</summary>\n\n{body}\n\n</details>'}
 
 
-def learner_cells(cells: list[dict]) -> list[dict]:
+def learner_cells(cells: list[Cell]) -> list[Cell]:
     """The learner edition of a lesson's cells: teacher-only cells out, asides collapsed."""
     return [collapsed(cell) if is_aside(cell) else cell for cell in cells if not is_teacher_only(cell)]
 
 
-def learner_notebook(path: Path) -> dict:
+def learner_notebook(path: Path) -> Notebook:
     """The notebook at ``path`` (JSON) as the learner edition has it (see :func:`learner_cells`)."""
-    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb: Notebook = json.loads(path.read_text(encoding="utf-8"))
     nb["cells"] = learner_cells(nb["cells"])
     return nb
 
 
-def write_notebook(nb: dict, path: Path) -> None:
+def write_notebook(nb: Notebook, path: Path) -> None:
     """Write ``nb`` as nbformat writes it (one-space indent, UTF-8, trailing newline)."""
     path.write_text(json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
-def _text(cell: dict) -> str:
+def _text(cell: Cell) -> str:
     source = cell.get("source", "")
     return source if isinstance(source, str) else "".join(source)
 

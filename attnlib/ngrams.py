@@ -126,7 +126,7 @@ def ngram_table(
     orders: tuple[int, ...] = (1, 2, 3, 4, 5),
     *,
     before: Tensor | None = None,
-) -> list[dict]:
+) -> list[dict[str, float]]:
     """Per order ``n``: its chosen ``k``, held-out loss and perplexity, and the share of unseen contexts.
 
     Every order is scored on all of ``held_out``: the first tokens' contexts come from the end of ``before``,

@@ -22,14 +22,17 @@ import base64
 import io
 import struct
 from collections.abc import Mapping, Sequence
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 import numpy as np
 import seaborn as sns
 import torch
+from matplotlib.axes import Axes
+from matplotlib.collections import Collection
 from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import Patch, Rectangle
+from matplotlib.text import Text
 
 from ..formatting import annotation
 from . import style as _style
@@ -97,7 +100,7 @@ def _figsize(shape: tuple[int, int], cell_size: float | None = None) -> tuple[fl
 
 
 def draw_heatmap(
-    ax,
+    ax: Axes,
     matrix: object,
     *,
     row_labels: Sequence[object] | None = None,
@@ -148,10 +151,13 @@ def draw_heatmap(
     boxes = [(0, i, n_cols, 1) for i in rows_hl]
     boxes += [(j, 0, 1, n_rows) for j in cols_hl]
     boxes += [(j, i, 1, 1) for i, j in cells_hl]
-    return [
-        ax.add_patch(Rectangle((x, y), w, h, fill=False, edgecolor=st.highlight_color, linewidth=st.line_width))
+    outlines = [
+        Rectangle((x, y), w, h, fill=False, edgecolor=st.highlight_color, linewidth=st.line_width)
         for x, y, w, h in boxes
     ]
+    for outline in outlines:
+        ax.add_patch(outline)
+    return outlines
 
 
 #: pixels per CSS pixel of every PNG: drawn at twice the style's resolution and shown at the style's size
@@ -165,7 +171,11 @@ def _png(fig: Figure) -> bytes:
     return out.getvalue()
 
 
-def png_bundle(png: bytes, text: str) -> tuple[dict[str, str], dict[str, dict[str, int]]]:
+MimeBundle = tuple[dict[str, str], dict[str, dict[str, int]]]
+"""``(data, metadata)`` as IPython's ``_repr_mimebundle_`` returns them."""
+
+
+def png_bundle(png: bytes, text: str) -> MimeBundle:
     """``(data, metadata)`` for IPython's display: the PNG at ``1/DENSITY`` of its pixel size, and ``text``.
 
     The size goes in the output's metadata (``image/png: {width, height}``), which JupyterLab, Notebook 7
@@ -176,7 +186,24 @@ def png_bundle(png: bytes, text: str) -> tuple[dict[str, str], dict[str, dict[st
     return data, {"image/png": {"width": width // DENSITY, "height": height // DENSITY}}
 
 
-def heatmap_png(specs: Sequence[Mapping[str, Any]]) -> bytes:  # Any: draw_heatmap's keyword arguments
+class HeatmapSpec(TypedDict, total=False):
+    """One heatmap of :func:`heatmap_png`: :func:`draw_heatmap`'s keyword arguments (``matrix`` required)."""
+
+    matrix: Required[object]
+    row_labels: Sequence[object] | None
+    col_labels: Sequence[object] | None
+    title: str | None
+    xlabel: str | None
+    ylabel: str | None
+    annotate: bool | None
+    decimals: int
+    cmap: str | None
+    vmin: float | None
+    vmax: float | None
+    highlight: tuple[Sequence[int], Sequence[int], Sequence[tuple[int, int]]]
+
+
+def heatmap_png(specs: Sequence[HeatmapSpec]) -> bytes:
     """One PNG of several heatmaps side by side, each given as :func:`draw_heatmap`'s arguments.
 
     This is the static fallback of the live views (``HeatmapView.spec()`` gives a spec).
@@ -186,7 +213,7 @@ def heatmap_png(specs: Sequence[Mapping[str, Any]]) -> bytes:  # Any: draw_heatm
     fig = Figure(figsize=(min(sum(w for w, _ in sizes), 18), max(h for _, h in sizes)), layout="constrained")
     axes = fig.subplots(1, len(specs), squeeze=False, width_ratios=[w for w, _ in sizes])[0]
     for ax, spec in zip(axes, specs):
-        draw_heatmap(ax, **dict(spec))
+        draw_heatmap(ax, **spec)
     return _png(fig)
 
 
@@ -201,7 +228,7 @@ class Plot:
         """PNG bytes of the figure."""
         return _png(self.fig)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> MimeBundle:
         return png_bundle(self.to_png(), self._text)
 
     def __repr__(self) -> str:
@@ -248,9 +275,9 @@ class Heatmap:
         cmap: str | None = None,
         vmin: float | None = None,
         vmax: float | None = None,
-        ax=None,
+        ax: Axes | None = None,
         cell_size: float | None = None,
-    ):
+    ) -> None:
         self.data = as_numpy(matrix)
         self.annotate = max(self.data.shape) <= ANNOTATE_MAX if annotate is None else annotate
         self.options: _Options = {
@@ -293,15 +320,15 @@ class Heatmap:
             **self.options,
         )
         for new in set(self.fig.axes) - before:
-            new._colorbar_of = self.ax
+            setattr(new, "_colorbar_of", self.ax)  # noqa: B010 — a mark of our own on matplotlib's Axes
 
     @property
-    def texts(self) -> list:
+    def texts(self) -> list[Text]:
         """The annotation texts, row by row."""
         return list(self.ax.texts)
 
     @property
-    def image(self):
+    def image(self) -> Collection:
         """The coloured cells (seaborn's ``QuadMesh``)."""
         return self.ax.collections[0]
 
@@ -347,7 +374,7 @@ class Heatmap:
         """PNG bytes of the current state (the whole figure, also when ``ax`` sits in a subfigure)."""
         return _png(self.fig.figure)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> MimeBundle:
         return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:
@@ -356,7 +383,7 @@ class Heatmap:
         return f"<Heatmap {n_rows}×{n_cols}{title}>"
 
 
-def heatmap(matrix: object, **kwargs) -> Heatmap:
+def heatmap(matrix: object, **kwargs: Any) -> Heatmap:
     """Draw ``matrix`` as a :class:`Heatmap` (same arguments)."""
     return Heatmap(matrix, **kwargs)
 
@@ -371,8 +398,8 @@ class HeatmapGrid:
         *,
         ncols: int | None = None,
         figsize: tuple[float, float] | None = None,
-        **kwargs,
-    ):
+        **kwargs: Any,
+    ) -> None:
         n = len(matrices)
         ncols = ncols or n
         nrows = -(-n // ncols)
@@ -394,14 +421,14 @@ class HeatmapGrid:
     def to_png(self) -> bytes:
         return _png(self.fig)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> MimeBundle:
         return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:
         return f"<HeatmapGrid of {len(self.heatmaps)}>"
 
 
-def show_heatmaps(matrices: Sequence[object], titles: Sequence[str] | None = None, **kwargs) -> HeatmapGrid:
+def show_heatmaps(matrices: Sequence[object], titles: Sequence[str] | None = None, **kwargs: Any) -> HeatmapGrid:
     """Several matrices side by side, each a :class:`Heatmap` (keyword arguments go to each)."""
     return HeatmapGrid(matrices, titles, **kwargs)
 
@@ -417,7 +444,7 @@ class BarChart:
         title: str | None = None,
         ylim: tuple[float, float] = (0.0, 1.0),
         figsize: tuple[float, float] = (4.0, 2.6),
-    ):
+    ) -> None:
         self.data = as_numpy(values)[0]
         self.labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(self.data))]
         self.title, self.ylim = title, ylim
@@ -443,11 +470,11 @@ class BarChart:
             ax.bar_label(bars, labels=[f"{v:.2f}" for v in self.data], fontsize=st.annotation_size)
 
     @property
-    def bars(self) -> list:
+    def bars(self) -> list[Patch]:
         return list(self.ax.patches)
 
     @property
-    def texts(self) -> list:
+    def texts(self) -> list[Text]:
         return list(self.ax.texts)
 
     def update(self, values: Sequence[float] | object) -> BarChart:
@@ -461,7 +488,7 @@ class BarChart:
     def to_png(self) -> bytes:
         return _png(self.fig)
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> MimeBundle:
         return png_bundle(self.to_png(), repr(self))
 
     def __repr__(self) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from typing import Protocol
 
 import matplotlib as mpl
 import seaborn as sns
@@ -78,7 +79,15 @@ STYLES: dict[str, Style] = {
 }
 
 _current: list[Style] = [STYLES["laptop"]]
-_listeners: weakref.WeakSet = weakref.WeakSet()
+
+
+class Restyles(Protocol):
+    """What :func:`register` takes: an object that redraws itself in the current style."""
+
+    def restyle(self) -> None: ...
+
+
+_listeners: weakref.WeakSet[Restyles] = weakref.WeakSet()
 
 
 def current() -> Style:
@@ -117,6 +126,6 @@ def use(name: str) -> Style:
     return _current[0]
 
 
-def register(obj: object) -> None:
+def register(obj: Restyles) -> None:
     """Let ``obj.restyle()`` be called when the style changes (held weakly)."""
     _listeners.add(obj)

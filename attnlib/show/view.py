@@ -55,7 +55,7 @@ from matplotlib.colors import to_hex
 
 from ..formatting import annotation
 from . import style
-from .plots import ANNOTATE_MAX, as_numpy, heatmap_png, limits
+from .plots import ANNOTATE_MAX, HeatmapSpec, as_numpy, heatmap_png, limits
 from .ui import Layout
 
 __all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "explanation_texts", "parse_cell"]
@@ -464,7 +464,7 @@ class HeatmapView(traitlets.HasTraits):
         return _describe(self.title, self.data, self.row_labels, self.col_labels)
 
     # ------------------------------------------------------------------ static fallback
-    def spec(self) -> dict:
+    def spec(self) -> HeatmapSpec:
         """What :func:`attnlib.show.plots.heatmap_png` needs to draw this view's current state with seaborn."""
         return {
             "matrix": self.data,
@@ -481,7 +481,7 @@ class HeatmapView(traitlets.HasTraits):
             "highlight": (
                 list(self.highlight_rows),
                 list(self.highlight_cols),
-                [tuple(c) for c in self.highlight_cells],
+                [(i, j) for i, j in self.highlight_cells],
             ),
         }
 
