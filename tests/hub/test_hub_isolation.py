@@ -94,13 +94,32 @@ class Kernel:
 
 def send(ws: websocket.WebSocket, code: str) -> None:
     """An execute_request whose reply is not awaited (the kernel may die running it)."""
-    ws.send(json.dumps({
-        "header": {"msg_id": secrets.token_hex(8), "username": "test", "session": "isolation",
-                   "msg_type": "execute_request", "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))  # fmt: skip
+    ws.send(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": secrets.token_hex(8),
+                    "username": "test",
+                    "session": "isolation",
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": False,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
 
 
 def uid_of(hub: Hub, name: str) -> int:
@@ -214,15 +233,14 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
     # the kernel's IOPub pipe refuses an unsigned message and reports the refusal on stderr, which B sees
     # as one "Bad pipe message" line; the injected text itself never arrives as output of its own.
     refused = [
-        m for m in seen_by_ben
-        if m.get("msg_type") == "stream" and m["content"]["text"].startswith("Bad pipe message")
-    ]  # fmt: skip
+        m for m in seen_by_ben if m.get("msg_type") == "stream" and m["content"]["text"].startswith("Bad pipe message")
+    ]
     unsolicited = [
-        m for m in seen_by_ben
-        if m not in refused and (
-            m.get("msg_type") == "error" or (m.get("msg_type") == "stream" and m["content"]["text"] != "warming up\n")
-        )
-    ]  # fmt: skip
+        m
+        for m in seen_by_ben
+        if m not in refused
+        and (m.get("msg_type") == "error" or (m.get("msg_type") == "stream" and m["content"]["text"] != "warming up\n"))
+    ]
     assert unsolicited == [], unsolicited[:3]
     assert all(m["content"]["name"] == "stderr" for m in refused), refused[:3]
 
@@ -307,8 +325,12 @@ def test_a_fork_bomb_stays_inside_its_learner(hub: Hub, people: dict[str, Learne
             "for p in started: p.wait()\n",
             timeout=120,
         )
-        assert ben.run("import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True,"
-                       " text=True).stdout)").strip() == "ben forks"  # fmt: skip
+        assert (
+            ben.run(
+                "import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True, text=True).stdout)"
+            ).strip()
+            == "ben forks"
+        )
     finally:
         ann.close()
         ben.close()
@@ -332,8 +354,9 @@ def test_temporary_folders_are_private_bounded_and_go_with_the_server(hub: Hub, 
             f"os.remove('/dev/shm/{name}-big')\n"
             "print(json.dumps({'full': full}))"
         )
-        others = ben.json(f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), "
-                          f"os.path.exists('/tmp/{name}')]))")  # fmt: skip
+        others = ben.json(
+            f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), os.path.exists('/tmp/{name}')]))"
+        )
     finally:
         ann.close()
         ben.close()
@@ -390,8 +413,12 @@ def test_nothing_of_a_learner_outlives_the_hub_and_a_squatter_is_ended(hub: Hub,
     entry = hub.account("iso-ann")
     squatter = subprocess.Popen(
         ["/usr/bin/python3", "-c", SQUAT.format(port=hub.port)],
-        user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], start_new_session=True, cwd="/",
-    )  # fmt: skip
+        user=entry.pw_uid,
+        group=entry.pw_gid,
+        extra_groups=[],
+        start_new_session=True,
+        cwd="/",
+    )
     try:
         deadline = time.monotonic() + 10
         while confine.processes_of(entry.pw_uid) and not _listening(hub.port) and time.monotonic() < deadline:
@@ -432,8 +459,20 @@ def _listening(port: int) -> bool:
 def _make_accounts(prefix: str, names: list[str], homes: Path) -> list[pwd.struct_passwd]:
     made = []
     for name in names:
-        subprocess.run(["useradd", "--create-home", "--home-dir", str(homes / name), "--user-group", "--comment",
-                        "attention class learner", f"{prefix}{name}"], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                "useradd",
+                "--create-home",
+                "--home-dir",
+                str(homes / name),
+                "--user-group",
+                "--comment",
+                "attention class learner",
+                f"{prefix}{name}",
+            ],
+            check=True,
+            capture_output=True,
+        )
         made.append(pwd.getpwnam(f"{prefix}{name}"))
     return made
 
@@ -449,14 +488,22 @@ def test_a_learner_holding_the_port_is_named_and_no_other_port_is_suggested(hub:
             port = probe.getsockname()[1]
         squatter = subprocess.Popen(
             ["/usr/bin/python3", "-c", SQUAT.format(port=port)],
-            user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], start_new_session=True, cwd="/",
-        )  # fmt: skip
+            user=entry.pw_uid,
+            group=entry.pw_gid,
+            extra_groups=[],
+            start_new_session=True,
+            cwd="/",
+        )
         try:
             deadline = time.monotonic() + 10
             while not _listening(port) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            env = {**os.environ, "HUB_STATE_DIR": str(tmp_path / "unused"), "HUB_PORT": str(port),
-                   "HUB_ACCOUNT_PREFIX": f"{prefix}x-"}  # a hub of another class: sly is not its learner  # fmt: skip
+            env = {
+                **os.environ,
+                "HUB_STATE_DIR": str(tmp_path / "unused"),
+                "HUB_PORT": str(port),
+                "HUB_ACCOUNT_PREFIX": f"{prefix}x-",
+            }  # a hub of another class: sly is not its learner
             done = subprocess.run([sys.executable, str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=60)
         finally:
             squatter.kill()
@@ -466,8 +513,12 @@ def test_a_learner_holding_the_port_is_named_and_no_other_port_is_suggested(hub:
         assert entry.pw_name in done.stderr and "Do not move the hub to another port" in done.stderr
         assert "HUB_PORT=9000" not in done.stderr
     finally:
-        subprocess.run([sys.executable, str(REPO / "deploy" / "aftercourse.py")], capture_output=True,
-                       env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix}, timeout=120)  # fmt: skip
+        subprocess.run(
+            [sys.executable, str(REPO / "deploy" / "aftercourse.py")],
+            capture_output=True,
+            env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix},
+            timeout=120,
+        )
         subprocess.run(["rm", "-rf", str(homes)], check=False)
 
 
@@ -486,13 +537,19 @@ def test_after_the_course_everything_goes_even_with_leftover_processes() -> None
             leftovers.append(subprocess.Popen(["sleep", "900"], start_new_session=True, **as_them))
             for folder in ("/tmp", "/dev/shm"):
                 path = f"{folder}/{entry.pw_name}-left"
-                subprocess.run(["/bin/sh", "-c", f"mkdir {path} && head -c 4096 /dev/zero > {path}/data"],
-                               check=True, **as_them)  # fmt: skip
+                subprocess.run(
+                    ["/bin/sh", "-c", f"mkdir {path} && head -c 4096 /dev/zero > {path}/data"], check=True, **as_them
+                )
                 files.append(Path(path))
         plain = subprocess.run(["userdel", "-r", made[0].pw_name], capture_output=True, text=True)
         assert plain.returncode != 0, "userdel -r succeeded despite the leftover: the attack is not reproduced"
-        done = subprocess.run([sys.executable, str(REPO / "deploy" / "aftercourse.py")], capture_output=True,
-                              text=True, env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix}, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(REPO / "deploy" / "aftercourse.py")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix},
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         for entry in made:
             with pytest.raises(KeyError):

@@ -154,8 +154,7 @@ def write_signed_notebook(learner: Learner) -> None:
     hub = learner.hub
     script = PROBE_JS.replace("HUB", json.dumps(hub.url)).replace("LEARNER", json.dumps(learner.name))
     script = script.replace("${WAITING}", WAITING)
-    markdown = (f"Please help me!\n\n![]({hub.url}/hub/authorize/{WAITING})\n\n"
-                f"![]({hub.url}/hub/discard/{DOOMED})\n")  # fmt: skip
+    markdown = f"Please help me!\n\n![]({hub.url}/hub/authorize/{WAITING})\n\n![]({hub.url}/hub/discard/{DOOMED})\n"
     names = {"MARKDOWN": markdown, "HTML": f'<div id="probe">help</div><script>{script}</script>'}
     kernel = learner.api("POST", f"/user/{learner.name}/api/kernels", json={"name": "python3"}).json()
     ws = learner.kernel_channels(kernel["id"])
@@ -183,8 +182,9 @@ def test_each_learners_server_has_its_own_origin(hub: Hub, teacher: Learner, hel
     assert "__Host-jupyterhub-hub-login" in names and "jupyterhub-hub-login" not in names
 
 
-def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(hub: Hub, teacher: Learner,
-                                                                                helped: Learner) -> None:  # fmt: skip
+def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(
+    hub: Hub, teacher: Learner, helped: Learner
+) -> None:
     write_signed_notebook(helped)
     probes: list[str] = []
     with headless_chromium() as browser:
@@ -362,7 +362,9 @@ def test_waiting_sign_ups_are_capped(hub: Hub, teacher: Learner) -> None:
 
 
 def test_a_learner_or_a_visitor_cannot_reach_the_approval_page(hub: Hub, helped: Learner) -> None:
-    for page in (helped.http.get(f"{hub.url}/hub/authorize", timeout=30),
-                 requests.get(f"{hub.url}/hub/authorize", timeout=30)):  # fmt: skip
+    for page in (
+        helped.http.get(f"{hub.url}/hub/authorize", timeout=30),
+        requests.get(f"{hub.url}/hub/authorize", timeout=30),
+    ):
         assert page.status_code == 403 and hub.class_code not in page.text
     assert helped.unblock(HELPED, "127.0.0.28").status_code == 403

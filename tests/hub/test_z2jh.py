@@ -125,8 +125,9 @@ def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> N
 
 def test_the_values_hold_the_current_authenticator_and_templates(values: dict) -> None:
     """Copied by deploy/z2jh_sync.py: the values alone configure the hub pod, at install and upgrade."""
-    done = subprocess.run([sys.executable, str(REPO / "deploy" / "z2jh_sync.py"), "--check"], capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(REPO / "deploy" / "z2jh_sync.py"), "--check"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     extra = values["hub"]["extraFiles"]
     assert extra["classauth"]["stringData"] == (REPO / "deploy" / "classauth.py").read_text(encoding="utf-8")
@@ -222,9 +223,13 @@ def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(valu
     server = bin_dir / "jupyterhub-singleuser"
     server.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$HOME/server-args"\n')
     server.chmod(0o755)
-    done = subprocess.run([*command, "--debug", "--SingleUserNotebookApp.default_url=/x"], capture_output=True,
-                          text=True, timeout=120, env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path),
-                                                       "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [*command, "--debug", "--SingleUserNotebookApp.default_url=/x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert done.returncode == 0 and "not copied" not in done.stderr, done.stderr[-2000:]
     # the server started after the copy, with every argument the spawner gave
     given = (tmp_path / "server-args").read_text().split("\n")
@@ -271,11 +276,22 @@ def test_the_hub_pod_imports_the_class_authenticator_from_the_mounted_file(value
         "    'admin_length': auth.admin_minimum_password_length, 'open': auth.open_signup}))\n"
     )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(pod / pythonpath.relative_to("/"))}
-    run = subprocess.run([sys.executable, "-c", code, json.dumps(hub["config"])], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(hub["config"])],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     got = json.loads(run.stdout)
     native = hub["config"]["NativeAuthenticator"]
-    assert got == {"native": True, "file": "classauth", "failed": native["allowed_failed_logins"],
-                   "wait": native["seconds_before_next_try"], "open": False,
-                   "admin_length": hub["config"]["ClassAuthenticator"]["admin_minimum_password_length"]}  # fmt: skip
+    assert got == {
+        "native": True,
+        "file": "classauth",
+        "failed": native["allowed_failed_logins"],
+        "wait": native["seconds_before_next_try"],
+        "open": False,
+        "admin_length": hub["config"]["ClassAuthenticator"]["admin_minimum_password_length"],
+    }
