@@ -24,7 +24,7 @@ What it changes in NativeAuthenticator, and why (docs/teaching-guide.md, "Run a 
 - **bcrypt off the event loop**, two checks at a time, and **queued checks capped** per address
   (``queued_checks_per_address``) and in total (``queued_checks``): past either, a login gets 429 at once
   instead of waiting, so a burst of wrong passwords cannot stall someone else's correct login (N12).
-- **Sign-ups rate-limited per address** (``signups_per_address`` per ``seconds_before_next_try`` × 5), an
+- **Sign-ups rate-limited per address** (``signups_per_address`` per ``signup_window``), an
   optional **roster** of the names the teacher expects (``roster``), and a **discard of every waiting
   sign-up** in one POST (``/hub/discard-waiting``): one classmate with the code cannot fill the page faster
   than the teacher empties it.
@@ -91,9 +91,8 @@ class ClassAuthenticator(NativeAuthenticator):
     )
     queued_checks_per_address = Integer(2, config=True, help="password checks queued at once per address")
     queued_checks = Integer(4, config=True, help="password checks queued at once in all")
-    signups_per_address = Integer(
-        30, config=True, help="sign-ups from one address within 5 × seconds_before_next_try; 0: no limit"
-    )
+    signups_per_address = Integer(30, config=True, help="sign-ups from one address per signup_window; 0: any")
+    signup_window = Integer(600, config=True, help="seconds over which signups_per_address counts")
     roster = Set(Unicode(), config=True, help="the only names that may sign up (the admin's too); empty: any")
 
     @default("class_code")
@@ -259,7 +258,7 @@ class ClassAuthenticator(NativeAuthenticator):
         """False when ``address`` signed up ``signups_per_address`` times within the window; else counts one."""
         if not self.signups_per_address:
             return True
-        now, window = time.monotonic(), 5 * self.seconds_before_next_try
+        now, window = time.monotonic(), self.signup_window
         recent = self._signups.setdefault(address, deque())
         while recent and now - recent[0] > window:
             recent.popleft()
@@ -336,10 +335,10 @@ class SignUpHandler(native.SignUpHandler):
             message = "This name is not on the class list: sign up with the name your teacher gave you."
         elif auth.user_exists(username):
             message = "This name is already taken. Please choose another one."
-        elif username not in auth.admin_users and auth.pending_signups() >= auth.max_pending_signups:
-            message = "Too many sign-ups are waiting for the teacher: ask them to approve or discard some first."
         elif username not in auth.admin_users and not auth.signup_allowed(address):
             message = "Too many sign-ups from your address: ask your teacher."
+        elif username not in auth.admin_users and auth.pending_signups() >= auth.max_pending_signups:
+            message = "Too many sign-ups are waiting for the teacher: ask them to approve or discard some first."
         elif await auth.create_user_async(username, password) is None:
             message = (
                 f"Your name must be lower-case letters, digits, '-' or '_' (at most 20), and your password "

@@ -25,7 +25,7 @@ variable                default                     meaning
 ``HUB_TMP_SIZE``        ``512M``                    each of a learner's private /tmp, /var/tmp, /dev/shm
 ``HUB_CULL_IDLE``       ``3600``                    seconds of inactivity before a server is stopped
 ``HUB_TRUSTED_PROXIES`` ``1``                       proxies appending to X-Forwarded-For: 2 behind nginx
-``HUB_SIGNUPS_PER_ADDRESS`` ``30``                  sign-ups from one address per 5 lock-out periods
+``HUB_SIGNUPS_PER_ADDRESS`` ``30``                  sign-ups from one address per 10 minutes
 ``HUB_ROSTER``          none                        a file of the names that may sign up, one a line
 ======================  ==========================  ===========================================
 
@@ -264,6 +264,9 @@ def learner_jupyter(python: Path) -> None:
       of a forked subprocess is then not shown;
     - no other kernelspec (a learner's ~/.local/share/jupyter/kernels would start without the filter);
     - terminals started through deploy/confined.py too.
+
+    In ``jupyter_config.json``: the server is started with ``--config`` (etc/jupyter_server_config.py), after
+    which jupyter_server reads no other ``jupyter_server_config`` file, but every ``jupyter_config`` one.
     """
     kernel = LEARNER_JUPYTER / "kernels" / "python3"
     kernel.mkdir(parents=True, exist_ok=True)
@@ -288,7 +291,7 @@ def learner_jupyter(python: Path) -> None:
         "KernelSpecManager": {"allowed_kernelspecs": ["python3"], "ensure_native_kernel": False},
         "ServerApp": {"terminado_settings": {"shell_command": [*confined, "/bin/bash", "-l"]}},
     }
-    (LEARNER_JUPYTER / "jupyter_server_config.json").write_text(json.dumps(settings, indent=1) + "\n")
+    (LEARNER_JUPYTER / "jupyter_config.json").write_text(json.dumps(settings, indent=1) + "\n")
     for path in (LEARNER_JUPYTER, LEARNER_JUPYTER / "kernels", kernel):
         path.chmod(0o755)
 
