@@ -4,7 +4,7 @@
 Self-contained on purpose: it needs only what the chart's hub image has (JupyterHub, NativeAuthenticator).
 Its pages are in deploy/templates/ (signup.html, authorization-area.html, 429.html).
 
-What it changes in NativeAuthenticator, and why (docs/teaching-guide.md, "Run a class"):
+What it changes in NativeAuthenticator, and why (deploy/README.md):
 
 - **Sign-up needs the class code** the teacher announces in the room, so nobody outside the class can
   sign up, take a learner's name first or fill the approval page; at most ``max_pending_signups`` wait.

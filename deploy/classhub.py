@@ -1,4 +1,4 @@
-"""The class hub on one machine: `make hub` runs this file (see docs/teaching-guide.md, "Run a class").
+"""The class hub on one machine: `make hub` runs this file (see deploy/README.md).
 
 It checks the machine, then runs JupyterHub with deploy/jupyterhub_config.py, then removes anything a
 failed start left behind. Settings come from the environment (tests and a real class share them):
@@ -480,7 +480,7 @@ def main() -> int:
         flush=True,
     )
     limits = ", ".join(f"{what}: {how}" for what, how in confine.limits_here().items())
-    print(f"make hub: each learner's limits here — {limits} (docs/teaching-guide.md)", flush=True)
+    print(f"make hub: each learner's limits here — {limits} (deploy/README.md)", flush=True)
     print(
         f"make hub: open {PUBLIC_URL}/hub/signup; the class code for sign-ups (yours too) is {class_code()}", flush=True
     )

@@ -32,7 +32,7 @@ account is killed — a process started with ``start_new_session`` too, since it
 and the cgroups are removed.
 
 Where there are no cgroup v1 hierarchies (a machine with systemd and cgroup v2 only), ``limits_here``
-says which limits are missing; docs/teaching-guide.md says what to use there (SystemdSpawner).
+says which limits are missing; deploy/README.md says what to use there (SystemdSpawner).
 """
 
 from __future__ import annotations

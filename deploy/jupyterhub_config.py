@@ -1,5 +1,5 @@
 """JupyterHub for a class on one machine, run by deploy/classhub.py (`make hub`; see its docstring for
-the settings and docs/teaching-guide.md, "Run a class").
+the settings and deploy/README.md).
 
 Every learner signs up, the teacher approves them, and each gets their own OS account
 (``learn-<name>``, home ``HUB_STATE_DIR/homes/<name>``, mode 0700) on their first start. Their server
@@ -64,7 +64,7 @@ c.JupyterHub.proxy_class = ClassProxy
 # learner's notebook, even one the teacher opens to help, runs outside the hub's origin and cannot use the
 # teacher's login (JupyterHub's "Security overview"). Cookies get the __Host- prefix, so a learner's
 # subdomain cannot plant ("toss") cookies for the hub's. A browser takes *.localhost for the loopback;
-# a real class needs wildcard DNS and a wildcard TLS certificate (docs/teaching-guide.md).
+# a real class needs wildcard DNS and a wildcard TLS certificate (deploy/README.md).
 c.JupyterHub.subdomain_host = hub.PUBLIC_URL
 c.JupyterHub.cookie_host_prefix_enabled = True
 # every cookie Secure, the hub's and the learners' servers' (passed on as JUPYTERHUB_COOKIE_OPTIONS): sent
