@@ -21,9 +21,10 @@ What it changes in NativeAuthenticator, and why (deploy/README.md):
   (``trusted_proxies`` hops from the end: 1 for configurable-http-proxy alone, 2 with the guide's nginx or
   z2jh's traefik in front), never from a header the client sets (``X-Real-Ip``, the first hops): a visitor
   cannot pick the address they are counted under (the review's N11).
-- **bcrypt off the event loop**, two checks at a time, and **queued checks capped** per address
-  (``queued_checks_per_address``) and in total (``queued_checks``): past either, a login gets 429 at once
-  instead of waiting, so a burst of wrong passwords cannot stall someone else's correct login (N12).
+- **bcrypt off the event loop**, and **checks capped** per address (``queued_checks_per_address``) and in
+  total (``queued_checks``, also the number of threads, so no check waits behind another): past either, a
+  login gets 429 at once instead of waiting, so a burst of wrong passwords from one address cannot stall
+  someone else's correct login (N12).
 - **Sign-ups rate-limited per address** (``signups_per_address`` per ``signup_window``), an
   optional **roster** of the names the teacher expects (``roster``), and a **discard of every waiting
   sign-up** in one POST (``/hub/discard-waiting``): one classmate with the code cannot fill the page faster
@@ -105,7 +106,8 @@ class ClassAuthenticator(NativeAuthenticator):
         if add_new_table:  # as NativeAuthenticator's own table: not without a database
             SignUpTime.__table__.create(self.db.bind, checkfirst=True)
         self.failures: dict[tuple[str, str], _Failures] = {}  # (address, name); name "" for the address
-        self._bcrypt = ThreadPoolExecutor(2, thread_name_prefix="bcrypt")  # two checks at a time
+        # as many threads as checks may wait: a check never queues behind another, a burst is refused instead
+        self._bcrypt = ThreadPoolExecutor(self.queued_checks, thread_name_prefix="bcrypt")
         self._queued: Counter[str] = Counter()  # password checks waiting or running, per address
         self._signups: dict[str, deque[float]] = {}  # when each recent sign-up came, per address
         self._no_user_hash = bcrypt.hashpw(secrets.token_bytes(16), bcrypt.gensalt())  # same cost as real ones
