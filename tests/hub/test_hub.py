@@ -161,7 +161,7 @@ def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: d
         assert entry.pw_uid >= 1000 and entry.pw_dir == str(hub.state / "homes" / name)
         home = Path(entry.pw_dir).stat()
         assert home.st_uid == entry.pw_uid and home.st_mode & 0o777 == 0o700
-        assert any("jupyterhub.singleuser" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
+        assert any("learner_server.py" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
         # matplotlib's font list is theirs before their first lesson (built there, it can print a warning)
         fonts = list((Path(entry.pw_dir) / ".cache" / "matplotlib").glob("fontlist-*.json"))
         assert fonts and all(f.stat().st_uid == entry.pw_uid for f in fonts), (name, fonts)
@@ -169,7 +169,7 @@ def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: d
     for proc in Path("/proc").iterdir():  # no learner's server runs as root
         try:
             cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
-            if proc.name.isdigit() and "jupyterhub.singleuser" in cmd and str(hub.state) in cmd:
+            if proc.name.isdigit() and "learner_server.py" in cmd and str(hub.state) in cmd:
                 assert proc.stat().st_uid != 0, cmd
             assert "--allow-root" not in cmd or "singleuser" not in cmd
         except OSError:
