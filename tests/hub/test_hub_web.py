@@ -401,7 +401,8 @@ def test_a_client_cannot_choose_the_address_it_is_counted_under(hub: Hub, teache
 
 def test_a_burst_of_wrong_logins_does_not_stall_a_correct_one(hub: Hub, helped: Learner) -> None:
     """N12: 40 wrong logins at once from one address: at most two of its password checks queue (the rest get
-    429 at once), so a correct login from elsewhere waits less than 1 s longer than in a quiet hub."""
+    429 at once), so a correct login from elsewhere waits less than 1 s longer than in a quiet hub (on an idle
+    machine; on a loaded one, less than two quiet logins longer)."""
 
     def timed_login(address: str) -> float:
         person = Learner(hub, HELPED, helped.password, address=address)
@@ -432,7 +433,11 @@ def test_a_burst_of_wrong_logins_does_not_stall_a_correct_one(hub: Hub, helped: 
     for thread in threads:
         thread.join()
     assert statuses.count(429) >= 30, statuses
-    assert during - quiet < 1.0, f"a correct login took {during:.2f} s during the burst, {quiet:.2f} s quiet"
+    # 1 s on an idle machine (a quiet login there: 0.3-0.4 s). On a loaded one every check is slower and the
+    # burst's two running checks share the cores with this one: the bound is then two quiet logins. An
+    # uncapped queue fails either: 38 checks wait, 19 quiet logins' worth with two threads.
+    bound = max(1.0, 2 * quiet)
+    assert during - quiet < bound, f"a correct login took {during:.2f} s during the burst, {quiet:.2f} s quiet"
 
 
 def test_sign_ups_from_one_address_are_rate_limited(hub: Hub, teacher: Learner) -> None:
