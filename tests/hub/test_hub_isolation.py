@@ -574,43 +574,6 @@ def test_a_detached_process_ends_with_its_learners_server(hub: Hub, people: dict
     person.start_server()
 
 
-def test_the_terminal_closing_ends_the_class_learners_before_the_proxys_port(
-    hub: Hub, people: dict[str, Learner]
-) -> None:
-    """A23c, A23: SIGHUP (the teacher's terminal closes, ssh drops) stops the class as Ctrl-C does; every
-    learner process, a detached one too, has ended before the proxy's port is free."""
-    ann = Kernel(people["iso-ann"])
-    try:
-        pid = int(ann.run(DETACH).strip())
-    finally:
-        ann.ws.close()
-    uids = [uid_of(hub, "iso-ann"), uid_of(hub, "iso-ben")]
-    samples: list[tuple[bool, int]] = []  # (the port still taken, learner processes running)
-    watching = threading.Event()
-    watching.set()
-
-    def watch() -> None:
-        while watching.is_set():
-            samples.append((_listening(hub.port), sum(len(confine.processes_of(u)) for u in uids)))
-            time.sleep(0.01)
-
-    watcher = threading.Thread(target=watch)
-    watcher.start()
-    try:
-        os.killpg(hub.process.pid, signal.SIGHUP)  # the terminal's session ends: the whole foreground group
-        hub.process.wait(timeout=90)
-    finally:
-        watching.clear()
-        watcher.join()
-    hub.process = None
-    assert _gone(pid, 5), "a learner's detached process outlived the hub"
-    assert all(confine.processes_of(u) == [] for u in uids)
-    first_free = next(i for i, (taken, _) in enumerate(samples) if not taken)
-    assert samples[first_free][1] == 0, f"the port was free while {samples[first_free][1]} learner processes ran"
-    hub.start()
-    _back(people)
-
-
 def _back(people: dict[str, Learner]) -> None:
     for person in ("iso-ann", "iso-ben"):
         assert people[person].log_in()
@@ -816,3 +779,39 @@ def test_jupyterlab_shows_no_news_pop_up_to_hub_learners(people: dict[str, Learn
     got = ann.api("GET", "/user/iso-ann/lab/api/settings/@jupyterlab/apputils-extension:notification").json()
     defaults = {key: value.get("default") for key, value in got["schema"]["properties"].items()}
     assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
+
+
+def test_the_terminal_closing_ends_the_class_learners_before_the_proxys_port(
+    hub: Hub, people: dict[str, Learner]
+) -> None:
+    """A23c, A23: SIGHUP (the teacher's terminal closes, ssh drops) stops the class as Ctrl-C does; every
+    learner process, a detached one too, has ended before the proxy's port is free. The module's last test:
+    the hub stays stopped (a restart costs a minute under load; the next test module starts its own)."""
+    ann = Kernel(people["iso-ann"])
+    try:
+        pid = int(ann.run(DETACH).strip())
+    finally:
+        ann.ws.close()
+    uids = [uid_of(hub, "iso-ann"), uid_of(hub, "iso-ben")]
+    samples: list[tuple[bool, int]] = []  # (the port still taken, learner processes running)
+    watching = threading.Event()
+    watching.set()
+
+    def watch() -> None:
+        while watching.is_set():
+            samples.append((_listening(hub.port), sum(len(confine.processes_of(u)) for u in uids)))
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        os.killpg(hub.process.pid, signal.SIGHUP)  # the terminal's session ends: the whole foreground group
+        hub.process.wait(timeout=90)
+    finally:
+        watching.clear()
+        watcher.join()
+    hub.process = None
+    assert _gone(pid, 5), "a learner's detached process outlived the hub"
+    assert all(confine.processes_of(u) == [] for u in uids)
+    first_free = next(i for i, (taken, _) in enumerate(samples) if not taken)
+    assert samples[first_free][1] == 0, f"the port was free while {samples[first_free][1]} learner processes ran"
