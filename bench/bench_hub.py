@@ -120,8 +120,16 @@ def run_class(size: int, lesson: str) -> dict[str, object]:
         if failures:  # the hub's log (its servers' too) outlives the hub, for the diagnosis
             kept = Path(tempfile.mkdtemp(prefix="bench-hub-")) / "hub.log"
             shutil.copy(hub.private / "hub.log", kept)
-        return {"size": size, "ready": ready, "finished": finished, "failures": failures, "log": kept,
-                "per_learner": sampler.peak / size, "hub": hub_pss, "processes": sampler.peak_count}  # fmt: skip
+        return {
+            "size": size,
+            "ready": ready,
+            "finished": finished,
+            "failures": failures,
+            "log": kept,
+            "per_learner": sampler.peak / size,
+            "hub": hub_pss,
+            "processes": sampler.peak_count,
+        }
     finally:
         hub.remove()
 
@@ -185,10 +193,17 @@ def guessing(guessers: int, seconds: float) -> dict[str, object]:
         stop.set()
         for thread in threads:
             thread.join()
-        return {"guessers": guessers, "seconds": seconds, "tries_per_s": round(rate, 1),
-                "quiet": results.summary(quiet), "max_quiet": round(max(quiet)),
-                "guessing": results.summary(busy), "max_guessing": round(max(busy)),
-                "login_while_guessing": results.summary(logins), "not_plain_failures": sum(refused)}  # fmt: skip
+        return {
+            "guessers": guessers,
+            "seconds": seconds,
+            "tries_per_s": round(rate, 1),
+            "quiet": results.summary(quiet),
+            "max_quiet": round(max(quiet)),
+            "guessing": results.summary(busy),
+            "max_guessing": round(max(busy)),
+            "login_while_guessing": results.summary(logins),
+            "not_plain_failures": sum(refused),
+        }
     finally:
         hub.remove()
 
@@ -206,37 +221,60 @@ def main(argv: list[str] | None = None) -> int:
     if args.guessers:
         row = guessing(args.guessers, args.seconds)
         q, g = row["quiet"], row["guessing"]
-        print(f"hub API latency (ms), GET /hub/api/: quiet median {q['median']}, p90 {q['p90']}, "
-              f"max {row['max_quiet']} (n={q['n']}); with {args.guessers} anonymous password guessers "
-              f"({row['tries_per_s']} tries/s): median {g['median']}, p90 {g['p90']}, max {row['max_guessing']} "
-              f"(n={g['n']}); goal: median <= 50 ms. A login meanwhile (form + password check): median "
-              f"{row['login_while_guessing']['median']:.0f} ms")  # fmt: skip
+        print(
+            f"hub API latency (ms), GET /hub/api/: quiet median {q['median']}, p90 {q['p90']}, "
+            f"max {row['max_quiet']} (n={q['n']}); with {args.guessers} anonymous password guessers "
+            f"({row['tries_per_s']} tries/s): median {g['median']}, p90 {g['p90']}, max {row['max_guessing']} "
+            f"(n={g['n']}); goal: median <= 50 ms. A login meanwhile (form + password check): median "
+            f"{row['login_while_guessing']['median']:.0f} ms"
+        )
         results.write(args.json or results.RESULTS / "hub_login.json", row)
         return 0 if g["median"] <= 50 and not row["not_plain_failures"] else 1
     memory = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     print(f"JupyterHub capacity: {os.cpu_count()} cores, {memory / GIB:.0f} GiB; every learner runs {args.lesson}")
-    print("| learners | all servers ready (s) | all lessons finished (s) | failures "
-          "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |")  # fmt: skip
+    print(
+        "| learners | all servers ready (s) | all lessons finished (s) | failures "
+        "| memory per learner (GiB, peak PSS) | hub + proxy (MiB) |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     rows = []
     for size in args.sizes:
         row = run_class(size, args.lesson)
         rows.append(row)
-        print(f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
-              f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |", flush=True)  # fmt: skip
+        print(
+            f"| {size} | {row['ready']:.1f} | {row['finished']:.1f} | {len(row['failures'])} | "
+            f"{row['per_learner'] / GIB:.2f} | {row['hub'] / 2**20:.0f} |",
+            flush=True,
+        )
         for failure in row["failures"]:
             print(f"    failure: {failure}")
         if row["log"]:
             print(f"    the hub's log, kept: {row['log']}")
     path = args.json or results.RESULTS / "hub.json"
-    results.write(path, {"lesson": args.lesson, "memory_gib": round(memory / GIB), "rows": [
-        {"size": r["size"], "ready_s": round(r["ready"], 1), "finished_s": round(r["finished"], 1),
-         "failures": r["failures"], "per_learner_gib": round(r["per_learner"] / GIB, 2),
-         "hub_mib": round(r["hub"] / 2**20)} for r in rows]})  # fmt: skip
+    results.write(
+        path,
+        {
+            "lesson": args.lesson,
+            "memory_gib": round(memory / GIB),
+            "rows": [
+                {
+                    "size": r["size"],
+                    "ready_s": round(r["ready"], 1),
+                    "finished_s": round(r["finished"], 1),
+                    "failures": r["failures"],
+                    "per_learner_gib": round(r["per_learner"] / GIB, 2),
+                    "hub_mib": round(r["hub"] / 2**20),
+                }
+                for r in rows
+            ],
+        },
+    )
     per_learner = statistics.median(r["per_learner"] for r in rows)
-    print(f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
-          f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
-          "on 2 cores")  # fmt: skip
+    print(
+        f"memory: a {memory / GIB:.0f} GiB machine holds about {int(0.8 * memory / per_learner)} learners with a "
+        f"kernel each (80 % of memory at {per_learner / GIB:.2f} GiB per learner); CPU, not memory, sets the pace "
+        "on 2 cores"
+    )
     return 0 if all(not r["failures"] for r in rows) else 1
 
 

@@ -31,8 +31,10 @@ def remove_account(entry: pwd.struct_passwd, dry_run: bool = False, processes_on
     if dry_run:
         files = [p for p in confine.SHARED_TMP if Path(p).is_dir()]
         running = confine.processes_of(entry.pw_uid)
-        print(f"{entry.pw_name}: would end {len(running)} process(es), remove its files in {', '.join(files)}, "
-              f"its cgroups and the account with its home {entry.pw_dir}")  # fmt: skip
+        print(
+            f"{entry.pw_name}: would end {len(running)} process(es), remove its files in {', '.join(files)}, "
+            f"its cgroups and the account with its home {entry.pw_dir}"
+        )
         return []
     killed = confine.kill_account(entry.pw_uid)
     confine.remove_cgroups(entry.pw_name)
@@ -49,8 +51,10 @@ def remove_account(entry: pwd.struct_passwd, dry_run: bool = False, processes_on
         left = []
     if Path(entry.pw_dir).exists() and Path(entry.pw_dir).stat().st_uid == entry.pw_uid:
         left.append(f"{entry.pw_name}: its home {entry.pw_dir} is still there")
-    print(f"{entry.pw_name}: ended {len(killed)} process(es), removed {len(removed)} file(s) in the shared "
-          f"temporary folders, {'removed the account and its home' if not left else 'NOT removed'}")  # fmt: skip
+    print(
+        f"{entry.pw_name}: ended {len(killed)} process(es), removed {len(removed)} file(s) in the shared "
+        f"temporary folders, {'removed the account and its home' if not left else 'NOT removed'}"
+    )
     return left
 
 

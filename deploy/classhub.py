@@ -1,4 +1,4 @@
-"""The class hub on one machine: `make hub` runs this file (see docs/teaching-guide.md, "Run a class").
+"""The class hub on one machine: `make hub` runs this file (see deploy/README.md).
 
 It checks the machine, then runs JupyterHub with deploy/jupyterhub_config.py, then removes anything a
 failed start left behind. Settings come from the environment (tests and a real class share them):
@@ -24,6 +24,9 @@ variable                default                     meaning
 ``HUB_TASKS_LIMIT``     ``256``                     processes and threads per learner
 ``HUB_TMP_SIZE``        ``512M``                    each of a learner's private /tmp, /var/tmp, /dev/shm
 ``HUB_CULL_IDLE``       ``3600``                    seconds of inactivity before a server is stopped
+``HUB_TRUSTED_PROXIES`` ``1``                       proxies appending to X-Forwarded-For: 2 behind nginx
+``HUB_SIGNUPS_PER_ADDRESS`` ``30``                  sign-ups from one address per 10 minutes
+``HUB_ROSTER``          none                        a file of the names that may sign up, one a line
 ======================  ==========================  ===========================================
 
 Layout of ``HUB_STATE_DIR`` (owned by root, mode 0711: learners may pass through, not list):
@@ -39,6 +42,8 @@ proxy and the idle culler run as the hub's service account (``HUB_ACCOUNT_PREFIX
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import pwd
 import secrets
@@ -60,6 +65,8 @@ STATE = Path(os.environ.get("HUB_STATE_DIR", REPO / "deploy" / "state")).resolve
 PRIVATE = STATE / "hub"
 HOMES = STATE / "homes"
 LEARNER_ENV = STATE / "learner-env"
+LEARNER_JUPYTER = STATE / "jupyter"  # the learners' kernelspec and server settings (``learner_jupyter``)
+LOGS = PRIVATE / "logs"  # each learner's server and kernels write here: <name>.log (root's alone to read)
 PORT = int(os.environ.get("HUB_PORT", "8000"))
 PORTS = (PORT, PORT + 1, PORT + 2)  # the proxy (what learners open), the hub's API, the proxy's API
 PUBLIC_URL = os.environ.get("HUB_PUBLIC_URL", f"http://hub.localhost:{PORT}").rstrip("/")
@@ -67,6 +74,8 @@ ADMIN = os.environ.get("HUB_ADMIN", "teacher")
 LOCKOUT_SECONDS = int(os.environ.get("HUB_LOCKOUT_SECONDS", "120"))
 MAX_PENDING = int(os.environ.get("HUB_MAX_PENDING", "60"))
 ACCOUNT_PREFIX = os.environ.get("HUB_ACCOUNT_PREFIX", "learn-")
+TRUSTED_PROXIES = int(os.environ.get("HUB_TRUSTED_PROXIES", "1"))
+ROSTER = os.environ.get("HUB_ROSTER", "")
 ACCOUNT_MARK = "attention class learner"  # the comment (GECOS) of every account the hub creates
 USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,19}$"  # a learner's name must also make a valid OS account name
 NOBODY = "nobody"  # stands in for a learner account in the checks: it has no group and no home
@@ -90,10 +99,17 @@ def service_account(prefix: str = ACCOUNT_PREFIX) -> str:
     return f"{prefix}_svc"
 
 
-def as_service_account() -> list[str]:
-    """The command prefix that runs a program as the service account, without supplementary groups."""
+def as_service_account(die_with_parent: bool = False) -> list[str]:
+    """The command prefix that runs a program as the service account, without supplementary groups (and,
+    with ``die_with_parent``, killed by the kernel when the process that started it dies)."""
     name = service_account()
-    return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", "--"]
+    death = ["--pdeathsig=KILL"] if die_with_parent else []
+    return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", *death, "--"]
+
+
+def learner_log(learner: str) -> Path:
+    """Where learner ``learner``'s server and kernels write their output (never the hub's terminal)."""
+    return LOGS / f"{learner}.log"
 
 
 def folders_learners_need(python: str | Path) -> list[Path]:
@@ -105,6 +121,13 @@ def folders_learners_need(python: str | Path) -> list[Path]:
 def learner_accounts(prefix: str = ACCOUNT_PREFIX) -> list[pwd.struct_passwd]:
     """Every OS account this hub created with ``prefix`` (the name prefix and the comment must both match)."""
     return [e for e in pwd.getpwall() if e.pw_name.startswith(prefix) and e.pw_gecos.startswith(ACCOUNT_MARK)]
+
+
+def roster_names() -> set[str]:
+    """The names in the ``HUB_ROSTER`` file (one a line; blank lines and ``#`` comments skipped)."""
+    lines = Path(ROSTER).read_text().splitlines()
+    names = {line.split("#", 1)[0].strip().lower() for line in lines}
+    return {name for name in names if name}
 
 
 def class_code() -> str:
@@ -123,7 +146,7 @@ def class_code() -> str:
 # ---------------------------------------------------------------- folders
 def make_folders() -> None:
     """Create the state layout with its modes (idempotent); the hub's own files are root's alone."""
-    for folder, mode in ((STATE, 0o711), (PRIVATE, 0o700), (HOMES, 0o711)):
+    for folder, mode in ((STATE, 0o711), (PRIVATE, 0o700), (HOMES, 0o711), (LOGS, 0o700)):
         folder.mkdir(parents=True, exist_ok=True)
         os.chmod(folder, mode)
 
@@ -133,9 +156,17 @@ def _runs_as_nobody(python: Path, code: str) -> subprocess.CompletedProcess:
     """``python -c code`` as an account with no rights here; an interpreter it cannot execute gives rc 126."""
     entry = pwd.getpwnam(NOBODY)
     try:
-        return subprocess.run([str(python), "-c", code], user=entry.pw_uid, group=entry.pw_gid, extra_groups=[],
-                              cwd="/", env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-                              capture_output=True, text=True, timeout=300)  # fmt: skip
+        return subprocess.run(
+            [str(python), "-c", code],
+            user=entry.pw_uid,
+            group=entry.pw_gid,
+            extra_groups=[],
+            cwd="/",
+            env={"PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
     except PermissionError as error:
         return subprocess.CompletedProcess([str(python)], 126, "", f"PermissionError: {error}")
 
@@ -152,8 +183,14 @@ def learner_python() -> Path:
     own = VENV_BIN / "python"
     if _runs_as_nobody(own, "pass").returncode == 0:
         return own
-    system = next((p for p in (Path(f"/usr/bin/python{version}"), Path(f"/usr/local/bin/python{version}"))
-                   if p.exists() and _runs_as_nobody(p, "pass").returncode == 0), None)  # fmt: skip
+    system = next(
+        (
+            p
+            for p in (Path(f"/usr/bin/python{version}"), Path(f"/usr/local/bin/python{version}"))
+            if p.exists() and _runs_as_nobody(p, "pass").returncode == 0
+        ),
+        None,
+    )
     if system is None:
         raise NotReady(
             f"learner accounts cannot run the project's Python ({own.resolve()}: a folder on its path is closed "
@@ -217,6 +254,48 @@ def write_bytecode() -> None:
     stamp.touch()
 
 
+def learner_jupyter(python: Path) -> None:
+    """The kernelspec and server settings every learner's server uses (``JUPYTER_PATH`` and the first folder
+    of ``JUPYTER_CONFIG_PATH``, deploy/jupyterhub_config.py), root's, readable by all:
+
+    - the one kernel, ``python3``, started through deploy/confined.py (no IP socket, no ptrace), without the
+      kernel capturing its own file descriptors 1 and 2 (``capture_fd_output``: it kept a duplicate of the
+      server's, the review's N2); its IOPub pipe, a TCP port, cannot open under the filter (N1): output
+      of a forked subprocess is then not shown;
+    - no other kernelspec (a learner's ~/.local/share/jupyter/kernels would start without the filter);
+    - terminals started through deploy/confined.py too.
+
+    In ``jupyter_config.json``: the server is started with ``--config`` (etc/jupyter_server_config.py), after
+    which jupyter_server reads no other ``jupyter_server_config`` file, but every ``jupyter_config`` one.
+    """
+    kernel = LEARNER_JUPYTER / "kernels" / "python3"
+    kernel.mkdir(parents=True, exist_ok=True)
+    confined = [str(python), str(REPO / "deploy" / "confined.py")]
+    spec = {
+        "argv": [
+            *confined,
+            str(python),
+            "-m",
+            "ipykernel_launcher",
+            "-f",
+            "{connection_file}",
+            "--IPKernelApp.capture_fd_output=False",
+        ],
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+        "metadata": {"debugger": True},
+        "env": {"PYTHONWARNINGS": "ignore:Couldn't bind IOPub Pipe"},  # the filter's refusal, expected
+    }
+    (kernel / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+    settings = {
+        "KernelSpecManager": {"allowed_kernelspecs": ["python3"], "ensure_native_kernel": False},
+        "ServerApp": {"terminado_settings": {"shell_command": [*confined, "/bin/bash", "-l"]}},
+    }
+    (LEARNER_JUPYTER / "jupyter_config.json").write_text(json.dumps(settings, indent=1) + "\n")
+    for path in (LEARNER_JUPYTER, LEARNER_JUPYTER / "kernels", kernel):
+        path.chmod(0o755)
+
+
 # ---------------------------------------------------------------- before starting anything
 def port_owner(port: int) -> tuple[int | None, str, str] | None:
     """Who listens on TCP ``port``: (pid or None, account, command line), or None when nobody does."""
@@ -259,8 +338,10 @@ def check_ports_free() -> None:
                 owner = port_owner(port)
                 needs = f"the hub needs {PORTS[0]} (learners), {PORTS[1]} (hub API) and {PORTS[2]} (proxy API)"
                 if owner is None:
-                    raise NotReady(f"port {port} on 127.0.0.1 is taken; {needs}. Stop what uses it, or choose "
-                                   "another: HUB_PORT=9000 make hub") from None  # fmt: skip
+                    raise NotReady(
+                        f"port {port} on 127.0.0.1 is taken; {needs}. Stop what uses it, or choose "
+                        "another: HUB_PORT=9000 make hub"
+                    ) from None
                 pid, account, command = owner
                 who = f"process {pid} of account {account} ({command[:120]})"
                 if account in {e.pw_name for e in learner_accounts("")}:
@@ -270,8 +351,10 @@ def check_ports_free() -> None:
                         f"port: end it first (sudo kill {pid}, or every leftover: sudo .venv/bin/python "
                         "deploy/aftercourse.py --processes-only), then make hub"
                     ) from None
-                raise NotReady(f"port {port} on 127.0.0.1 is taken by {who}; {needs}. Stop it, or choose "
-                               "another: HUB_PORT=9000 make hub") from None  # fmt: skip
+                raise NotReady(
+                    f"port {port} on 127.0.0.1 is taken by {who}; {needs}. Stop it, or choose "
+                    "another: HUB_PORT=9000 make hub"
+                ) from None
 
 
 def service_account_ready() -> str:
@@ -280,9 +363,23 @@ def service_account_ready() -> str:
     try:
         pwd.getpwnam(name)
     except KeyError:
-        subprocess.run(["useradd", "--system", "--no-create-home", "--home-dir", "/nonexistent",
-                        "--shell", "/usr/sbin/nologin", "--comment", f"{ACCOUNT_MARK} (the hub's proxy and culler)",
-                        "--user-group", name], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                "useradd",
+                "--system",
+                "--no-create-home",
+                "--home-dir",
+                "/nonexistent",
+                "--shell",
+                "/usr/sbin/nologin",
+                "--comment",
+                f"{ACCOUNT_MARK} (the hub's proxy and culler)",
+                "--user-group",
+                name,
+            ],
+            check=True,
+            capture_output=True,
+        )
     return name
 
 
@@ -303,12 +400,27 @@ def running_hub() -> int | None:
     return None
 
 
-def end_leftovers() -> None:
+def say(message: str) -> None:
+    """A line on stderr, if there still is one (the teacher's terminal may have closed: SIGHUP)."""
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except OSError:
+        pass
+
+
+def end_learners() -> None:
+    """Every process of every learner account ends (the service account's too, with ``end_leftovers``)."""
+    end_leftovers(spare=service_account())
+
+
+def end_leftovers(spare: str = "") -> None:
     """No process of this hub's accounts outlives a hub: any left (the hub was killed) ends before it starts."""
     for entry in learner_accounts():
+        if entry.pw_name == spare:
+            continue
         killed = confine.end(entry.pw_name)
         if killed:
-            print(f"make hub: ended {len(killed)} process(es) left running as {entry.pw_name}", file=sys.stderr)
+            say(f"make hub: ended {len(killed)} process(es) left running as {entry.pw_name}")
 
 
 def preflight() -> Path:
@@ -334,6 +446,7 @@ def preflight() -> Path:
     service_account_ready()
     python = learner_python()
     check_learners_can_run(python)
+    learner_jupyter(python)
     write_bytecode()
     return python
 
@@ -349,25 +462,41 @@ def stop_leftover_proxy() -> None:
         return
     if b"configurable-http-proxy" in cmdline:
         os.kill(pid, signal.SIGTERM)
-        print(f"make hub: stopped the proxy left behind (pid {pid})", file=sys.stderr)
+        say(f"make hub: stopped the proxy left behind (pid {pid})")
     pid_file.unlink(missing_ok=True)
+
+
+def _terminate_with_parent() -> None:
+    """In the hub's process: SIGTERM (an orderly stop) when this wrapper dies, however it dies."""
+    if ctypes.CDLL(None, use_errno=True).prctl(confine.PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG)")
 
 
 def main() -> int:
     python = preflight()
-    print(f"make hub: learners' servers run {python}, each as its learner's own account ({ACCOUNT_PREFIX}<name>); "
-          "the hub runs as root only to create those accounts and start and end their servers", flush=True)  # fmt: skip
+    print(
+        f"make hub: learners' servers run {python}, each as its learner's own account ({ACCOUNT_PREFIX}<name>); "
+        "the hub runs as root only to create those accounts and start and end their servers",
+        flush=True,
+    )
     limits = ", ".join(f"{what}: {how}" for what, how in confine.limits_here().items())
-    print(f"make hub: each learner's limits here — {limits} (docs/teaching-guide.md)", flush=True)
-    print(f"make hub: open {PUBLIC_URL}/hub/signup; the class code for sign-ups (yours too) is {class_code()}",
-          flush=True)  # fmt: skip
+    print(f"make hub: each learner's limits here — {limits} (deploy/README.md)", flush=True)
+    print(
+        f"make hub: open {PUBLIC_URL}/hub/signup; the class code for sign-ups (yours too) is {class_code()}", flush=True
+    )
     env = {**os.environ, "HUB_LEARNER_PYTHON": str(python), "HUB_CLASS_CODE": class_code()}
     # The hub in its own session: Ctrl-C or `kill` reach it once, from here, and this waits for it to stop
     # the learners' servers and its proxy, then tidies up after it.
-    hub = subprocess.Popen([str(VENV_BIN / "jupyterhub"), "-f", str(CONFIG)], cwd=PRIVATE, env=env,
-                           start_new_session=True)  # fmt: skip
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda signum, _frame: hub.send_signal(signum))
+    hub = subprocess.Popen(
+        [str(VENV_BIN / "jupyterhub"), "-f", str(CONFIG)],
+        cwd=PRIVATE,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_terminate_with_parent,  # this wrapper killed outright: the hub still stops in order
+    )
+    # Ctrl-C, `kill`, and the terminal closing (SIGHUP: an ssh connection that drops) all stop the class
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda signum, _frame: hub.send_signal(signal.SIGINT))
     code = hub.wait()
     stop_leftover_proxy()
     end_leftovers()  # whatever the hub did not stop (it crashed, or was killed)

@@ -17,12 +17,22 @@ learner's account):
   when the learner's last process ends. Folders the class needs that live under one of them (a state
   folder in ``/tmp``) are bound back at the same path. ``/proc`` there lists only their own processes.
 
+- **Learner code reaches no network address** (``deny_ip_sockets``, a seccomp filter that the learner's
+  kernels and terminals start under, deploy/confined.py; inherited by everything they start and never
+  removable): no IPv4/IPv6/packet socket at all, so no listener on any port a browser reaches (the
+  review's N3, A23, A23b) and no connection to the hub's or the proxy's API; no ``ptrace`` nor
+  ``process_vm_writev`` (the learner's own server, which holds their hub token and listens on 127.0.0.1,
+  cannot be taken over from a kernel; it is also not dumpable, deploy/learner_server.py); no io_uring
+  (it can open sockets behind the filter's back).
+- **Their server dies with the hub** (``die_with_parent``: ``PR_SET_PDEATHSIG``), its output goes to the
+  learner's own log, never to the hub's terminal (``preexec``'s ``log``).
+
 When it stops (stopped, culled, died, or the hub exits: ``end``): every process of the learner's
 account is killed — a process started with ``start_new_session`` too, since it runs as that account —
 and the cgroups are removed.
 
 Where there are no cgroup v1 hierarchies (a machine with systemd and cgroup v2 only), ``limits_here``
-says which limits are missing; docs/teaching-guide.md says what to use there (SystemdSpawner).
+says which limits are missing; deploy/README.md says what to use there (SystemdSpawner).
 """
 
 from __future__ import annotations
@@ -159,8 +169,16 @@ def _check(result: int, what: str) -> None:
 
 
 def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    _check(_libc.mount(source.encode(), target.encode(), fstype.encode() if fstype else None, flags,
-                       data.encode() if data else None), f"mount {target}")  # fmt: skip
+    _check(
+        _libc.mount(
+            source.encode(),
+            target.encode(),
+            fstype.encode() if fstype else None,
+            flags,
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
 
 
 def private_tmp(size: int, keep: list[str]) -> None:
@@ -172,8 +190,11 @@ def private_tmp(size: int, keep: list[str]) -> None:
     for shared in SHARED_TMP:
         if not os.path.isdir(shared) or os.path.islink(shared):
             continue
-        kept = [(path, os.open(path, os.O_PATH)) for path in keep
-                if os.path.isdir(path) and os.path.commonpath([shared, path]) == shared and path != shared]  # fmt: skip
+        kept = [
+            (path, os.open(path, os.O_PATH))
+            for path in keep
+            if os.path.isdir(path) and os.path.commonpath([shared, path]) == shared and path != shared
+        ]
         _mount("tmpfs", shared, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
         for path, fd in kept:
             os.makedirs(path, mode=0o711, exist_ok=True)  # root's folders on the way, passable
@@ -184,13 +205,89 @@ def private_tmp(size: int, keep: list[str]) -> None:
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=2")
 
 
-def preexec(account: str, limits: Limits, keep: list[str]) -> None:
-    """Run as root in the learner's new server process, before it becomes the learner's account."""
+def preexec(account: str, limits: Limits, keep: list[str], log: str | None = None) -> None:
+    """Run as root in the learner's new process, before it becomes the learner's account: into their cgroups
+    and private folders; with ``log``, its stdout and stderr go (appended) to that file, opened here as root
+    (the learner writes through the descriptor, cannot open the file, and holds no other terminal's)."""
     for path in cgroup_paths(account).values():
         (path / "cgroup.procs").write_text(str(os.getpid()))
     resource.setrlimit(resource.RLIMIT_NPROC, (limits.tasks, limits.tasks))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if log is not None:
+        fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.close(fd)
+        os.close(null)
     private_tmp(limits.tmp_size, keep)
+
+
+# ---------------------------------------------------------------- after becoming the learner
+PR_SET_PDEATHSIG, PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 1, 4, 38, 22, 2
+
+
+def die_with_parent() -> None:
+    """SIGKILL this process when its parent (the hub) dies, however it dies. Called *after* the change of
+    account: the kernel clears the setting when the credentials change."""
+    _check(_libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0), "prctl(PR_SET_PDEATHSIG)")
+
+
+def not_dumpable() -> None:
+    """No process of the same account may ptrace this one nor open its /proc/<pid>/mem (until it execs)."""
+    _check(_libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0), "prctl(PR_SET_DUMPABLE)")
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8), ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+_LD_W_ABS, _JEQ, _JGE, _RET = (
+    0x20,
+    0x15,
+    0x35,
+    0x06,
+)  # BPF_LD|BPF_W|BPF_ABS, BPF_JMP|BPF_JEQ|BPF_K, …JGE…, BPF_RET|BPF_K
+_ALLOW, _KILL = 0x7FFF0000, 0x80000000  # SECCOMP_RET_ALLOW, SECCOMP_RET_KILL_PROCESS
+_ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
+#: the IP socket families (AF_INET, AF_INET6) and raw packets (AF_PACKET); Unix sockets (kernels' ipc) stay
+DENIED_FAMILIES = (2, 10, 17)
+#: system call numbers: (socket, ptrace, process_vm_readv, process_vm_writev, io_uring_setup) per architecture
+_SYSCALLS = {0xC000003E: (41, 101, 310, 311, 425), 0xC00000B7: (198, 117, 270, 271, 425)}  # x86_64, aarch64
+
+
+def _filter_for(arch: int, numbers: tuple[int, ...]) -> list[tuple[int, int, int, int]]:
+    socket_nr, *others = numbers
+    denied_calls = list(zip(others, (errno.EPERM, errno.EPERM, errno.EPERM, errno.ENOSYS), strict=True))
+    code = [(_LD_W_ABS, 0, 0, 0)]  # the system call's number
+    if arch == 0xC000003E:  # x32 system calls (numbers from 0x40000000) would bypass the numbers below
+        code += [(_JGE, 0, 1, 0x40000000), (_RET, 0, 0, _ERRNO | errno.ENOSYS)]
+    for number, error in denied_calls:
+        code += [(_JEQ, 0, 1, number), (_RET, 0, 0, _ERRNO | error)]
+    code += [(_JEQ, 1, 0, socket_nr), (_RET, 0, 0, _ALLOW), (_LD_W_ABS, 0, 0, 16)]  # socket's first argument
+    for family in DENIED_FAMILIES:
+        code += [(_JEQ, 0, 1, family), (_RET, 0, 0, _ERRNO | errno.EACCES)]
+    return [*code, (_RET, 0, 0, _ALLOW)]
+
+
+def deny_ip_sockets() -> None:
+    """From now on, in this process and every process it starts, for good: ``socket()`` of an IP or packet
+    family fails with EACCES; ``ptrace``, ``process_vm_readv``/``writev`` with EPERM; io_uring is absent.
+    Any other architecture's system calls (a 32-bit binary) kill the process."""
+    code = [(_LD_W_ABS, 0, 0, 4)]  # the architecture
+    for arch, numbers in _SYSCALLS.items():
+        block = _filter_for(arch, numbers)
+        code += [(_JEQ, 0, len(block), arch), *block]
+    code.append((_RET, 0, 0, _KILL))
+    program = (_SockFilter * len(code))(*(_SockFilter(*line) for line in code))
+    fprog = _SockFprog(len(code), program)
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(PR_SET_NO_NEW_PRIVS)")
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "prctl(PR_SET_SECCOMP)")
 
 
 # ---------------------------------------------------------------- the end of a learner's processes
@@ -297,4 +394,10 @@ def limits_here() -> dict[str, str]:
         "cpu": "cgroup" if "cpu" in found else "MISSING",
         "processes": "cgroup" if "pids" in found else "RLIMIT_NPROC",
         "temporary folders": "private tmpfs",
+        "network": "no IP sockets in learner code (seccomp)" if _has_seccomp() else "MISSING (no seccomp)",
     }
+
+
+def _has_seccomp() -> bool:
+    """This kernel filters system calls (the ``Seccomp:`` line of /proc/self/status)."""
+    return any(line.startswith("Seccomp:") for line in Path("/proc/self/status").read_text().splitlines())

@@ -1,5 +1,5 @@
 """JupyterHub for a class on one machine, run by deploy/classhub.py (`make hub`; see its docstring for
-the settings and docs/teaching-guide.md, "Run a class").
+the settings and deploy/README.md).
 
 Every learner signs up, the teacher approves them, and each gets their own OS account
 (``learn-<name>``, home ``HUB_STATE_DIR/homes/<name>``, mode 0700) on their first start. Their server
@@ -21,6 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from jupyterhub.proxy import ConfigurableHTTPProxy
 from jupyterhub.spawner import LocalProcessSpawner
 from tornado import web
 
@@ -39,19 +40,31 @@ c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = hub.PORTS[1]
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.PORTS[2]}"
 # the real configurable-http-proxy, installed from npm by the project's package.json (`npm ci`), run as the
-# hub's service account (not root: it only forwards requests)
+# hub's service account (not root: it only forwards requests), killed by the kernel if the hub dies
 c.ConfigurableHTTPProxy.command = [
-    *hub.as_service_account(),
+    *hub.as_service_account(die_with_parent=True),
     str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy"),
 ]
 c.ConfigurableHTTPProxy.pid_file = str(hub.PRIVATE / "proxy.pid")
+
+
+class ClassProxy(ConfigurableHTTPProxy):
+    """The proxy, stopped only once no learner process is left: JupyterHub stops it while the learners'
+    servers are still stopping, and its port must never be free while a learner's process runs."""
+
+    async def stop(self):
+        await asyncio.to_thread(hub.end_learners)
+        super().stop()
+
+
+c.JupyterHub.proxy_class = ClassProxy
 
 # ---------------------------------------------------------------- origins: one per learner
 # Each learner's server has its own origin, <name>.hub.localhost (HUB_PUBLIC_URL's host): a script in a
 # learner's notebook, even one the teacher opens to help, runs outside the hub's origin and cannot use the
 # teacher's login (JupyterHub's "Security overview"). Cookies get the __Host- prefix, so a learner's
 # subdomain cannot plant ("toss") cookies for the hub's. A browser takes *.localhost for the loopback;
-# a real class needs wildcard DNS and a wildcard TLS certificate (docs/teaching-guide.md).
+# a real class needs wildcard DNS and a wildcard TLS certificate (deploy/README.md).
 c.JupyterHub.subdomain_host = hub.PUBLIC_URL
 c.JupyterHub.cookie_host_prefix_enabled = True
 # every cookie Secure, the hub's and the learners' servers' (passed on as JUPYTERHUB_COOKIE_OPTIONS): sent
@@ -83,6 +96,14 @@ c.ClassAuthenticator.admin_minimum_password_length = 16
 # defaults, so the Kubernetes values get the same (tests/hub/test_z2jh.py); changed only when asked:
 if os.environ.get("HUB_MAX_PENDING"):
     c.ClassAuthenticator.max_pending_signups = hub.MAX_PENDING
+# The client's address for the lock-out: the hop our proxy appends to X-Forwarded-For (1), or, behind the
+# guide's nginx (which appends the browser's address first), the one before it: HUB_TRUSTED_PROXIES=2.
+c.ClassAuthenticator.trusted_proxies = hub.TRUSTED_PROXIES
+if os.environ.get("HUB_SIGNUPS_PER_ADDRESS"):
+    c.ClassAuthenticator.signups_per_address = int(os.environ["HUB_SIGNUPS_PER_ADDRESS"])
+# HUB_ROSTER: a file of the names the teacher expects, one a line: nobody else can sign up
+if hub.ROSTER:
+    c.ClassAuthenticator.roster = hub.roster_names()
 # The admin is approved automatically when they sign up: whoever signs up first under this name with the
 # class code is the admin. Sign up as the teacher before you announce the code.
 c.Authenticator.admin_users = {hub.ADMIN}
@@ -95,16 +116,20 @@ c.Authenticator.username_pattern = hub.USERNAME_PATTERN
 # ---------------------------------------------------------------- one OS account and one JupyterLab per learner
 class LearnerSpawner(LocalProcessSpawner):
     """LocalProcessSpawner whose learner ``<name>`` runs as the OS account ``HUB_ACCOUNT_PREFIX<name>``,
-    confined by deploy/confine.py: their own cgroups (memory, CPU, processes) and temporary folders."""
+    confined by deploy/confine.py: their own cgroups (memory, CPU, processes) and temporary folders; their
+    server's and kernels' output in their own log (``HUB_STATE_DIR/hub/logs/<name>.log``); the server ends
+    when the hub does, however the hub ends."""
 
     def make_preexec_fn(self, name):
         account = hub.account_name(self.user.name)
         become = super().make_preexec_fn(account)
         keep = [str(p) for p in hub.folders_learners_need(LEARNER_PYTHON)]
+        log = str(hub.learner_log(self.user.name))
 
         def preexec() -> None:
-            confine.preexec(account, LIMITS, keep)  # as root, then ...
-            become()  # ... the learner's account
+            confine.preexec(account, LIMITS, keep, log)  # as root, then ...
+            become()  # ... the learner's account, then:
+            confine.die_with_parent()
 
         return preexec
 
@@ -121,8 +146,9 @@ _accounts = asyncio.Lock()  # useradd locks /etc/passwd: one account at a time
 
 
 async def _run(*cmd: str, **kwargs) -> None:
-    proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT, **kwargs)  # fmt: skip
+    proc = await asyncio.create_subprocess_exec(
+        *cmd, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT, **kwargs
+    )
     out, _ = await proc.communicate()
     if proc.returncode:
         raise RuntimeError(f"{cmd[0]} failed ({proc.returncode}): {out.decode(errors='replace')[-800:]}")
@@ -135,8 +161,20 @@ async def learner_account(learner: str) -> pwd.struct_passwd:
         try:
             entry = pwd.getpwnam(name)
         except KeyError:
-            await _run("useradd", "--create-home", "--home-dir", str(home), "--shell", "/bin/bash",
-                       "--comment", hub.ACCOUNT_MARK, "--user-group", "-K", "UMASK=077", name)  # fmt: skip
+            await _run(
+                "useradd",
+                "--create-home",
+                "--home-dir",
+                str(home),
+                "--shell",
+                "/bin/bash",
+                "--comment",
+                hub.ACCOUNT_MARK,
+                "--user-group",
+                "-K",
+                "UMASK=077",
+                name,
+            )
             entry = pwd.getpwnam(name)
     if not entry.pw_gecos.startswith(hub.ACCOUNT_MARK) or entry.pw_uid < 1000 or entry.pw_dir != str(home):
         raise web.HTTPError(500, "the OS account %s exists but this hub did not make it: no server starts as it", name)
@@ -156,20 +194,48 @@ async def _prepare(spawner) -> None:
     entry = await learner_account(spawner.user.name)
     await asyncio.to_thread(confine.end, entry.pw_name)  # nothing of an earlier server is left running
     await asyncio.to_thread(confine.create_cgroups, entry.pw_name, LIMITS)
-    as_learner = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": entry.pw_dir,
-                  "env": {"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}}  # fmt: skip
-    await _run(LEARNER_PYTHON, str(hub.REPO / "scripts" / "build_editions.py"), "--workspace", entry.pw_dir,
-               **as_learner)  # fmt: skip
+    confined = _as_learner(entry)
+    await _run(
+        *CONFINED,
+        LEARNER_PYTHON,
+        str(hub.REPO / "scripts" / "build_editions.py"),
+        "--workspace",
+        entry.pw_dir,
+        **confined,
+    )
     # matplotlib's font list, copied (as the learner) unless they have one: built by their first lesson
     # instead, it takes seconds under load, and past 5 s matplotlib prints a warning into that lesson's
     # first cell (every learner's, in a class that starts together)
-    await _run("/bin/sh", "-c", COPY_FONT_LIST, str(FONT_LIST), **as_learner)
+    await _run(*CONFINED, "/bin/sh", "-c", COPY_FONT_LIST, str(FONT_LIST), **confined)
+
+
+#: a learner's command under the class's filter (no IP sockets, no ptrace: deploy/confined.py)
+CONFINED = (LEARNER_PYTHON, str(hub.REPO / "deploy" / "confined.py"))
+
+
+def _as_learner(entry: pwd.struct_passwd) -> dict:
+    """The keyword arguments that run a start-up step as the learner, inside the confinement their server
+    gets (cgroups, private /tmp, their /proc; ``CONFINED`` adds the filter): the review's N14."""
+    keep = [str(p) for p in hub.folders_learners_need(LEARNER_PYTHON)]
+
+    def preexec() -> None:
+        confine.preexec(entry.pw_name, LIMITS, keep, None)
+        os.setgroups([])
+        os.setresgid(entry.pw_gid, entry.pw_gid, entry.pw_gid)
+        os.setresuid(entry.pw_uid, entry.pw_uid, entry.pw_uid)
+
+    env = {"HOME": entry.pw_dir, "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"}
+    return {"preexec_fn": preexec, "cwd": entry.pw_dir, "env": env}
 
 
 # the font list, built once when the hub starts, readable by the learners (it names the installed fonts)
 FONT_LIST = hub.STATE / "matplotlib"
-subprocess.run([LEARNER_PYTHON, "-c", "import matplotlib.font_manager"], check=True, capture_output=True,
-               env={"PATH": "/usr/bin:/bin", "MPLCONFIGDIR": str(FONT_LIST)})  # fmt: skip
+subprocess.run(
+    [LEARNER_PYTHON, "-c", "import matplotlib.font_manager"],
+    check=True,
+    capture_output=True,
+    env={"PATH": "/usr/bin:/bin", "MPLCONFIGDIR": str(FONT_LIST)},
+)
 FONT_LIST.chmod(0o755)
 COPY_FONT_LIST = 'mkdir -p "$HOME/.cache/matplotlib" && cp -n "$0"/fontlist-*.json "$HOME/.cache/matplotlib/"'
 for _font_list in FONT_LIST.glob("fontlist-*.json"):
@@ -189,7 +255,12 @@ c.Spawner.pre_spawn_hook = _prepare
 c.Spawner.post_stop_hook = _end
 c.Spawner.notebook_dir = str(hub.HOMES / "{username}")
 c.Spawner.default_url = "/lab/tree/lessons/01_inputs.ipynb"
-c.Spawner.cmd = [LEARNER_PYTHON, "-m", "jupyterhub.singleuser"]
+# JupyterHub's single-user server, not dumpable (deploy/learner_server.py): the learner's kernels cannot
+# ptrace it or write its memory
+c.Spawner.cmd = [LEARNER_PYTHON, str(hub.REPO / "deploy" / "learner_server.py")]
+# no ~/.jupyter config: a learner's own code never runs in their server (the review's N4: a config that
+# logged every request's cookies, served pages without login, set cookies for the whole hub: N5)
+c.Spawner.disable_user_config = True
 c.Spawner.args = [
     # the kernel websocket without Nagle's algorithm (etc/jupyter_server_config.py): widget updates in ms
     f"--config={hub.REPO / 'etc' / 'jupyter_server_config.py'}",
@@ -206,8 +277,10 @@ c.Spawner.environment = {
     # the kernels' sockets and connection files: in the learner's private /tmp (confine.py), mode 0700 (a
     # Unix socket's path must stay under 108 bytes, which the home's runtime folder can exceed)
     "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",
-    # the project's lab settings (etc/labconfig: no "Jupyter news" pop-up), as Binder installs them
-    "JUPYTER_CONFIG_PATH": str(hub.REPO / "etc"),
+    # the learners' kernelspec and terminal (deploy/classhub.py's learner_jupyter: both start through
+    # deploy/confined.py) and the project's lab settings (etc/labconfig: no "Jupyter news" pop-up)
+    "JUPYTER_CONFIG_PATH": f"{hub.LEARNER_JUPYTER}:{hub.REPO / 'etc'}",
+    "JUPYTER_PATH": str(hub.LEARNER_JUPYTER),
 }
 c.Spawner.start_timeout = 120  # 20 learners starting at once on 2 cores
 c.Spawner.http_timeout = 120

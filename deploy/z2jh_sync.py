@@ -56,8 +56,10 @@ def main(argv: list[str] | None = None) -> int:
     new = synced(text)
     if args.check:
         if new != text:
-            print("deploy/z2jh-values.yaml holds an older copy of the hub's files: python deploy/z2jh_sync.py",
-                  file=sys.stderr)  # fmt: skip
+            print(
+                "deploy/z2jh-values.yaml holds an older copy of the hub's files: python deploy/z2jh_sync.py",
+                file=sys.stderr,
+            )
             return 1
         return 0
     VALUES.write_text(new, encoding="utf-8")

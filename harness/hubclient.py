@@ -152,15 +152,25 @@ class Hub:
         return pwd.getpwnam(f"{self.prefix}{learner}")
 
     def start(self, timeout: float = 120) -> Hub:
-        env = {**os.environ, "HUB_STATE_DIR": str(self.state), "HUB_PORT": str(self.port),
-               "HUB_ACCOUNT_PREFIX": self.prefix, "HUB_PUBLIC_URL": self.url, "HUB_CLASS_CODE": self.class_code,
-               **self.env}  # fmt: skip
+        env = {
+            **os.environ,
+            "HUB_STATE_DIR": str(self.state),
+            "HUB_PORT": str(self.port),
+            "HUB_ACCOUNT_PREFIX": self.prefix,
+            "HUB_PUBLIC_URL": self.url,
+            "HUB_CLASS_CODE": self.class_code,
+            **self.env,
+        }
         self.private.mkdir(mode=0o700, parents=True, exist_ok=True)
         log = open(self.private / "hub.log", "ab")  # the hub writes it until it stops
         self.process = subprocess.Popen(
-            [sys.executable, str(LAUNCHER)], cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [sys.executable, str(LAUNCHER)],
+            cwd=REPO,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
             start_new_session=True,
-        )  # fmt: skip
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -297,8 +307,12 @@ class Learner:
 
     def request_token(self) -> str:
         """An API token for this learner, requested with their login cookie (as JupyterLab does)."""
-        r = self.http.post(f"{self.hub.url}/hub/api/users/{self.name}/tokens", json={"note": "test"},
-                           headers=self._xsrf_headers(), timeout=30)  # fmt: skip
+        r = self.http.post(
+            f"{self.hub.url}/hub/api/users/{self.name}/tokens",
+            json={"note": "test"},
+            headers=self._xsrf_headers(),
+            timeout=30,
+        )
         r.raise_for_status()
         self.token = r.json()["token"]
         return self.token
@@ -364,13 +378,32 @@ def _decode(frame: str | bytes) -> dict:
 def execute(ws: websocket.WebSocket, code: str, timeout: float = 120) -> list[dict]:
     """Send one execute_request (Jupyter messaging over the JSON websocket); collect its outputs."""
     msg_id = uuid.uuid4().hex
-    ws.send(json.dumps({
-        "header": {"msg_id": msg_id, "username": "test", "session": "hubclient", "msg_type": "execute_request",
-                   "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": True, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))  # fmt: skip
+    ws.send(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": msg_id,
+                    "username": "test",
+                    "session": "hubclient",
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": True,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
     outputs: list[dict] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -136,8 +136,9 @@ def test_wrong_passwords_never_lock_the_teacher_out(hub: Hub, teacher: Learner) 
     assert again.log_in(), "the teacher was locked out by wrong passwords"
 
 
-def test_the_teacher_finds_the_approval_page_on_the_home_page(hub: Hub, teacher: Learner,
-                                                              learners: dict[str, Learner]) -> None:  # fmt: skip
+def test_the_teacher_finds_the_approval_page_on_the_home_page(
+    hub: Hub, teacher: Learner, learners: dict[str, Learner]
+) -> None:
     home = teacher.http.get(f"{hub.url}/hub/home", timeout=30)
     assert home.status_code == 200 and 'href="/hub/authorize"' in home.text
     assert 'href="/hub/authorize"' not in learners["ada"].http.get(f"{hub.url}/hub/home", timeout=30).text
@@ -160,7 +161,7 @@ def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: d
         assert entry.pw_uid >= 1000 and entry.pw_dir == str(hub.state / "homes" / name)
         home = Path(entry.pw_dir).stat()
         assert home.st_uid == entry.pw_uid and home.st_mode & 0o777 == 0o700
-        assert any("jupyterhub.singleuser" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
+        assert any("learner_server.py" in cmd for cmd in _processes_of(entry.pw_uid)), f"{name}'s server"
         # matplotlib's font list is theirs before their first lesson (built there, it can print a warning)
         fonts = list((Path(entry.pw_dir) / ".cache" / "matplotlib").glob("fontlist-*.json"))
         assert fonts and all(f.stat().st_uid == entry.pw_uid for f in fonts), (name, fonts)
@@ -168,7 +169,7 @@ def test_each_learner_runs_as_their_own_account_never_root(hub: Hub, learners: d
     for proc in Path("/proc").iterdir():  # no learner's server runs as root
         try:
             cmd = (proc / "cmdline").read_bytes().decode(errors="replace")
-            if proc.name.isdigit() and "jupyterhub.singleuser" in cmd and str(hub.state) in cmd:
+            if proc.name.isdigit() and "learner_server.py" in cmd and str(hub.state) in cmd:
                 assert proc.stat().st_uid != 0, cmd
             assert "--allow-root" not in cmd or "singleuser" not in cmd
         except OSError:
@@ -209,8 +210,12 @@ def test_a_learners_kernel_cannot_reach_others_or_the_hub(hub: Hub, learners: di
     ada = learners["ada"]
     kernel = ada.api("POST", "/user/ada/api/kernels", json={"name": "python3"}).json()
     ws = ada.kernel_channels(kernel["id"])
-    names = {"OTHER_HOME": str(hub.state / "homes" / "bo"), "PRIVATE": str(hub.private), "REPO": str(REPO),
-             "PROXY_PID": (hub.private / "proxy.pid").read_text().strip()}  # fmt: skip
+    names = {
+        "OTHER_HOME": str(hub.state / "homes" / "bo"),
+        "PRIVATE": str(hub.private),
+        "REPO": str(REPO),
+        "PROXY_PID": (hub.private / "proxy.pid").read_text().strip(),
+    }
     try:
         outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + PROBE)
     finally:
@@ -252,8 +257,12 @@ def _taken_after_a_free_port(taken: socket.socket) -> int:
 def test_a_taken_port_stops_the_start_before_anything_runs(hub: Hub) -> None:
     with socket.socket() as taken:
         port = _taken_after_a_free_port(taken)
-        env = {**os.environ, "HUB_STATE_DIR": str(hub.state / "unused"), "HUB_PORT": str(port - 1),
-               "HUB_ACCOUNT_PREFIX": f"{hub.prefix}x-"}  # another class: a start ends its own leftovers  # fmt: skip
+        env = {
+            **os.environ,
+            "HUB_STATE_DIR": str(hub.state / "unused"),
+            "HUB_PORT": str(port - 1),
+            "HUB_ACCOUNT_PREFIX": f"{hub.prefix}x-",
+        }  # another class: a start ends its own leftovers
         done = subprocess.run([sys.executable, str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode != 0
     assert f"port {port} on 127.0.0.1 is taken" in done.stderr and f"needs {port - 1} (learners)" in done.stderr

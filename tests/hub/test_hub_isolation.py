@@ -19,6 +19,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -94,13 +95,32 @@ class Kernel:
 
 def send(ws: websocket.WebSocket, code: str) -> None:
     """An execute_request whose reply is not awaited (the kernel may die running it)."""
-    ws.send(json.dumps({
-        "header": {"msg_id": secrets.token_hex(8), "username": "test", "session": "isolation",
-                   "msg_type": "execute_request", "version": "5.3", "date": ""},
-        "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
-        "content": {"code": code, "silent": False, "store_history": False, "user_expressions": {},
-                    "allow_stdin": False, "stop_on_error": True},
-    }))  # fmt: skip
+    ws.send(
+        json.dumps(
+            {
+                "header": {
+                    "msg_id": secrets.token_hex(8),
+                    "username": "test",
+                    "session": "isolation",
+                    "msg_type": "execute_request",
+                    "version": "5.3",
+                    "date": "",
+                },
+                "parent_header": {},
+                "metadata": {},
+                "channel": "shell",
+                "buffers": [],
+                "content": {
+                    "code": code,
+                    "silent": False,
+                    "store_history": False,
+                    "user_expressions": {},
+                    "allow_stdin": False,
+                    "stop_on_error": True,
+                },
+            }
+        )
+    )
 
 
 def uid_of(hub: Hub, name: str) -> int:
@@ -214,15 +234,14 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
     # the kernel's IOPub pipe refuses an unsigned message and reports the refusal on stderr, which B sees
     # as one "Bad pipe message" line; the injected text itself never arrives as output of its own.
     refused = [
-        m for m in seen_by_ben
-        if m.get("msg_type") == "stream" and m["content"]["text"].startswith("Bad pipe message")
-    ]  # fmt: skip
+        m for m in seen_by_ben if m.get("msg_type") == "stream" and m["content"]["text"].startswith("Bad pipe message")
+    ]
     unsolicited = [
-        m for m in seen_by_ben
-        if m not in refused and (
-            m.get("msg_type") == "error" or (m.get("msg_type") == "stream" and m["content"]["text"] != "warming up\n")
-        )
-    ]  # fmt: skip
+        m
+        for m in seen_by_ben
+        if m not in refused
+        and (m.get("msg_type") == "error" or (m.get("msg_type") == "stream" and m["content"]["text"] != "warming up\n"))
+    ]
     assert unsolicited == [], unsolicited[:3]
     assert all(m["content"]["name"] == "stderr" for m in refused), refused[:3]
 
@@ -307,8 +326,12 @@ def test_a_fork_bomb_stays_inside_its_learner(hub: Hub, people: dict[str, Learne
             "for p in started: p.wait()\n",
             timeout=120,
         )
-        assert ben.run("import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True,"
-                       " text=True).stdout)").strip() == "ben forks"  # fmt: skip
+        assert (
+            ben.run(
+                "import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True, text=True).stdout)"
+            ).strip()
+            == "ben forks"
+        )
     finally:
         ann.close()
         ben.close()
@@ -332,8 +355,9 @@ def test_temporary_folders_are_private_bounded_and_go_with_the_server(hub: Hub, 
             f"os.remove('/dev/shm/{name}-big')\n"
             "print(json.dumps({'full': full}))"
         )
-        others = ben.json(f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), "
-                          f"os.path.exists('/tmp/{name}')]))")  # fmt: skip
+        others = ben.json(
+            f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), os.path.exists('/tmp/{name}')]))"
+        )
     finally:
         ann.close()
         ben.close()
@@ -343,6 +367,183 @@ def test_temporary_folders_are_private_bounded_and_go_with_the_server(hub: Hub, 
 
 
 # ---------------------------------------------------------------- A23, A24: nothing is left behind
+# ---------------------------------------------------------------- N1–N5, A23: learner code reaches no address
+LISTEN = r"""
+import json, socket, subprocess, sys
+report = {{}}
+for name, family, address in [("hub port", socket.AF_INET, ("127.0.0.1", {port})),
+                              ("any port", socket.AF_INET, ("0.0.0.0", 0)), ("ipv6", socket.AF_INET6, ("::1", 0))]:
+    try:
+        s = socket.socket(family)
+        s.bind(address)
+        s.listen()
+        report[name] = "listening"
+    except OSError as error:
+        report[name] = error.errno
+probe = "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); print('listening')"
+for name, prefix in [("child", []), ("detached", ["setsid"]), ("own namespaces", ["unshare", "-Urn"])]:
+    done = subprocess.run([*prefix, sys.executable, "-c", probe], capture_output=True, text=True)
+    report[name] = done.stdout.strip() or done.stderr.strip().splitlines()[-1]
+report["seccomp"] = [line.split()[1] for line in open("/proc/self/status") if line.startswith("Seccomp:")][0]
+print(json.dumps(report))
+"""
+
+
+def _tcp_listeners(uid: int) -> list[int]:
+    """The TCP ports ``uid`` listens on (the machine's network namespace, seen as root)."""
+    ports = []
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and int(fields[7]) == uid:
+                ports.append(int(fields[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def _seccomp(pid: int) -> str:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Seccomp:"):
+            return line.split()[1]
+    return "?"
+
+
+def _cmdline(pid: int) -> str:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+
+
+def test_learner_code_cannot_listen_on_any_address(hub: Hub, people: dict[str, Learner]) -> None:
+    """N3, A23: no kernel, terminal or anything they start opens an IP socket, on any port, in any
+    namespace; the one TCP listener of the learner's account is their server (the kernel's IOPub pipe,
+    N1's carrier, is gone)."""
+    person = people["iso-ann"]
+    ann = Kernel(person)
+    terminal = person.api("POST", f"/user/{person.name}/api/terminals")
+    try:
+        assert terminal.status_code == 200, terminal.text
+        report = ann.json(LISTEN.format(port=hub.port))
+        uid = uid_of(hub, "iso-ann")
+        listeners = _tcp_listeners(uid)
+        processes = {pid: _cmdline(pid) for pid in confine.processes_of(uid)}
+        seccomp = {pid: _seccomp(pid) for pid in processes}
+    finally:
+        ann.close()
+        person.api("DELETE", f"/user/{person.name}/api/terminals/{terminal.json().get('name', '1')}")
+    eacces = 13
+    assert report["hub port"] == report["any port"] == report["ipv6"] == eacces, report
+    for name in ("child", "detached", "own namespaces"):
+        assert "PermissionError" in report[name], (name, report)
+    assert report["seccomp"] == "2", report
+    assert len(listeners) == 1, f"iso-ann listens on {listeners}: only her server may"
+    servers = [pid for pid, command in processes.items() if "learner_server.py" in command]
+    assert len(servers) == 1, processes
+    shells = [pid for pid, command in processes.items() if "bash" in command]
+    assert shells, f"no terminal shell among {processes}"
+    unfiltered = {processes[pid] for pid, mode in seccomp.items() if mode != "2" and pid not in servers}
+    assert not unfiltered, f"learner processes without the filter: {unfiltered}"
+
+
+TAKEOVER = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+server = os.getppid()
+report = {"kernel": os.getpid(), "server": server, "listed": os.path.exists(f"/proc/{server}/cmdline")}
+report["ptrace"] = "attached" if libc.ptrace(16, server, 0, 0) == 0 else ctypes.get_errno()  # PTRACE_ATTACH
+try:
+    open(f"/proc/{server}/mem", "r+b").close()
+    report["mem"] = "opened"
+except OSError as error:
+    report["mem"] = error.errno
+print(json.dumps(report))
+"""
+
+
+def test_learner_code_cannot_take_over_its_own_server(people: dict[str, Learner]) -> None:
+    """The server listens on 127.0.0.1 and holds the learner's hub token: their kernel can neither ptrace
+    it nor open its memory; not dumpable, it is not even listed in the learner's /proc."""
+    ann = Kernel(people["iso-ann"])
+    try:
+        report = ann.json(TAKEOVER)
+        parent = int(Path(f"/proc/{report['kernel']}/status").read_text().split("PPid:")[1].split()[0])
+        server = _cmdline(report["server"])
+    finally:
+        ann.close()
+    assert parent == report["server"] and "learner_server.py" in server, (report, server)
+    assert report["ptrace"] == 1, report  # EPERM
+    assert report["mem"] in (2, 13) and report["listed"] is False, report  # ENOENT or EACCES: hidden
+
+
+OUTPUT = r"""
+import json, os, sys
+os.write(1, b"{marker} fd1\n")
+os.write(2, b"{marker} fd2\n")
+print("{marker} stdout", file=sys.__stdout__, flush=True)
+targets = []
+for fd in os.listdir("/proc/self/fd"):
+    try:
+        targets.append(os.readlink(f"/proc/self/fd/{{fd}}"))
+    except OSError:
+        pass
+print(json.dumps(targets))
+"""
+
+
+def test_learner_output_goes_to_their_own_log_never_the_hubs(hub: Hub, people: dict[str, Learner]) -> None:
+    """N1, N2: what a kernel writes to its file descriptors lands in the learner's log (root's to read),
+    not in the hub's output; the kernel holds no terminal and no descriptor of the hub's output."""
+    marker = f"marker-{secrets.token_hex(4)}"
+    ann = Kernel(people["iso-ann"])
+    try:
+        targets = ann.json(OUTPUT.format(marker=marker))
+    finally:
+        ann.close()
+    log = hub.private / "logs" / "iso-ann.log"
+    assert not any(t.startswith(("/dev/pts", "/dev/tty")) for t in targets), targets
+    assert str(hub.private / "hub.log") not in targets, targets
+    time.sleep(0.5)
+    written = log.read_text(errors="replace")
+    for stream in ("fd1", "fd2", "stdout"):
+        assert f"{marker} {stream}" in written, f"{stream} is not in {log}"
+    assert marker not in hub.log(), "a learner's output reached the hub's own output"
+    assert (log.stat().st_mode & 0o777) == 0o600 and log.stat().st_uid == 0
+
+
+USER_CONFIG = r"""
+import json, os, sys
+home = os.environ["HOME"]
+ran = os.path.join(home, "config-ran")
+for folder, name in [(".jupyter", "jupyter_config.py"), (".jupyter", "jupyter_server_config.py")]:
+    os.makedirs(os.path.join(home, folder), exist_ok=True)
+    with open(os.path.join(home, folder, name), "w") as f:
+        f.write(f"open({ran!r}, 'a').write({name!r})\n")
+spec = os.path.join(home, ".local", "share", "jupyter", "kernels", "mine")
+os.makedirs(spec, exist_ok=True)
+with open(os.path.join(spec, "kernel.json"), "w") as f:
+    json.dump({"argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+               "display_name": "unfiltered", "language": "python"}, f)
+print(ran)
+"""
+
+
+def test_a_learners_own_jupyter_config_and_kernels_are_ignored(hub: Hub, people: dict[str, Learner]) -> None:
+    """N4 (and N5 through it): ~/.jupyter config never runs in the learner's server, and a kernelspec of
+    their own (which would start without the filter) is neither offered nor started."""
+    person = people["iso-ann"]
+    ann = Kernel(person)
+    try:
+        ran = Path(ann.run(USER_CONFIG).strip())
+    finally:
+        ann.close()
+    person.stop_server()
+    person.start_server()
+    specs = person.api("GET", f"/user/{person.name}/api/kernelspecs").json()["kernelspecs"]
+    started = person.api("POST", f"/user/{person.name}/api/kernels", json={"name": "mine"})
+    if started.status_code < 300:
+        person.api("DELETE", f"/user/{person.name}/api/kernels/{started.json()['id']}")
+    assert not ran.exists(), f"the learner's config ran in their server: {ran.read_text()}"
+    assert list(specs) == ["python3"], list(specs)
+    assert started.status_code >= 400, started.text[:300]
+
+
 DETACH = (
     "import subprocess\n"
     "p = subprocess.Popen(['sleep', '900'], start_new_session=True, stdin=subprocess.DEVNULL,\n"
@@ -373,28 +574,53 @@ def test_a_detached_process_ends_with_its_learners_server(hub: Hub, people: dict
     person.start_server()
 
 
-def test_nothing_of_a_learner_outlives_the_hub_and_a_squatter_is_ended(hub: Hub, people: dict[str, Learner]) -> None:
-    """A23: a detached process survives neither the hub's exit nor, if the hub was killed, its next start —
-    even one that holds the hub's port to show a fake login page."""
+def _back(people: dict[str, Learner]) -> None:
+    for person in ("iso-ann", "iso-ben"):
+        assert people[person].log_in()
+        people[person].request_token()
+        people[person].start_server()
+
+
+def test_a_hub_killed_outright_leaves_no_server_and_no_port(hub: Hub, people: dict[str, Learner]) -> None:
+    """A23b: ``kill -9`` of `make hub`'s launcher and of JupyterHub: every learner's server and the proxy
+    die with them (the kernel's parent-death signal), the hub's ports are free, and whatever a learner
+    left running is under the filter (it cannot take a port); the next start ends it, and even a
+    squatter holding the hub's port (a process from before the filter) is ended."""
     ann = Kernel(people["iso-ann"])
     try:
-        pid = int(ann.run(DETACH).strip())
+        leftover = int(ann.run(DETACH).strip())
     finally:
         ann.ws.close()
-    os.killpg(hub.process.pid, signal.SIGTERM)  # Ctrl-C on `make hub`
-    hub.process.wait(timeout=90)
+    hub_pid = int((hub.private / "jupyterhub.pid").read_text())
+    proxy_pid = int((hub.private / "proxy.pid").read_text())
+    servers = [
+        pid
+        for name in ("iso-ann", "iso-ben")
+        for pid in confine.processes_of(uid_of(hub, name))
+        if "learner_server.py" in _cmdline(pid)
+    ]
+    assert len(servers) == 2, servers
+    os.kill(hub_pid, signal.SIGKILL)
+    os.kill(hub.process.pid, signal.SIGKILL)
+    hub.process.wait(timeout=10)
     hub.process = None
-    assert _gone(pid, 5), "a learner's detached process outlived the hub"
-    assert confine.processes_of(uid_of(hub, "iso-ann")) == []
-    # the hub was killed before it could end them: a learner's process holds the port while it is down
+    for pid in (hub_pid, proxy_pid, *servers):
+        assert _gone(pid, 5), f"{_cmdline(pid)[:200]} outlived the killed hub"
+    assert not any(_listening(port) for port in (hub.port, hub.port + 1, hub.port + 2))
+    assert Path(f"/proc/{leftover}").exists() and _seccomp(leftover) == "2"
+    # a process of the account without the filter (made here as root, as an earlier hub's could be)
     entry = hub.account("iso-ann")
     squatter = subprocess.Popen(
         ["/usr/bin/python3", "-c", SQUAT.format(port=hub.port)],
-        user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], start_new_session=True, cwd="/",
-    )  # fmt: skip
+        user=entry.pw_uid,
+        group=entry.pw_gid,
+        extra_groups=[],
+        start_new_session=True,
+        cwd="/",
+    )
     try:
         deadline = time.monotonic() + 10
-        while confine.processes_of(entry.pw_uid) and not _listening(hub.port) and time.monotonic() < deadline:
+        while not _listening(hub.port) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert _listening(hub.port), "the squatter did not get the port"
         hub.start()
@@ -402,10 +628,8 @@ def test_nothing_of_a_learner_outlives_the_hub_and_a_squatter_is_ended(hub: Hub,
     finally:
         if squatter.poll() is None:
             squatter.kill()
-    for person in ("iso-ann", "iso-ben"):
-        assert people[person].log_in()
-        people[person].request_token()
-        people[person].start_server()
+    assert _gone(leftover, 1)
+    _back(people)
 
 
 SQUAT = """
@@ -432,8 +656,20 @@ def _listening(port: int) -> bool:
 def _make_accounts(prefix: str, names: list[str], homes: Path) -> list[pwd.struct_passwd]:
     made = []
     for name in names:
-        subprocess.run(["useradd", "--create-home", "--home-dir", str(homes / name), "--user-group", "--comment",
-                        "attention class learner", f"{prefix}{name}"], check=True, capture_output=True)  # fmt: skip
+        subprocess.run(
+            [
+                "useradd",
+                "--create-home",
+                "--home-dir",
+                str(homes / name),
+                "--user-group",
+                "--comment",
+                "attention class learner",
+                f"{prefix}{name}",
+            ],
+            check=True,
+            capture_output=True,
+        )
         made.append(pwd.getpwnam(f"{prefix}{name}"))
     return made
 
@@ -449,14 +685,22 @@ def test_a_learner_holding_the_port_is_named_and_no_other_port_is_suggested(hub:
             port = probe.getsockname()[1]
         squatter = subprocess.Popen(
             ["/usr/bin/python3", "-c", SQUAT.format(port=port)],
-            user=entry.pw_uid, group=entry.pw_gid, extra_groups=[], start_new_session=True, cwd="/",
-        )  # fmt: skip
+            user=entry.pw_uid,
+            group=entry.pw_gid,
+            extra_groups=[],
+            start_new_session=True,
+            cwd="/",
+        )
         try:
             deadline = time.monotonic() + 10
             while not _listening(port) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            env = {**os.environ, "HUB_STATE_DIR": str(tmp_path / "unused"), "HUB_PORT": str(port),
-                   "HUB_ACCOUNT_PREFIX": f"{prefix}x-"}  # a hub of another class: sly is not its learner  # fmt: skip
+            env = {
+                **os.environ,
+                "HUB_STATE_DIR": str(tmp_path / "unused"),
+                "HUB_PORT": str(port),
+                "HUB_ACCOUNT_PREFIX": f"{prefix}x-",
+            }  # a hub of another class: sly is not its learner
             done = subprocess.run([sys.executable, str(LAUNCHER)], env=env, capture_output=True, text=True, timeout=60)
         finally:
             squatter.kill()
@@ -466,8 +710,12 @@ def test_a_learner_holding_the_port_is_named_and_no_other_port_is_suggested(hub:
         assert entry.pw_name in done.stderr and "Do not move the hub to another port" in done.stderr
         assert "HUB_PORT=9000" not in done.stderr
     finally:
-        subprocess.run([sys.executable, str(REPO / "deploy" / "aftercourse.py")], capture_output=True,
-                       env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix}, timeout=120)  # fmt: skip
+        subprocess.run(
+            [sys.executable, str(REPO / "deploy" / "aftercourse.py")],
+            capture_output=True,
+            env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix},
+            timeout=120,
+        )
         subprocess.run(["rm", "-rf", str(homes)], check=False)
 
 
@@ -486,13 +734,19 @@ def test_after_the_course_everything_goes_even_with_leftover_processes() -> None
             leftovers.append(subprocess.Popen(["sleep", "900"], start_new_session=True, **as_them))
             for folder in ("/tmp", "/dev/shm"):
                 path = f"{folder}/{entry.pw_name}-left"
-                subprocess.run(["/bin/sh", "-c", f"mkdir {path} && head -c 4096 /dev/zero > {path}/data"],
-                               check=True, **as_them)  # fmt: skip
+                subprocess.run(
+                    ["/bin/sh", "-c", f"mkdir {path} && head -c 4096 /dev/zero > {path}/data"], check=True, **as_them
+                )
                 files.append(Path(path))
         plain = subprocess.run(["userdel", "-r", made[0].pw_name], capture_output=True, text=True)
         assert plain.returncode != 0, "userdel -r succeeded despite the leftover: the attack is not reproduced"
-        done = subprocess.run([sys.executable, str(REPO / "deploy" / "aftercourse.py")], capture_output=True,
-                              text=True, env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix}, timeout=120)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, str(REPO / "deploy" / "aftercourse.py")],
+            capture_output=True,
+            text=True,
+            env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix},
+            timeout=120,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         for entry in made:
             with pytest.raises(KeyError):
@@ -525,3 +779,39 @@ def test_jupyterlab_shows_no_news_pop_up_to_hub_learners(people: dict[str, Learn
     got = ann.api("GET", "/user/iso-ann/lab/api/settings/@jupyterlab/apputils-extension:notification").json()
     defaults = {key: value.get("default") for key, value in got["schema"]["properties"].items()}
     assert defaults["fetchNews"] == "false" and defaults["checkForUpdates"] is False, defaults
+
+
+def test_the_terminal_closing_ends_the_class_learners_before_the_proxys_port(
+    hub: Hub, people: dict[str, Learner]
+) -> None:
+    """A23c, A23: SIGHUP (the teacher's terminal closes, ssh drops) stops the class as Ctrl-C does; every
+    learner process, a detached one too, has ended before the proxy's port is free. The module's last test:
+    the hub stays stopped (a restart costs a minute under load; the next test module starts its own)."""
+    ann = Kernel(people["iso-ann"])
+    try:
+        pid = int(ann.run(DETACH).strip())
+    finally:
+        ann.ws.close()
+    uids = [uid_of(hub, "iso-ann"), uid_of(hub, "iso-ben")]
+    samples: list[tuple[bool, int]] = []  # (the port still taken, learner processes running)
+    watching = threading.Event()
+    watching.set()
+
+    def watch() -> None:
+        while watching.is_set():
+            samples.append((_listening(hub.port), sum(len(confine.processes_of(u)) for u in uids)))
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        os.killpg(hub.process.pid, signal.SIGHUP)  # the terminal's session ends: the whole foreground group
+        hub.process.wait(timeout=90)
+    finally:
+        watching.clear()
+        watcher.join()
+    hub.process = None
+    assert _gone(pid, 5), "a learner's detached process outlived the hub"
+    assert all(confine.processes_of(u) == [] for u in uids)
+    first_free = next(i for i, (taken, _) in enumerate(samples) if not taken)
+    assert samples[first_free][1] == 0, f"the port was free while {samples[first_free][1]} learner processes ran"

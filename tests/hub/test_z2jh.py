@@ -2,10 +2,11 @@
 
 Installing the chart needs a Kubernetes cluster, and building the image needs Docker: neither is
 here. What is checked: the values parse, agree with the one-machine configuration on authentication,
-culling, memory, threads and the lessons' start page; the chart is pinned, TLS is on, nothing is public
-before the teacher signs up, scratch disk and egress are limited; the hub's files in the values are the
-current ones; and repo2docker accepts ``--target-repo-dir /srv/repo`` (where the start command expects
-the repository) and plans an image that copies it to that folder.
+culling, memory, threads, the lessons' start page, per-learner origins and no user config; the values
+pass the chart's own schema; the chart is pinned, TLS comes in the same upgrade that makes the class
+public, nothing is public before the teacher signs up, scratch disk and egress are limited; the hub's
+files in the values are the current ones; and repo2docker accepts ``--target-repo-dir /srv/repo``
+(where the start command expects the repository) and plans an image that copies it to that folder.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 VALUES = REPO / "deploy" / "z2jh-values.yaml"
-GUIDE = REPO / "docs" / "teaching-guide.md"
+GUIDE = REPO / "deploy" / "README.md"  # the hub manual; docs/teaching-guide.md links it
 CHART = "--version 4.3.3"  # the jupyterhub chart that ships JupyterHub 5.4 (NativeAuthenticator needs 5)
 
 
@@ -78,7 +79,10 @@ def test_both_use_the_class_authenticator_with_the_same_rules(values: dict, one_
     one = one_machine.JupyterHub.authenticator_class
     assert issubclass(one, native) and one.__module__ == "classauth"  # deploy/classauth.py, the one file
     assert hub["NativeAuthenticator"] == dict(one_machine.NativeAuthenticator)
-    assert hub["ClassAuthenticator"] == dict(one_machine.ClassAuthenticator)
+    # the same rules; only the proxies in front differ: the hub's own on one machine, an ingress's too here
+    kubernetes, one = dict(hub["ClassAuthenticator"]), dict(one_machine.ClassAuthenticator)
+    assert (kubernetes.pop("trusted_proxies"), one.pop("trusted_proxies")) == (2, 1)
+    assert kubernetes == one
     assert hub["Authenticator"]["admin_users"] == sorted(one_machine.Authenticator.admin_users)
     assert hub["Authenticator"]["allow_all"] is one_machine.Authenticator.allow_all is True
 
@@ -108,13 +112,56 @@ def test_the_chart_is_pinned_and_the_same_command_installs_and_upgrades(values: 
         assert "--set-file" not in text  # lost at the first upgrade that forgets it
 
 
-def test_tls_is_on_and_nothing_is_public_before_the_teacher_signs_up(values: dict) -> None:
-    proxy = values["proxy"]
-    assert proxy["https"]["enabled"] is True and proxy["https"]["type"] == "letsencrypt"
-    assert proxy["https"]["hosts"] and proxy["https"]["letsencrypt"]["contactEmail"]
-    assert proxy["service"]["type"] == "ClusterIP"
+def test_tls_comes_with_going_public_and_nothing_is_public_before_the_teacher_signs_up(values: dict) -> None:
+    """The class becomes public in one switch (the ingress) that carries its TLS: a wildcard certificate from
+    a DNS-01 issuer (cert-manager) for the hub's name and every learner's; the chart's Let's Encrypt proxy
+    (HTTP-01, no wildcard) is off and its service stays inside the cluster."""
+    proxy, ingress = values["proxy"], values["ingress"]
+    assert proxy["service"]["type"] == "ClusterIP" and proxy["https"]["enabled"] is False
+    assert ingress["enabled"] is False  # until the teacher has signed up
+    host = values["hub"]["config"]["JupyterHub"]["subdomain_host"].removeprefix("https://")
+    assert set(ingress["hosts"]) == {host, f"*.{host}"}
+    (tls,) = ingress["tls"]
+    assert set(tls["hosts"]) == {host, f"*.{host}"} and tls["secretName"]
+    assert ingress["annotations"]["cert-manager.io/cluster-issuer"]
     guide = GUIDE.read_text(encoding="utf-8")
-    assert "port-forward service/hub 8081:8081" in guide and "LoadBalancer" in guide
+    assert "port-forward service/hub 8081:8081" in guide and "ingress.enabled" in guide
+
+
+def test_both_give_each_learner_their_own_origin_and_no_user_config(values: dict, one_machine: Recorder) -> None:
+    """A20 and N4/N5 on Kubernetes too: per-learner origins with __Host- cookies, no ~/.jupyter config."""
+    config = values["hub"]["config"]
+    assert config["JupyterHub"]["subdomain_host"].startswith("https://")
+    assert config["JupyterHub"]["cookie_host_prefix_enabled"] is True
+    assert one_machine.JupyterHub.cookie_host_prefix_enabled is True and one_machine.JupyterHub.subdomain_host
+    assert config["Spawner"]["disable_user_config"] is True and one_machine.Spawner.disable_user_config is True
+    # behind the ingress controller the client's address is the hop before the chart's proxy's
+    assert config["ClassAuthenticator"]["trusted_proxies"] == 2
+
+
+CHART_FILES = Path(__file__).resolve().parent / "z2jh-chart-4.3.3"
+
+
+def _merged(chart: dict, ours: dict) -> dict:
+    merged = dict(chart)
+    for key, value in ours.items():
+        both = isinstance(value, dict) and isinstance(chart.get(key), dict)
+        merged[key] = _merged(chart[key], value) if both else value
+    return merged
+
+
+def test_the_values_pass_the_charts_schema(values: dict) -> None:
+    """The chart's own values.yaml and values.schema.yaml at 4.3.3 (copied from the chart's repository,
+    jupyterhub/zero-to-jupyterhub-k8s: no package registry ships them), merged as helm merges them."""
+    jsonschema = pytest.importorskip("jsonschema")
+    yaml = pytest.importorskip("ruamel.yaml").YAML(typ="safe")
+    chart = yaml.load((CHART_FILES / "values.yaml").read_text(encoding="utf-8"))
+    schema = yaml.load((CHART_FILES / "values.schema.yaml").read_text(encoding="utf-8"))
+    validator = jsonschema.Draft7Validator(schema)
+    errors = [f"{'.'.join(map(str, e.path))}: {e.message}" for e in validator.iter_errors(_merged(chart, values))]
+    assert not errors, errors
+    broken = _merged(chart, {"ingress": {"enabled": "yes"}, "proxy": {"https": {"typo": 1}}})
+    assert len(list(validator.iter_errors(broken))) >= 2  # the schema does refuse wrong values
 
 
 def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> None:
@@ -125,8 +172,9 @@ def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> N
 
 def test_the_values_hold_the_current_authenticator_and_templates(values: dict) -> None:
     """Copied by deploy/z2jh_sync.py: the values alone configure the hub pod, at install and upgrade."""
-    done = subprocess.run([sys.executable, str(REPO / "deploy" / "z2jh_sync.py"), "--check"], capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, str(REPO / "deploy" / "z2jh_sync.py"), "--check"], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     extra = values["hub"]["extraFiles"]
     assert extra["classauth"]["stringData"] == (REPO / "deploy" / "classauth.py").read_text(encoding="utf-8")
@@ -222,9 +270,13 @@ def test_a_simulated_pod_opens_the_learner_edition_and_hides_the_repository(valu
     server = bin_dir / "jupyterhub-singleuser"
     server.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$HOME/server-args"\n')
     server.chmod(0o755)
-    done = subprocess.run([*command, "--debug", "--SingleUserNotebookApp.default_url=/x"], capture_output=True,
-                          text=True, timeout=120, env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path),
-                                                       "PYTHONDONTWRITEBYTECODE": "1"})  # fmt: skip
+    done = subprocess.run(
+        [*command, "--debug", "--SingleUserNotebookApp.default_url=/x"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
     assert done.returncode == 0 and "not copied" not in done.stderr, done.stderr[-2000:]
     # the server started after the copy, with every argument the spawner gave
     given = (tmp_path / "server-args").read_text().split("\n")
@@ -271,11 +323,22 @@ def test_the_hub_pod_imports_the_class_authenticator_from_the_mounted_file(value
         "    'admin_length': auth.admin_minimum_password_length, 'open': auth.open_signup}))\n"
     )
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(pod / pythonpath.relative_to("/"))}
-    run = subprocess.run([sys.executable, "-c", code, json.dumps(hub["config"])], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    run = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(hub["config"])],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     got = json.loads(run.stdout)
     native = hub["config"]["NativeAuthenticator"]
-    assert got == {"native": True, "file": "classauth", "failed": native["allowed_failed_logins"],
-                   "wait": native["seconds_before_next_try"], "open": False,
-                   "admin_length": hub["config"]["ClassAuthenticator"]["admin_minimum_password_length"]}  # fmt: skip
+    assert got == {
+        "native": True,
+        "file": "classauth",
+        "failed": native["allowed_failed_logins"],
+        "wait": native["seconds_before_next_try"],
+        "open": False,
+        "admin_length": hub["config"]["ClassAuthenticator"]["admin_minimum_password_length"],
+    }
