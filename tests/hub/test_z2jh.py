@@ -3,16 +3,18 @@
 Installing the chart needs a Kubernetes cluster, and building the image needs Docker: neither is
 here. What is checked: the values parse, agree with the one-machine configuration on authentication,
 culling, memory, threads, the lessons' start page, per-learner origins and no user config; the values
-pass the chart's own schema; the chart is pinned, TLS comes in the same upgrade that makes the class
-public, nothing is public before the teacher signs up, scratch disk and egress are limited; the hub's
-files in the values are the current ones; and repo2docker accepts ``--target-repo-dir /srv/repo``
-(where the start command expects the repository) and plans an image that copies it to that folder.
+pass the chart's own schema (where the chart is on the machine: ``Z2JH_CHART``); the chart is pinned,
+TLS comes in the same upgrade that makes the class public, nothing is public before the teacher signs
+up, scratch disk and egress are limited; the hub's files in the values are the current ones; and
+repo2docker accepts ``--target-repo-dir /srv/repo`` (where the start command expects the repository)
+and plans an image that copies it to that folder.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -139,7 +141,10 @@ def test_both_give_each_learner_their_own_origin_and_no_user_config(values: dict
     assert config["ClassAuthenticator"]["trusted_proxies"] == 2
 
 
-CHART_FILES = Path(__file__).resolve().parent / "z2jh-chart-4.3.3"
+# The chart's values.yaml and values.schema.yaml: no package registry ships them and the project may not copy them,
+# so the schema check runs where a teacher or a CI with helm has the chart: `helm pull jupyterhub/jupyterhub
+# --version 4.3.3 --untar --untardir DIR`, then Z2JH_CHART=DIR/jupyterhub.
+CHART_FILES = Path(os.environ.get("Z2JH_CHART", "/nonexistent"))
 
 
 def _merged(chart: dict, ours: dict) -> dict:
@@ -151,8 +156,10 @@ def _merged(chart: dict, ours: dict) -> dict:
 
 
 def test_the_values_pass_the_charts_schema(values: dict) -> None:
-    """The chart's own values.yaml and values.schema.yaml at 4.3.3 (copied from the chart's repository,
-    jupyterhub/zero-to-jupyterhub-k8s: no package registry ships them), merged as helm merges them."""
+    """The chart's own values.yaml and values.schema.yaml at 4.3.3 (``Z2JH_CHART``: the pulled chart's folder),
+    merged as helm merges them."""
+    if not (CHART_FILES / "values.schema.yaml").is_file():
+        pytest.skip("no chart here: set Z2JH_CHART to a `helm pull --untar` of jupyterhub 4.3.3")
     jsonschema = pytest.importorskip("jsonschema")
     yaml = pytest.importorskip("ruamel.yaml").YAML(typ="safe")
     chart = yaml.load((CHART_FILES / "values.yaml").read_text(encoding="utf-8"))
