@@ -23,7 +23,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import score
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, Wrong, compare_tensor, exercise
+from ._check import ATTNLIB, Feedback, TorchFamily, Wrong, compare_tensor, exercise
 
 __all__ = ["ScoresExplorer", "by_hand", "dot_product_line", "same_weights", "scores_of", "wrong_answers"]
 
@@ -180,6 +180,16 @@ def by_hand(answer: object) -> Feedback:
     return compare_tensor(answer, k @ q, name="the three scores of q", wrong=wrong)
 
 
+#: scores.2 asks for the product Q Kᵀ written with @ (or einsum): torch's one-call products that transpose the second
+#: argument for you (F.linear(q, k) = q kᵀ, torch.inner(q, k) = q kᵀ) compute it right but skip the step.
+HIDDEN_TRANSPOSE = TorchFamily("torch's product with a built-in transpose", ("linear", "inner"))
+_HINT_HIDDEN_TRANSPOSE = (
+    "torch.inner(queries, keys) and F.linear(queries, keys) do compute Q Kᵀ, but in one call that transposes the "
+    "keys for you, which is the step this exercise is about. Write the product with @ and the transpose yourself: "
+    "queries @ keys.T (einsum or a broadcast-and-sum pass too)."
+)
+
+
 @exercise("scores.2")
 def scores_of(answer: object) -> Feedback:
     """A function ``scores_of(queries (n_q, d_k), keys (n_k, d_k))`` → ``(n_q, n_k)``, without score()."""
@@ -191,19 +201,19 @@ def scores_of(answer: object) -> Feedback:
             "k-q-transposed",
         ),
     ]
-    return compare_call(
+    feedback = compare_call(
         answer,
         (queries, keys),
         call="your scores_of(queries, keys)",
         expected=queries @ keys.T,
         name="scores_of on 2 new queries and 5 new keys (2×5)",
         wrong=wrong,
-        success=(
-            "With n_q ≠ n_k you can see it: rows are queries, columns keys. (torch.inner(q, k) and F.linear(q, k) "
-            "compute the same Q Kᵀ: they transpose the second argument for you.)"
-        ),
-        write_it=(ATTNLIB, score),
+        success="With n_q ≠ n_k you can see it: rows are queries, columns keys.",
+        write_it=(ATTNLIB, score, HIDDEN_TRANSPOSE),
     )
+    if feedback.mistake == "library-function" and any(f"'s {n}" in feedback.message for n in ("linear", "inner")):
+        return Feedback(False, _HINT_HIDDEN_TRANSPOSE, "library-function")
+    return feedback
 
 
 @exercise("scores.3")

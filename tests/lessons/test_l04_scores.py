@@ -83,11 +83,13 @@ def test_scores():
     assert not check("scores.3", keys @ keys.T).correct  # the old one-liner on the lesson's variable
 
 
-def test_scores_of_accepts_products_that_transpose_for_you():
+def test_scores_of_asks_for_the_product_with_at_not_a_one_call_transpose():
     import torch.nn.functional as F
 
-    # torch.inner(q, k) and F.linear(q, k) are Q Kᵀ: correct answers, which the prompt does not forbid
+    # torch.inner(q, k) and F.linear(q, k) are Q Kᵀ, but in one call: the prompt asks for @, and the hint says why
     for answer in (F.linear, lambda q, k: F.linear(q, k), lambda q, k: torch.inner(q, k)):
-        assert check("scores.2", answer).correct
-    assert check("scores.2", lambda q, k: torch.einsum("id,jd->ij", q, k)).correct
-    assert check("scores.2", lambda q, k: torch.inner(k, q)).mistake == "k-q-transposed"
+        feedback = check("scores.2", answer)
+        assert not feedback.correct and feedback.mistake == "library-function"
+        assert "do compute Q Kᵀ" in feedback.message and "queries @ keys.T" in feedback.message
+    assert check("scores.2", lambda q, k: torch.einsum("id,jd->ij", q, k)).correct  # the indices are the work
+    assert check("scores.2", lambda q, k: q @ k.mT).correct
