@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -34,7 +35,7 @@ from torch import Tensor
 from ._validate import AttentionInputError, check_positive_int
 from .heads import ablated
 from .tasks import Task
-from .training import CHECKPOINTS, History, load_checkpoint, one_thread, save_checkpoint
+from .training import CHECKPOINTS, History, fit, load_checkpoint, save_checkpoint
 from .transformer import Block, TinyTransformer
 
 __all__ = [
@@ -53,7 +54,6 @@ __all__ = [
     "VOCAB",
     "PronounTask",
     "accuracy",
-    "adam_step",
     "attention_from_it",
     "attention_profile",
     "build",
@@ -245,32 +245,6 @@ def learning_rate(step: int, *, steps: int = STEPS, lr: float = LR, warmup: int 
     return lr * 0.5 * (1 + math.cos(math.pi * (step - warmup) / max(1, steps - warmup)))
 
 
-@torch.no_grad()
-def adam_step(
-    parameters: Sequence[Tensor],
-    moments: Sequence[tuple[Tensor, Tensor]],
-    step: int,
-    lr: float,
-    betas: tuple[float, float] = (0.9, 0.999),
-) -> None:
-    """One Adam update (Kingma & Ba, 2015) of every parameter from its ``.grad``, in place.
-
-    ``m ← β₁m + (1 − β₁)g``, ``v ← β₂v + (1 − β₂)g²``, ``p ← p − lr · m̂ / (√v̂ + ε)`` with the bias-corrected
-    ``m̂ = m / (1 − β₁ᵗ)``, ``v̂ = v / (1 − β₂ᵗ)``, ε = 1e-8: what ``torch.optim.Adam`` computes, written out because
-    creating a ``torch.optim`` optimiser imports torch's compiler (about 5 s of CPU, which a lesson cannot spare).
-    A parameter without a gradient (unused by the loss) is left as it is, as ``torch.optim.Adam`` leaves it.
-    """
-    beta1, beta2 = betas
-    for p, (m, v) in zip(parameters, moments, strict=True):
-        if p.grad is None:
-            continue
-        m.mul_(beta1).add_(p.grad, alpha=1 - beta1)
-        v.mul_(beta2).addcmul_(p.grad, p.grad, value=1 - beta2)
-        m_hat = m / (1 - beta1**step)
-        v_hat = v / (1 - beta2**step)
-        p.sub_(lr * m_hat / (v_hat.sqrt() + 1e-8))
-
-
 def train_encoder(
     *,
     seed: int = SEED,
@@ -280,48 +254,42 @@ def train_encoder(
     progress: bool = True,
     every: int = 10,
     on_loss: Callable[[list[float]], None] | None = None,
-    **changes,
+    **changes: Any,
 ) -> tuple[TinyTransformer, History]:
     """Build (seeded) and train the encoder on the training split; return it in eval mode and its history.
 
-    Each step draws ``batch_size`` training sentences (seeded), scores the output at "it" with cross-entropy
-    and takes one :func:`adam_step` at :func:`learning_rate`. ``progress`` shows tqdm's bar; ``on_loss(losses)`` is
-    called every ``every`` steps with the losses so far (the lesson draws its curve with it).
-    Deterministic for a given seed on a given CPU kernel.
+    Each step of :func:`attnlib.training.fit` draws ``batch_size`` training sentences (seeded), scores the output
+    at "it" with cross-entropy and takes one step of attnlib's Adam at :func:`learning_rate`. ``progress`` shows
+    tqdm's bar; ``on_loss(losses)`` is called every ``every`` steps with the losses so far (the lesson draws its
+    curve with it). Deterministic for a given seed on a given CPU kernel.
     """
     for name, value in (("seed", seed), ("steps", steps), ("batch_size", batch_size), ("every", every)):
         if isinstance(value, bool) or not isinstance(value, int) or value < (0 if name == "seed" else 1):
             raise AttentionInputError(f"{name} must be a whole number >= {0 if name == 'seed' else 1}, got {value!r}")
     model = build(seed, **changes)
     ids, answers, _ = sentences("train")
-    generator = torch.Generator().manual_seed(seed)
-    parameters = [p for p in model.parameters() if p.requires_grad]
-    moments = [(torch.zeros_like(p), torch.zeros_like(p)) for p in parameters]
     history = History(probe=ids[:1])
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=steps, desc=f"training seed {seed}", leave=False)
+    def step_loss(generator: torch.Generator) -> Tensor:
+        pick = torch.randint(len(ids), (batch_size,), generator=generator)
+        return F.cross_entropy(model(ids[pick])[:, IT], answers[pick])
+
+    def after(step: int, losses: list[float]) -> None:
+        if on_loss is not None and (step % every == 0 or step == steps):
+            on_loss(losses)
+
     model.train()
-    # no torch.use_deterministic_algorithms: its first call imports torch's compiler (~5 s of CPU); every op
-    # here is deterministic on the CPU anyway (tests/test_pronouns.py trains twice and compares the bits).
-    # One thread: the same model whatever the cores
-    with one_thread():
-        for step in range(1, steps + 1):
-            pick = torch.randint(len(ids), (batch_size,), generator=generator)
-            loss = F.cross_entropy(model(ids[pick])[:, IT], answers[pick])
-            for p in parameters:
-                p.grad = None
-            loss.backward()
-            adam_step(parameters, moments, step, learning_rate(step, steps=steps, lr=lr, warmup=min(WARMUP, steps)))
-            history.losses.append(float(loss.detach()))
-            if bar is not None:
-                bar.update(1)
-            if on_loss is not None and (step % every == 0 or step == steps):
-                on_loss(history.losses)
-    if bar is not None:
-        bar.close()
+    history.losses = fit(
+        model,
+        step_loss,
+        steps=steps,
+        lr=lr,
+        seed=seed,
+        lr_at=lambda step: learning_rate(step, steps=steps, lr=lr, warmup=min(WARMUP, steps)),
+        on_step=after,
+        progress=progress,
+        desc=f"training seed {seed}",
+    )
     return model.eval(), history
 
 
