@@ -169,19 +169,23 @@ def test_the_committed_checkpoint_and_its_figures(play: str) -> None:
     assert all(f["held_out_loss"] < trigram for f in figures["live"].values())
 
 
-def test_the_model_trained_on_the_other_plays_beats_every_counted_ngram(play: str) -> None:
-    """writer_plays (make train-models): Macbeth held out whole; on its last tenth it beats every n-gram counted
-    on the same plays, as writer_plays.json and writer_plays_ngrams.json record."""
+def test_the_model_trained_on_the_other_plays_against_the_counted_ngrams(play: str) -> None:
+    """writer_plays (make train-models), Macbeth held out whole: on its last tenth it beats every n-gram counted on
+    Macbeth's training text, not the best counted on the plays it read (what lesson 17 asserts and says)."""
     import json
 
     from attnlib import pretrained
     from attnlib.training import CHECKPOINTS
 
     figures = json.loads((CHECKPOINTS / "writer_plays.json").read_text())
-    counted = json.loads((CHECKPOINTS / "writer_plays_ngrams.json").read_text())["table"]
+    on_plays = json.loads((CHECKPOINTS / "writer_plays_ngrams.json").read_text())["table"]
     model, vocabulary = pretrained.load("writer_plays"), pretrained.text_vocabulary("writer_plays")
-    held_out = vocabulary.encode(play[int(len(play) * 0.9) :])  # language.split's held-out tenth
-    loss = language.evaluate(model, held_out, model.max_len)
+    held_out_text = play[int(len(play) * 0.9) :]  # language.split's held-out tenth
+    loss = language.evaluate(model, vocabulary.encode(held_out_text), model.max_len)
     assert loss == pytest.approx(figures["held_out_loss"], abs=5e-3)
-    assert [row["n"] for row in counted] == [1, 2, 3, 4, 5, 6] and loss < min(row["loss"] for row in counted)
+    macbeth = language.Vocabulary(play)
+    train, held_out = language.split(macbeth.encode(play))
+    on_macbeth = ngrams.ngram_table(train, held_out, len(macbeth), (1, 2, 3, 4, 5))
+    assert loss < min(row["loss"] for row in on_macbeth)
+    assert [row["n"] for row in on_plays] == [1, 2, 3, 4, 5, 6] and loss > min(row["loss"] for row in on_plays)
     assert figures["cpu_minutes"] <= 60 and figures["curve"][-1]["step"] == figures["recipe"]["steps"]
