@@ -1,5 +1,7 @@
 """attnlib.bpe, lesson 17's byte-pair merges: the most frequent pair weighted by word counts; clear errors."""
 
+from collections import Counter
+
 import pytest
 
 from attnlib import bpe
@@ -22,3 +24,17 @@ def test_bpe_refuses_bad_input_with_a_message():
         bpe.learn_merges("low", -1)
     with pytest.raises(ValueError, match="word must be non-empty text"):
         bpe.tokenise("", [])
+
+
+def test_a_whole_text_is_cut_into_pieces_and_tokens_that_give_it_back():
+    text = "FIRST WITCH.\nWhen shall we three meet again?\n\n  In thunder, lightning, or in rain?\n"
+    pieces = bpe.PIECES.findall(text)
+    assert "".join(pieces) == text and " shall" in pieces and "\n\n " in pieces  # a word keeps its space
+    merges = bpe.learn_text_merges(text * 3, 30)
+    pair_counts = bpe.pair_counts(Counter(tuple(p) for p in bpe.PIECES.findall(text * 3)))
+    assert merges[0] == ("i", "n") and pair_counts[("i", "n")] == max(pair_counts.values())  # in, rain, lightning
+    tokens = bpe.encode_text("When thunder meets rain.", merges)
+    assert "".join(tokens) == "When thunder meets rain." and len(tokens) < len("When thunder meets rain.")
+    assert all(not (t.strip() and " " in t.strip()) for t in tokens)  # no token spans two words
+    with pytest.raises(ValueError, match="text must be non-empty text"):
+        bpe.learn_text_merges("", 3)
