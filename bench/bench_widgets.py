@@ -83,7 +83,7 @@ def _writer() -> Explorer:
 
 
 def _merges() -> Explorer:
-    from attnlib.lessons.l18_where_next import MergesExplorer
+    from attnlib.lessons.l19_where_next import MergesExplorer
 
     return MergesExplorer("low " * 5 + "lower " * 2 + "newest " * 6 + "widest " * 3, merges=0)
 

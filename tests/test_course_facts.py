@@ -3,7 +3,7 @@
 Each lesson's header (its first cell) gives its number, title and duration ("about NN minutes"); the
 README's lesson table and the teaching guide's lesson plan must list the same lessons, in order, with
 the same durations, and the guide's sessions must add up. An appendix (a notebook whose title starts
-with "Appendix", e.g. ``19 · Appendix: the documents, reconciled``) is numbered after the lessons but is
+with "Appendix", e.g. ``20 · Appendix: the documents, reconciled``) is numbered after the lessons but is
 not a lesson: it is not counted, timed in the plan or required in the README's table.
 
 Counts and overviews are checked against the notebooks too: every "N lessons" the course states is the

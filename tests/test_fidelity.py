@@ -85,7 +85,7 @@ def _004():
 
 
 def _004_context_64(*, roundings: int) -> Tensor:
-    """004's context in float64 from its projections rebuilt with one or two roundings (the appendix, lesson 19)."""
+    """004's context in float64 from its projections rebuilt with one or two roundings (the appendix, lesson 20)."""
     w = examples.document_004_projections(roundings=roundings)
     x = examples.encodings.inputs.double()
     return steps.attention(x @ w.w_query.double(), x @ w.w_key.double(), x @ w.w_value.double())
@@ -230,7 +230,7 @@ def test_reference_is_well_formed() -> None:
         "09_module",
         "10_sentence",
         "11_multihead",
-        "19_documents_reconciled",  # the appendix: the figures whose last digit is a document quirk
+        "20_documents_reconciled",  # the appendix: the figures whose last digit is a document quirk
     }
     assert len(BY_ID) == len(FACTS), "duplicate fact ids"
     for fact in FACTS:
@@ -248,7 +248,7 @@ def test_reference_is_well_formed() -> None:
             assert fact["printed"] == f"torch.Size({fact['shape']})", fact["id"]
     # every document contributes, and every worked-example lesson is covered
     assert {f["document"] for f in FACTS} == {"000", "001", "002", "003", "004"}
-    # lesson 06's only document result, 001's weighted values from its printed weights, is a quirk: lesson 19 shows it
+    # lesson 06's only document result, 001's weighted values from its printed weights, is a quirk: lesson 20 shows it
     assert {f["lesson"] for f in FACTS} == lessons - {"06_weighting", "08_scaling", "11_multihead"}
 
 
@@ -292,7 +292,7 @@ def test_document_figures_that_differ_from_exact() -> None:
 
 
 def test_004_weights_differ_in_the_last_bit_only() -> None:
-    """The appendix's finding (lesson 19): both ways of rounding 004's sampler give every digit 004 prints,
+    """The appendix's finding (lesson 20): both ways of rounding 004's sampler give every digit 004 prints,
     differ in the last bit of 6 of the 12 weights, and this machine's seed-42 module is one of them."""
     one, two = examples.document_004_projections(roundings=1), examples.document_004_projections(roundings=2)
     ids = ("004.w_query_T", "004.w_key_T", "004.w_value_T")

@@ -78,7 +78,7 @@ PENDING = {
     ("17_a_model_that_writes", "z (output rows) for logits"),  # e^{z_i/T}: u
     ("17_a_model_that_writes", "c (a feature index) for a character"),  # p(c), p(c | a): a, a'
     ("17_a_model_that_writes", "k (keys) for top-k"),
-    ("18_where_next", "k (keys) for top-k"),
+    ("19_where_next", "k (keys) for top-k"),
 }
 
 # --- the symbols of a lesson's maths ---------------------------------------------------------------------------
@@ -236,7 +236,7 @@ PENDING_SYMBOLS = {
     "15_attention_at_scale": {"d", "b"},
     "16_what_it_refers_to": {"b", "e_\\text{it}"},
     "17_a_model_that_writes": {"b", "N", "N_\\text{train}"},
-    "18_where_next": {"n_\\text{queryheads}"},
+    "19_where_next": {"n_\\text{queryheads}"},
 }
 
 

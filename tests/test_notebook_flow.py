@@ -32,7 +32,7 @@ from nbclient import NotebookClient
 
 
 def _is_appendix(path: Path) -> bool:
-    """An appendix (``# 19 · Appendix: …``) gathers detours of several lessons and has no exercises to re-run."""
+    """An appendix (``# 20 · Appendix: …``) gathers detours of several lessons and has no exercises to re-run."""
     return "· Appendix" in nbformat.read(path, as_version=4).cells[0].source.splitlines()[0]
 
 

@@ -163,7 +163,7 @@ def ids_by_hand(answer: object) -> Feedback:
         ),
         (
             _ids(build_vocabulary(SHORT)),
-            "That is document 002's numbering, which numbers a repeated word once per occurrence (lesson 19 "
+            "That is document 002's numbering, which numbers a repeated word once per occurrence (lesson 20 "
             "looks at it). Number each distinct word once: be, not, or, to.",
         ),
     ]

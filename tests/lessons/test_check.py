@@ -148,7 +148,7 @@ def test_every_lesson_module_has_checkers_and_is_named_for_its_notebook() -> Non
 
     import nbformat
 
-    def appendix(path: Path) -> bool:  # an appendix (``# 19 · Appendix: …``) has a module only if it has exercises
+    def appendix(path: Path) -> bool:  # an appendix (``# 20 · Appendix: …``) has a module only if it has exercises
         cells = nbformat.read(path, as_version=4).cells
         return "· Appendix" in cells[0].source.splitlines()[0] and not any('check("' in c.source for c in cells)
 

@@ -33,7 +33,7 @@ from attnlib.lessons.l14_what_heads_learn import HeadsExplorer
 from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.lessons.l16_what_it_refers_to import ReferentExplorer
 from attnlib.lessons.l17_a_model_that_writes import WriterExplorer
-from attnlib.lessons.l18_where_next import MergesExplorer
+from attnlib.lessons.l19_where_next import MergesExplorer
 from attnlib.lessons.pipeline import PipelineExplorer, pipeline_example
 from attnlib.show import HeatmapView, ui
 from attnlib.show.explorer import Explorer, MatrixParseError, choices, parse_matrix

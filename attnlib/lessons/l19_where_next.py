@@ -1,6 +1,6 @@
-"""Lesson 18 · Where next: its BPE explorer and its two exercise checkers.
+"""Lesson 19 · Where next: its BPE explorer and its two exercise checkers.
 
-Lesson 18 explorer: byte-pair encoding merge by merge — the counts of neighbouring symbol pairs, the next merge.
+Lesson 19 explorer: byte-pair encoding merge by merge — the counts of neighbouring symbol pairs, the next merge.
 
 - ``where_next.1`` code: ``most_frequent_pair(counts)`` — the pair byte-pair encoding merges first.
 - ``where_next.2`` code: ``share_kv(kv, n_query_heads)`` — grouped-query attention hands each key/value head to

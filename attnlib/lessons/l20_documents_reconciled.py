@@ -1,4 +1,4 @@
-"""Lesson 19 · The documents, reconciled: its exercise checker.
+"""Lesson 20 · The documents, reconciled: its exercise checker.
 
 - ``documents_reconciled.1`` by hand: the id document 002's vocabulary gives "to" in "to be or not to be"
   (the sorted tokens numbered with their duplicates; the dictionary keeps the last number).

@@ -1,4 +1,4 @@
-"""Lesson 19's checker: document 002's vocabulary, by hand."""
+"""Lesson 20's checker: document 002's vocabulary, by hand."""
 
 from __future__ import annotations
 

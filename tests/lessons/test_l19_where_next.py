@@ -1,4 +1,4 @@
-"""Lesson 18: its two checkers with right, typical wrong and missing answers."""
+"""Lesson 19: its two checkers with right, typical wrong and missing answers."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_share_kv_groups_consecutive_query_heads():
 
 
 def test_merges_explorer_counts_pairs_and_outlines_the_next_merge():
-    from attnlib.lessons.l18_where_next import MergesExplorer
+    from attnlib.lessons.l19_where_next import MergesExplorer
 
     corpus = "hug " * 10 + "pug " * 5 + "pun " * 12 + "bun " * 10 + "hugs " * 5
     e = MergesExplorer(corpus)
