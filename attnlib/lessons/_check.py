@@ -466,6 +466,15 @@ def _in_attnlib(code: object) -> bool:
     return bool(filename) and _attnlib_file(filename)
 
 
+@functools.lru_cache(maxsize=4096)
+def _attnlib_file(filename: str) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return _PACKAGE in path.parents and str(path) not in _MACHINERY
+
+
 def _filled(cell: object) -> bool:
     try:
         return cell.cell_contents is not _EMPTY  # type: ignore[attr-defined]
@@ -483,18 +492,37 @@ def _is_glue(code: object) -> bool:
 
 
 def _shipped_mistake(code: object) -> bool:
-    """Whether ``code`` is one of the typical wrong answers a lesson ships in its ``wrong_answers()`` (for the tests
-    of its hints): wrong by construction, it hands in nothing, and may use attnlib like a learner's slip would."""
-    return ".wrong_answers.<locals>." in f".{getattr(code, 'co_qualname', '')}"
-
-
-@functools.lru_cache(maxsize=4096)
-def _attnlib_file(filename: str) -> bool:
-    try:
-        path = Path(filename).resolve()
-    except (OSError, RuntimeError, ValueError):
+    """Whether ``code`` is one of the typical wrong answers the lesson ships in ``wrong_answers()`` for the exercise
+    being checked (for the tests of its hints): wrong there by construction, it hands in nothing, and may use attnlib
+    like a learner's slip would. A slip listed for another exercise is not spared (it may be right here)."""
+    exercise_name = CHECKING.get()
+    filename = getattr(code, "co_filename", "")
+    if exercise_name is None or "/lessons/" not in filename:
         return False
-    return _PACKAGE in path.parents and str(path) not in _MACHINERY
+    return code in _wrong_answer_codes(filename, exercise_name)
+
+
+#: the exercise :func:`attnlib.lessons.check` is checking (set there), for :func:`_shipped_mistake`
+CHECKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("checking", default=None)
+
+
+@functools.lru_cache(maxsize=256)
+def _wrong_answer_codes(filename: str, exercise_name: str) -> frozenset[object]:
+    """The code of every function a lesson's ``wrong_answers()`` lists for ``exercise_name``, read once."""
+    module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == filename), None)
+    listed = getattr(module, "wrong_answers", None)
+    if not callable(listed):
+        return frozenset()
+    try:
+        answers = listed().get(exercise_name, [])
+    except Exception:  # a lesson's list that cannot be built spares nothing
+        return frozenset()
+    codes = set()
+    for each in answers:
+        function = inspect.unwrap(each[0]) if callable(each[0]) else None
+        if hasattr(function, "__code__"):
+            codes.add(function.__code__)
+    return frozenset(codes)
 
 
 def _methods_of(given: Sequence[object]) -> set[object]:
