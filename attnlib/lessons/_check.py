@@ -488,7 +488,8 @@ _EMPTY = object()
 def _is_glue(code: object) -> bool:
     """Whether ``code`` is a checker's own adapter around the learner's code (a lambda or a local function of a
     lesson's module, e.g. ``lambda x, mask: block(x, mask=mask)``): run by the checker, it hands in nothing."""
-    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in code.co_filename
+    filename = getattr(code, "co_filename", "")
+    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in filename
 
 
 def _shipped_mistake(code: object) -> bool:
@@ -519,9 +520,9 @@ def _wrong_answer_codes(filename: str, exercise_name: str) -> frozenset[object]:
         return frozenset()
     codes = set()
     for each in answers:
-        function = inspect.unwrap(each[0]) if callable(each[0]) else None
-        if hasattr(function, "__code__"):
-            codes.add(function.__code__)
+        code = getattr(inspect.unwrap(each[0]), "__code__", None) if callable(each[0]) else None
+        if code is not None:
+            codes.add(code)
     return frozenset(codes)
 
 
@@ -532,7 +533,7 @@ def _methods_of(given: Sequence[object]) -> set[object]:
     for each in given:
         handed.append(getattr(each, "__self__", each))  # a bound method: its object
         if _is_glue(getattr(each, "__code__", None)):  # a checker's adapter: what it closes over is handed in
-            handed.extend(cell.cell_contents for cell in each.__closure__ or () if _filled(cell))
+            handed.extend(cell.cell_contents for cell in getattr(each, "__closure__", None) or () if _filled(cell))
     objects: list[object] = []
     for each in handed:
         objects.append(each)
