@@ -520,7 +520,10 @@ def _wrong_answer_codes(filename: str, exercise_name: str) -> frozenset[object]:
         return frozenset()
     codes = set()
     for each in answers:
-        code = getattr(inspect.unwrap(each[0]), "__code__", None) if callable(each[0]) else None
+        function = each[0]
+        while isinstance(function, functools.partial):
+            function = function.func
+        code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
         if code is not None:
             codes.add(code)
     return frozenset(codes)
@@ -645,6 +648,18 @@ class _LibraryWatch:
             return _attnlib_name(code)
         return None
 
+    @staticmethod
+    def _attnlib_caller(back: object, code: object) -> bool:
+        """Whether the caller ``back`` (a frame) is attnlib's own code, so ``code`` is the library at work. A lesson's
+        shipped slip counts as the learner's code when it calls the core (a library cheat it demonstrates) but may
+        use its lesson's helpers (which build the slip)."""
+        caller = getattr(back, "f_code", None)
+        if caller is None or not _in_attnlib(caller):
+            return False
+        if _shipped_mistake(caller) and "/lessons/" not in getattr(code, "co_filename", ""):
+            return False
+        return True
+
     def _note(self, label: str) -> None:
         if self.used is None:
             self.used = label
@@ -663,7 +678,7 @@ class _LibraryWatch:
                 and code not in self.allowed
                 and code is not self.glue
                 and _in_attnlib(code)
-                and not (frame.f_back is not None and _in_attnlib(frame.f_back.f_code))
+                and not self._attnlib_caller(frame.f_back, code)
                 and not _shipped_mistake(code)
             ):
                 self._note(_attnlib_name(code))
