@@ -492,18 +492,21 @@ def _is_glue(code: object) -> bool:
     return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in filename
 
 
-def _shipped_mistake(code: object) -> bool:
-    """Whether ``code`` is one of the typical wrong answers the lesson ships in ``wrong_answers()`` for the exercise
-    being checked (for the tests of its hints): wrong there by construction, it hands in nothing, and may use attnlib
-    like a learner's slip would. A slip listed for another exercise is not spared (it may be right here)."""
+def _shipped_codes() -> frozenset[object]:
+    """The code of the typical wrong answers the lesson ships in ``wrong_answers()`` for the exercise being checked
+    (for the tests of its hints): wrong there by construction, each hands in nothing and may use its lesson's helpers
+    like a learner's slip would. A slip listed for another exercise is not spared (it may be right here). Read before
+    the learner's code runs, never inside the watch."""
     exercise_name = CHECKING.get()
-    filename = getattr(code, "co_filename", "")
-    if exercise_name is None or "/lessons/" not in filename:
-        return False
-    return code in _wrong_answer_codes(filename, exercise_name)
+    checker = _REGISTRY.get(exercise_name) if exercise_name else None
+    module = sys.modules.get(getattr(checker, "__module__", ""))
+    filename = getattr(module, "__file__", None)
+    if exercise_name is None or not filename:
+        return frozenset()
+    return _wrong_answer_codes(filename, exercise_name)
 
 
-#: the exercise :func:`attnlib.lessons.check` is checking (set there), for :func:`_shipped_mistake`
+#: the exercise :func:`attnlib.lessons.check` is checking (set there), for :func:`_shipped_codes`
 CHECKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("checking", default=None)
 
 
@@ -523,9 +526,13 @@ def _wrong_answer_codes(filename: str, exercise_name: str) -> frozenset[object]:
         function = each[0]
         while isinstance(function, functools.partial):
             function = function.func
-        code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
-        if code is not None:
-            codes.add(code)
+        parts = (
+            list(vars(function).values()) if isinstance(function, type) else [function]
+        )  # a slip's class: its methods
+        for part in parts:
+            code = getattr(inspect.unwrap(part), "__code__", None) if callable(part) else None
+            if code is not None:
+                codes.add(code)
     return frozenset(codes)
 
 
@@ -622,6 +629,7 @@ class _LibraryWatch:
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
         self.glue: object = None  # the checker's adapter the learner's code runs in, if any
+        self.shipped: frozenset[object] = frozenset()  # the lesson's listed slips for this exercise, if handed in
         self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
         self._torch: _TorchWatch | None = None
 
@@ -641,22 +649,25 @@ class _LibraryWatch:
         if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
             return _label(function)
         code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
+        if self.attnlib and (_in_attnlib(code) or (getattr(function, "__module__", "") or "").startswith("attnlib")):
+            self.shipped = _shipped_codes()  # handed attnlib's own code: perhaps one of the lesson's listed slips
+        if self.attnlib and code in self.shipped:
+            return None
         if self.attnlib and _is_glue(code):
             self.glue = code  # the checker's adapter: the learner's code runs inside it
             return None
-        if self.attnlib and _in_attnlib(code) and code not in self.allowed and not _shipped_mistake(code):
+        if self.attnlib and _in_attnlib(code) and code not in self.allowed:
             return _attnlib_name(code)
         return None
 
-    @staticmethod
-    def _attnlib_caller(back: object, code: object) -> bool:
+    def _attnlib_caller(self, back: object, code: object) -> bool:
         """Whether the caller ``back`` (a frame) is attnlib's own code, so ``code`` is the library at work. A lesson's
         shipped slip counts as the learner's code when it calls the core (a library cheat it demonstrates) but may
         use its lesson's helpers (which build the slip)."""
         caller = getattr(back, "f_code", None)
         if caller is None or not _in_attnlib(caller):
             return False
-        if _shipped_mistake(caller) and "/lessons/" not in getattr(code, "co_filename", ""):
+        if caller in self.shipped and "/lessons/" not in getattr(code, "co_filename", ""):
             return False
         return True
 
@@ -679,7 +690,7 @@ class _LibraryWatch:
                 and code is not self.glue
                 and _in_attnlib(code)
                 and not self._attnlib_caller(frame.f_back, code)
-                and not _shipped_mistake(code)
+                and code not in self.shipped
             ):
                 self._note(_attnlib_name(code))
         elif event == "c_call":
