@@ -475,6 +475,11 @@ def _attnlib_file(filename: str) -> bool:
     return _PACKAGE in path.parents and str(path) not in _MACHINERY
 
 
+def _is_decorator(code: object) -> bool:
+    """Whether ``code`` is torch's wrapper of a decorated function (``@torch.no_grad()``): not a caller of its own."""
+    return getattr(code, "co_filename", "").endswith(("torch/utils/_contextlib.py", "/contextlib.py"))
+
+
 def _filled(cell: object) -> bool:
     try:
         return cell.cell_contents is not _EMPTY  # type: ignore[attr-defined]
@@ -664,6 +669,8 @@ class _LibraryWatch:
         """Whether the caller ``back`` (a frame) is attnlib's own code, so ``code`` is the library at work. A lesson's
         shipped slip counts as the learner's code when it calls the core (a library cheat it demonstrates) but may
         use its lesson's helpers (which build the slip)."""
+        while back is not None and _is_decorator(getattr(back, "f_code", None)):  # @torch.no_grad() and the like
+            back = back.f_back  # type: ignore[attr-defined]
         caller = getattr(back, "f_code", None)
         if caller is None or not _in_attnlib(caller):
             return False
