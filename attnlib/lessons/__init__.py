@@ -17,6 +17,7 @@ from types import ModuleType
 
 from ._check import (
     CHECKER_FAILED,
+    CHECKING,
     MISTAKES,
     Feedback,
     compare_number,
@@ -89,6 +90,7 @@ def check(name: str, answer: object) -> Feedback:
                 False, f"there is no exercise {name!r}; the lessons with exercises are {', '.join(lessons())}"
             )
         return Feedback(False, f"there is no exercise {name!r}; lesson {lesson!r} has {', '.join(names)}")
+    token = CHECKING.set(name)
     try:
         feedback = registry()[name](answer)
     except Exception as exc:  # a checker bug must not put a traceback in front of a learner
@@ -97,6 +99,8 @@ def check(name: str, answer: object) -> Feedback:
             f"{CHECKER_FAILED} ({type(exc).__name__}: {str(exc)[:120]}). "
             "Check its type and shape against the exercise; please report this to the course.",
         )
+    finally:
+        CHECKING.reset(token)
     if (answer is None or answer is Ellipsis) and not feedback.correct:
         return replace(feedback, tried=False)  # an untouched exercise is a prompt, never a failure
     return feedback

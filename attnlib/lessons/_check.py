@@ -466,6 +466,20 @@ def _in_attnlib(code: object) -> bool:
     return bool(filename) and _attnlib_file(filename)
 
 
+@functools.lru_cache(maxsize=4096)
+def _attnlib_file(filename: str) -> bool:
+    try:
+        path = Path(filename).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return _PACKAGE in path.parents and str(path) not in _MACHINERY
+
+
+def _is_decorator(code: object) -> bool:
+    """Whether ``code`` is torch's wrapper of a decorated function (``@torch.no_grad()``): not a caller of its own."""
+    return getattr(code, "co_filename", "").endswith(("torch/utils/_contextlib.py", "/contextlib.py"))
+
+
 def _filled(cell: object) -> bool:
     try:
         return cell.cell_contents is not _EMPTY  # type: ignore[attr-defined]
@@ -479,22 +493,52 @@ _EMPTY = object()
 def _is_glue(code: object) -> bool:
     """Whether ``code`` is a checker's own adapter around the learner's code (a lambda or a local function of a
     lesson's module, e.g. ``lambda x, mask: block(x, mask=mask)``): run by the checker, it hands in nothing."""
-    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in code.co_filename
+    filename = getattr(code, "co_filename", "")
+    return _in_attnlib(code) and "<locals>" in getattr(code, "co_qualname", "") and "/lessons/" in filename
 
 
-def _shipped_mistake(code: object) -> bool:
-    """Whether ``code`` is one of the typical wrong answers a lesson ships in its ``wrong_answers()`` (for the tests
-    of its hints): wrong by construction, it hands in nothing, and may use attnlib like a learner's slip would."""
-    return ".wrong_answers.<locals>." in f".{getattr(code, 'co_qualname', '')}"
+def _shipped_codes() -> frozenset[object]:
+    """The code of the typical wrong answers the lesson ships in ``wrong_answers()`` for the exercise being checked
+    (for the tests of its hints): wrong there by construction, each hands in nothing and may use its lesson's helpers
+    like a learner's slip would. A slip listed for another exercise is not spared (it may be right here). Read before
+    the learner's code runs, never inside the watch."""
+    exercise_name = CHECKING.get()
+    checker = _REGISTRY.get(exercise_name) if exercise_name else None
+    module = sys.modules.get(getattr(checker, "__module__", ""))
+    filename = getattr(module, "__file__", None)
+    if exercise_name is None or not filename:
+        return frozenset()
+    return _wrong_answer_codes(filename, exercise_name)
 
 
-@functools.lru_cache(maxsize=4096)
-def _attnlib_file(filename: str) -> bool:
+#: the exercise :func:`attnlib.lessons.check` is checking (set there), for :func:`_shipped_codes`
+CHECKING: contextvars.ContextVar[str | None] = contextvars.ContextVar("checking", default=None)
+
+
+@functools.lru_cache(maxsize=256)
+def _wrong_answer_codes(filename: str, exercise_name: str) -> frozenset[object]:
+    """The code of every function a lesson's ``wrong_answers()`` lists for ``exercise_name``, read once."""
+    module = next((m for m in list(sys.modules.values()) if getattr(m, "__file__", None) == filename), None)
+    listed = getattr(module, "wrong_answers", None)
+    if not callable(listed):
+        return frozenset()
     try:
-        path = Path(filename).resolve()
-    except (OSError, RuntimeError, ValueError):
-        return False
-    return _PACKAGE in path.parents and str(path) not in _MACHINERY
+        answers = listed().get(exercise_name, [])
+    except Exception:  # a lesson's list that cannot be built spares nothing
+        return frozenset()
+    codes = set()
+    for each in answers:
+        function = each[0]
+        while isinstance(function, functools.partial):
+            function = function.func
+        parts = (
+            list(vars(function).values()) if isinstance(function, type) else [function]
+        )  # a slip's class: its methods
+        for part in parts:
+            code = getattr(inspect.unwrap(part), "__code__", None) if callable(part) else None
+            if code is not None:
+                codes.add(code)
+    return frozenset(codes)
 
 
 def _methods_of(given: Sequence[object]) -> set[object]:
@@ -504,7 +548,7 @@ def _methods_of(given: Sequence[object]) -> set[object]:
     for each in given:
         handed.append(getattr(each, "__self__", each))  # a bound method: its object
         if _is_glue(getattr(each, "__code__", None)):  # a checker's adapter: what it closes over is handed in
-            handed.extend(cell.cell_contents for cell in each.__closure__ or () if _filled(cell))
+            handed.extend(cell.cell_contents for cell in getattr(each, "__closure__", None) or () if _filled(cell))
     objects: list[object] = []
     for each in handed:
         objects.append(each)
@@ -590,6 +634,7 @@ class _LibraryWatch:
         self.method_names = {getattr(f, "__name__", None): f for f in self.builtins}
         self.used: str | None = None
         self.glue: object = None  # the checker's adapter the learner's code runs in, if any
+        self.shipped: frozenset[object] = frozenset()  # the lesson's listed slips for this exercise, if handed in
         self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
         self._torch: _TorchWatch | None = None
 
@@ -609,12 +654,29 @@ class _LibraryWatch:
         if self.families and not hasattr(function, "__code__") and any(f.matches(name) for f in self.families):
             return _label(function)
         code = getattr(inspect.unwrap(function), "__code__", None) if callable(function) else None
+        if self.attnlib and (_in_attnlib(code) or (getattr(function, "__module__", "") or "").startswith("attnlib")):
+            self.shipped = _shipped_codes()  # handed attnlib's own code: perhaps one of the lesson's listed slips
+        if self.attnlib and code in self.shipped:
+            return None
         if self.attnlib and _is_glue(code):
             self.glue = code  # the checker's adapter: the learner's code runs inside it
             return None
-        if self.attnlib and _in_attnlib(code) and code not in self.allowed and not _shipped_mistake(code):
+        if self.attnlib and _in_attnlib(code) and code not in self.allowed:
             return _attnlib_name(code)
         return None
+
+    def _attnlib_caller(self, back: object, code: object) -> bool:
+        """Whether the caller ``back`` (a frame) is attnlib's own code, so ``code`` is the library at work. A lesson's
+        shipped slip counts as the learner's code when it calls the core (a library cheat it demonstrates) but may
+        use its lesson's helpers (which build the slip)."""
+        while back is not None and _is_decorator(getattr(back, "f_code", None)):  # @torch.no_grad() and the like
+            back = back.f_back  # type: ignore[attr-defined]
+        caller = getattr(back, "f_code", None)
+        if caller is None or not _in_attnlib(caller):
+            return False
+        if caller in self.shipped and "/lessons/" not in getattr(code, "co_filename", ""):
+            return False
+        return True
 
     def _note(self, label: str) -> None:
         if self.used is None:
@@ -634,8 +696,8 @@ class _LibraryWatch:
                 and code not in self.allowed
                 and code is not self.glue
                 and _in_attnlib(code)
-                and not (frame.f_back is not None and _in_attnlib(frame.f_back.f_code))
-                and not _shipped_mistake(code)
+                and not self._attnlib_caller(frame.f_back, code)
+                and code not in self.shipped
             ):
                 self._note(_attnlib_name(code))
         elif event == "c_call":

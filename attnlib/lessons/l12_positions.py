@@ -31,7 +31,7 @@ from ..steps import attention, derive_qkv
 from ..training import accuracy, train
 from ..transformer import TinyTransformer
 from ._calls import compare_call
-from ._check import ATTNLIB, Feedback, compare_number, compare_tensor, exercise, run_learner_code
+from ._check import ATTNLIB, Feedback, Wrong, compare_number, compare_tensor, exercise, run_learner_code
 
 __all__ = ["PositionsExplorer", "bites", "by_hand", "retrained", "reverse_model", "sinusoid", "wrong_answers"]
 
@@ -286,7 +286,7 @@ def sinusoid(answer: object) -> Feedback:
 def bites(answer: object) -> Feedback:
     """The outputs of "man bites dog" (rows in its order), predicted from those of "dog bites man"."""
     z, z_reordered = _bites()
-    wrong = [
+    wrong: list[Wrong] = [
         (
             z,
             "Those are the outputs of 'dog bites man' in their own order. Without positions attention does not "
