@@ -154,3 +154,20 @@ def test_explorer_refuses_a_passage_the_model_cannot_read():
         ModelHeadsExplorer(model, vocabulary.characters, {"too long": "x" * 40})
     with pytest.raises(ValueError, match="passage"):
         ModelHeadsExplorer(model, vocabulary.characters, {"unknown": "€uro"})
+
+
+def test_every_state_of_the_explorer_shows_compute_whatever_the_path():
+    """What tests/show/test_explorer.py asks of every explorer, over all 16 states: shown = compute(values),
+    and the same as an explorer built fresh in that state."""
+    model, vocabulary = load_writer()
+    walked = ModelHeadsExplorer(model, vocabulary.characters)
+    for passage in PASSAGES:
+        for layer in range(2):
+            for head in (3, 0, 2, 1):
+                walked.controls["passage"].value = passage
+                walked.controls["layer"].value, walked.controls["head"].value = layer, head
+                assert walked.message.value == ""
+                assert walked.displayed() == walked.state(walked.compute(walked.values_now()))
+                fresh = ModelHeadsExplorer(model, vocabulary.characters, layer=layer, head=head)
+                fresh.controls["passage"].value = passage
+                assert fresh.displayed() == walked.displayed()
