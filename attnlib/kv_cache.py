@@ -10,6 +10,7 @@ Shapes: per layer ``(batch, num_heads, n_cached, d_head)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence, Sized
 from typing import Any, Protocol
 
@@ -17,9 +18,17 @@ import torch
 from torch import Tensor
 from torch.utils.hooks import RemovableHandle
 
-from ._validate import AttentionInputError, check_positive_int
+from ._validate import AttentionInputError, check_positive_int, shape_str
 
-__all__ = ["CausalModel", "KVCache", "count_dot_products", "generate", "next_token", "score_dot_products"]
+__all__ = [
+    "CausalModel",
+    "KVCache",
+    "count_dot_products",
+    "generate",
+    "next_token",
+    "sampling_probabilities",
+    "score_dot_products",
+]
 
 
 class CausalModel(Protocol):
@@ -57,6 +66,27 @@ class KVCache:
         return keys, values
 
 
+def sampling_probabilities(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
+    """What a token is drawn from: ``softmax(logits / temperature)`` over the ``top_k`` highest logits.
+
+    ``logits (..., vocab_size)`` → probabilities of the same shape; the tokens outside the top ``k`` get 0
+    (ties with the ``k``-th logit are kept). ``temperature`` > 0: below 1 sharper, above 1 flatter.
+    """
+    if not isinstance(logits, Tensor) or logits.dim() < 1 or not logits.is_floating_point():
+        got = shape_str(logits) if isinstance(logits, Tensor) else type(logits).__name__
+        raise AttentionInputError(f"logits must be a float tensor (..., vocab_size), got {got}")
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not temperature > 0:
+        raise AttentionInputError(f"temperature must be a number > 0, got {temperature!r}")
+    scaled = logits / temperature
+    if top_k is not None:
+        check_positive_int("top_k", top_k)
+        if top_k > logits.shape[-1]:
+            raise AttentionInputError(f"top_k={top_k} is larger than the vocabulary ({logits.shape[-1]} tokens)")
+        kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]
+        scaled = scaled.masked_fill(scaled < kth, -math.inf)
+    return torch.softmax(scaled, dim=-1)
+
+
 def next_token(
     logits: Tensor, *, temperature: float = 0.0, top_k: int | None = None, generator: torch.Generator | None = None
 ) -> Tensor:
@@ -68,17 +98,10 @@ def next_token(
     """
     if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not temperature >= 0:
         raise AttentionInputError(f"temperature must be a number >= 0 (0 = greedy), got {temperature!r}")
-    if top_k is not None:
-        check_positive_int("top_k", top_k)
-        if top_k > logits.shape[-1]:
-            raise AttentionInputError(f"top_k={top_k} is larger than the vocabulary ({logits.shape[-1]} tokens)")
-    if temperature == 0:
+    if temperature == 0:  # greedy: the highest logit, which top_k cannot change (but is checked all the same)
+        sampling_probabilities(logits, 1.0, top_k)
         return logits.argmax(dim=-1, keepdim=True)
-    logits = logits / temperature
-    if top_k is not None:
-        kth = torch.topk(logits, top_k, dim=-1).values[:, -1:]
-        logits = logits.masked_fill(logits < kth, float("-inf"))
-    return torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=generator)
+    return torch.multinomial(sampling_probabilities(logits, temperature, top_k), 1, generator=generator)
 
 
 @torch.no_grad()
@@ -97,8 +120,9 @@ def generate(
     ``model`` is a causal :class:`attnlib.transformer.TinyTransformer` (any model whose
     ``forward(ids, *, cache=None)`` returns ``(batch, n, vocab_size)`` logits and accepts a
     :class:`KVCache` works). With ``use_cache`` each step feeds only the newest token; without it,
-    the whole sequence so far. Both give the same tokens. ``temperature``, ``top_k`` and ``generator``
-    choose each token as :func:`next_token` does (default: greedy).
+    the whole sequence so far, or its last ``max_len`` tokens once it is longer (a sliding window, as a
+    model of text writes on past its context). Within ``max_len`` both give the same tokens. ``temperature``,
+    ``top_k`` and ``generator`` choose each token as :func:`next_token` does (default: greedy).
 
     Returns:
         ``(batch, n_prompt + max_new_tokens)`` token ids.
@@ -108,7 +132,7 @@ def generate(
         got = tuple(prompt.shape) if isinstance(prompt, Tensor) else type(prompt).__name__
         raise AttentionInputError(f"prompt must be token ids (batch, n_prompt), got {got}")
     limit = getattr(model, "max_len", None)
-    if limit is not None and prompt.shape[-1] + max_new_tokens > limit:
+    if use_cache and limit is not None and prompt.shape[-1] + max_new_tokens > limit:
         raise AttentionInputError(
             f"prompt ({prompt.shape[-1]} tokens) + max_new_tokens ({max_new_tokens}) exceed the model's max_len={limit}"
         )
@@ -117,7 +141,7 @@ def generate(
     logits = model(ids, cache=cache) if use_cache else prompt  # replaced before it is read
     for step in range(max_new_tokens):
         if not use_cache:
-            logits = model(ids)
+            logits = model(ids if limit is None else ids[:, -limit:])
         chosen = next_token(logits[:, -1], temperature=temperature, top_k=top_k, generator=generator)
         ids = torch.cat([ids, chosen], dim=1)
         if use_cache and step < max_new_tokens - 1:

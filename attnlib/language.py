@@ -25,7 +25,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
-from .training import Adam, deterministic
+from .kv_cache import sampling_probabilities  # generation's one temperature and top-k, lesson 17's name for it
+from .training import fit
 
 __all__ = [
     "CORPUS",
@@ -193,39 +194,29 @@ def train_on_text(
     seed: int = 0,
     progress: bool = True,
 ) -> list[float]:
-    """Train ``model`` on next-character prediction over ``ids`` with Adam; return the loss of every step.
+    """Train ``model`` on next-character prediction over ``ids`` with :func:`attnlib.training.fit`; return the
+    loss of every step.
 
     The loop lesson 17's learner runs: ``batch_size`` random windows per step (:func:`random_batch`, drawn
-    from a generator seeded with ``seed``), cross-entropy, ``zero_grad``, ``backward``, ``step``, the rate of
-    :func:`learning_rate` (``warmup``, ``final_lr``). Deterministic algorithms on one thread
-    (:func:`attnlib.training.deterministic`).
+    from a generator seeded with ``seed``), cross-entropy, ``zero_grad``, ``backward``, one step of attnlib's
+    Adam at the rate of :func:`learning_rate` (``warmup``, ``final_lr``), on one thread.
     """
-    check_positive_int("steps", steps)
-    generator = torch.Generator().manual_seed(seed)
-    optimiser = Adam(model.parameters(), lr=lr)
-    losses: list[float] = []
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
 
-        bar = tqdm(total=steps, desc="training on the text", leave=False)
-    try:
-        with deterministic():
-            for step in range(steps):
-                optimiser.lr = learning_rate(step, steps, lr, final_lr, warmup)
-                inputs, targets = random_batch(ids, n_tokens, batch_size, generator)
-                logits = model(inputs)
-                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-                optimiser.zero_grad()
-                loss.backward()
-                optimiser.step()
-                losses.append(float(loss.detach()))
-                if bar is not None:
-                    bar.update(1)
-    finally:
-        if bar is not None:
-            bar.close()
-    return losses
+    def step_loss(generator: torch.Generator) -> Tensor:
+        inputs, targets = random_batch(ids, n_tokens, batch_size, generator)
+        logits = model(inputs)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    return fit(
+        model,
+        step_loss,
+        steps=check_positive_int("steps", steps),
+        lr=lr,
+        seed=seed,
+        lr_at=lambda step: learning_rate(step - 1, steps, lr, final_lr, warmup),
+        progress=progress,
+        desc="training on the text",
+    )
 
 
 _CHUNK = 64  # windows per forward in evaluate
@@ -256,27 +247,6 @@ def evaluate(model: torch.nn.Module, ids: Tensor, n_tokens: int, *, max_windows:
         total += float(F.cross_entropy(logits.reshape(-1, logits.shape[-1]), chunk.reshape(-1), reduction="sum"))
     model.train(was_training)
     return total / targets.numel()
-
-
-def sampling_probabilities(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
-    """What a token is drawn from: ``softmax(logits / temperature)`` over the ``top_k`` highest logits.
-
-    ``logits (..., vocab_size)`` → probabilities of the same shape; the tokens outside the top ``k`` get 0
-    (ties with the ``k``-th logit are kept). ``temperature`` > 0: below 1 sharper, above 1 flatter.
-    """
-    if not isinstance(logits, Tensor) or logits.dim() < 1 or not logits.is_floating_point():
-        got = shape_str(logits) if isinstance(logits, Tensor) else type(logits).__name__
-        raise AttentionInputError(f"logits must be a float tensor (..., vocab_size), got {got}")
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float) or not temperature > 0:
-        raise AttentionInputError(f"temperature must be a number > 0, got {temperature!r}")
-    scaled = logits / temperature
-    if top_k is not None:
-        check_positive_int("top_k", top_k)
-        if top_k > logits.shape[-1]:
-            raise AttentionInputError(f"top_k={top_k} is larger than the vocabulary ({logits.shape[-1]} tokens)")
-        kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]
-        scaled = scaled.masked_fill(scaled < kth, -math.inf)
-    return torch.softmax(scaled, dim=-1)
 
 
 def _same_character(ids: Tensor) -> Tensor:

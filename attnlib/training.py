@@ -28,7 +28,6 @@ __all__ = [
     "Adam",
     "History",
     "accuracy",
-    "deterministic",
     "fit",
     "load_checkpoint",
     "one_thread",
@@ -94,18 +93,6 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-@contextlib.contextmanager
-def deterministic() -> Iterator[None]:
-    """Deterministic algorithms on :func:`one_thread` while training (both restored afterwards)."""
-    before = torch.are_deterministic_algorithms_enabled()
-    torch.use_deterministic_algorithms(True)
-    try:
-        with one_thread():
-            yield
-    finally:
-        torch.use_deterministic_algorithms(before)
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Split over threads, a sum adds its terms in another order; training grows the difference in the last bits into
 another model. Lesson 14's recipe trained on two threads gave ablations the lesson's claims do not hold for
-(attnlib.training.one_thread). So each training function of attnlib, and the ``deterministic()`` block the
+(attnlib.training.one_thread). So each training function of attnlib, and the ``one_thread()`` block the
 learner's own loops run in (lessons 13 and 17), must train on one thread and give the caller's threads back.
 What the model sees is observed from the model's side: a forward pre-hook (public torch API) records the number
 of threads torch runs each forward with.
@@ -19,7 +19,7 @@ from attnlib import language, pronouns
 from attnlib.lessons.l11_multihead import TwoColoursModel, train_two_colours
 from attnlib.seq2seq import EncoderDecoder, train_reverse
 from attnlib.tasks import ReverseTask, TwoColoursTask
-from attnlib.training import deterministic, fit, one_thread, train
+from attnlib.training import fit, one_thread, train
 from attnlib.transformer import TinyTransformer
 
 CALLERS = 2  # the caller's threads: more than one, as on any machine of two cores or more
@@ -75,7 +75,7 @@ def _own_loop(seen: list[int]) -> None:
     torch.manual_seed(0)
     model = _watched(TinyTransformer(12, 16, 1, 1, max_len=6), seen)
     inputs, targets, _ = ReverseTask(12, 6).batch(4, torch.Generator().manual_seed(0))
-    with deterministic():  # the block lessons 13 and 17 wrap the learner's loop in
+    with one_thread():  # the block lessons 13 and 17 wrap the learner's loop in
         loss = torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
         loss.backward()
 
@@ -86,7 +86,7 @@ TRAINERS: dict[str, Callable[[list[int]], None]] = {
     "seq2seq.train_reverse": _reverse,
     "l11_multihead.train_two_colours": _two_colours,
     "pronouns.train_encoder": _encoder,
-    "a learner's loop in deterministic()": _own_loop,
+    "a learner's loop in one_thread()": _own_loop,
 }
 
 

@@ -22,6 +22,7 @@ import torch
 from torch import Tensor
 
 from .. import language, ngrams
+from ..kv_cache import generate
 from ..show import plots, ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..transformer import TinyTransformer
@@ -211,10 +212,7 @@ class WriterExplorer(Explorer):
             title=f"the {self.shown} likeliest next characters (T = {temperature:.1f}, top-{top_k})",
         )
         generator = torch.Generator().manual_seed(0)
-        out = ids
-        for _ in range(60):
-            probs = language.sampling_probabilities(self.model(out[:, -n:])[:, -1], temperature, top_k)
-            out = torch.cat([out, torch.multinomial(probs, 1, generator=generator)], dim=1)
+        out = generate(self.model, ids, 60, use_cache=False, temperature=temperature, top_k=top_k, generator=generator)
         written = "".join(self.characters[i] for i in out[0, ids.shape[1] :].tolist())
         return Shown(
             views={"next": frame}, texts={"caption": "<pre>" + html.escape(values["prompt"] + written) + "</pre>"}
