@@ -145,3 +145,9 @@ def test_every_score_counts_only_the_queries_named_and_so_does_its_baseline():
         induction_score(uniform, ids, real.long())
     with pytest.raises(ValueError, match="no query from the second on"):
         previous_token_score(uniform, torch.arange(8) < 1)
+
+
+def test_a_uniform_head_spreads_its_weight_over_the_keys_the_causal_mask_allows() -> None:
+    maps = uniform_weights(2, 5)
+    assert maps.shape == (2, 5, 5) and torch.allclose(maps.sum(-1), torch.ones(2, 5))
+    assert maps[0, 3, 4] == 0 and maps[0, 3, 0] == 0.25 and maps[1, 0, 0] == 1

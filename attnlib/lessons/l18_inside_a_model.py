@@ -25,7 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .. import language, pretrained
-from ..heads import induction_score, induction_targets, previous_token_score
+from ..heads import induction_score, induction_targets, previous_token_score, uniform_weights
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..training import CHECKPOINTS, load_checkpoint
@@ -40,7 +40,6 @@ __all__ = [
     "load_writer",
     "previous_token",
     "repeated",
-    "uniform_maps",
     "wrong_answers",
 ]
 
@@ -55,12 +54,6 @@ def load_writer() -> tuple[TinyTransformer, language.Vocabulary]:
     """The course's character model of Macbeth (lesson 17's 4000-step checkpoint) and its vocabulary."""
     text = language.load_text()
     return load_checkpoint(CHECKPOINTS / "writer.pt"), language.Vocabulary(text)
-
-
-def uniform_maps(batch: int, n: int) -> Tensor:
-    """``(batch, n, n)``: a head that spreads its weight evenly over the keys ``0 … i`` a causal mask allows."""
-    allowed = torch.ones(n, n).tril()
-    return (allowed / allowed.sum(-1, keepdim=True)).expand(batch, n, n)
 
 
 def repeated(ids: Tensor, half: int, count: int, generator: torch.Generator) -> Tensor:
@@ -126,7 +119,7 @@ class ModelHeadsExplorer(Explorer):
         layer, head = int(values["layer"]), int(values["head"])
         self.model(ids)
         weights = self.model.attention_maps[layer][:, head]  # (1, n, n)
-        uniform = uniform_maps(1, ids.shape[1])
+        uniform = uniform_weights(1, ids.shape[1])
         labels = [{"\n": "⏎", " ": "␣"}.get(self.characters[i], self.characters[i]) for i in ids[0].tolist()]
         parts = [
             f"previous-token score {previous_token_score(weights):.2f} (uniform {previous_token_score(uniform):.2f})"

@@ -15,7 +15,6 @@ from attnlib.lessons.l18_inside_a_model import (
     _permuted,
     load_writer,
     repeated,
-    uniform_maps,
 )
 
 LESSON = "inside_a_model"
@@ -125,9 +124,7 @@ def test_reordering_heads_changes_their_names_not_the_model():
     assert torch.allclose(reordered.attention_maps[0][:, 0], model.attention_maps[0][:, 2])
 
 
-def test_uniform_maps_and_repeated_passages():
-    maps = uniform_maps(2, 5)
-    assert torch.allclose(maps.sum(-1), torch.ones(2, 5)) and maps[0, 3, 4] == 0 and maps[0, 3, 0] == 0.25
+def test_repeated_passages():
     twice = repeated(torch.arange(100), 7, 3, torch.Generator().manual_seed(0))
     assert twice.shape == (3, 14) and torch.equal(twice[:, :7], twice[:, 7:])
 
