@@ -82,6 +82,13 @@ def _writer() -> Explorer:
     return WriterExplorer(model, vocabulary.characters, prompt="MACBETH.\n", temperature=0.7, top_k=5)
 
 
+def _model_heads() -> Explorer:
+    from attnlib.lessons.l18_inside_a_model import ModelHeadsExplorer, load_writer
+
+    model, vocabulary = load_writer()
+    return ModelHeadsExplorer(model, vocabulary.characters)
+
+
 def _merges() -> Explorer:
     from attnlib.lessons.l19_where_next import MergesExplorer
 
@@ -95,6 +102,7 @@ FACTORIES: dict[str, Callable[[], Explorer]] = {
     "HeadsExplorer": _heads,
     "ReferentExplorer": _referent,
     "WriterExplorer": _writer,
+    "ModelHeadsExplorer": _model_heads,
     "MergesExplorer": _merges,
 }
 

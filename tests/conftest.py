@@ -13,6 +13,7 @@ import pytest
 #: missing here can start last and leave one worker idle while the other finishes it.
 SLOW_FIRST = (
     "tests/browser/test_site.py",  # 232 s
+    "tests/browser/test_a11y.py",  # waits for the site test's build, then every explorer by keyboard
     "tests/browser/test_lab.py",  # 168 s
     "tests/hub/test_hub.py",  # 110 s
     "tests/hub/test_hub_isolation.py",  # 99 s

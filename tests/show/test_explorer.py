@@ -33,6 +33,7 @@ from attnlib.lessons.l14_what_heads_learn import HeadsExplorer
 from attnlib.lessons.l15_attention_at_scale import TiledExplorer
 from attnlib.lessons.l16_what_it_refers_to import ReferentExplorer
 from attnlib.lessons.l17_a_model_that_writes import WriterExplorer
+from attnlib.lessons.l18_inside_a_model import ModelHeadsExplorer, load_writer
 from attnlib.lessons.l19_where_next import MergesExplorer
 from attnlib.lessons.pipeline import PipelineExplorer, pipeline_example
 from attnlib.show import HeatmapView, ui
@@ -236,6 +237,11 @@ def _writer() -> WriterExplorer:
     return WriterExplorer(model, list("ab c\n"), prompt="ab ", temperature=0.7, top_k=3, shown=4)
 
 
+def _model_heads() -> ModelHeadsExplorer:
+    model, vocabulary = load_writer()
+    return ModelHeadsExplorer(model, vocabulary.characters)
+
+
 def _referent() -> ReferentExplorer:
     return ReferentExplorer(pronouns.load(), "the animal did not cross the street because it was too tired")
 
@@ -260,7 +266,8 @@ EXPLORERS: dict[str, Callable[[], Explorer]] = {
     "15 tiled": TiledExplorer,
     "16 referent": _referent,
     "17 writer": _writer,
-    "18 merges": lambda: MergesExplorer("low low low lower lowest newer newest wider"),
+    "18 model heads": _model_heads,
+    "19 merges": lambda: MergesExplorer("low low low lower lowest newer newest wider"),
 }
 
 _BUILT: dict[str, tuple[Explorer, dict[str, object]]] = {}
