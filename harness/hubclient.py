@@ -375,35 +375,26 @@ def _decode(frame: str | bytes) -> dict:
     return json.loads(frame[offsets[0] : end].decode("utf-8"))
 
 
+def execute_request(code: str, msg_id: str, session: str = "hubclient") -> str:
+    """One Jupyter execute_request for the kernel's JSON websocket, as text."""
+    header = {"msg_id": msg_id, "username": "test", "session": session, "msg_type": "execute_request"}
+    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}}
+    return json.dumps(
+        {
+            "header": {**header, "version": "5.3", "date": ""},
+            "parent_header": {},
+            "metadata": {},
+            "channel": "shell",
+            "buffers": [],
+            "content": {**content, "allow_stdin": False, "stop_on_error": True},
+        }
+    )
+
+
 def execute(ws: websocket.WebSocket, code: str, timeout: float = 120) -> list[dict]:
     """Send one execute_request (Jupyter messaging over the JSON websocket); collect its outputs."""
     msg_id = uuid.uuid4().hex
-    ws.send(
-        json.dumps(
-            {
-                "header": {
-                    "msg_id": msg_id,
-                    "username": "test",
-                    "session": "hubclient",
-                    "msg_type": "execute_request",
-                    "version": "5.3",
-                    "date": "",
-                },
-                "parent_header": {},
-                "metadata": {},
-                "channel": "shell",
-                "buffers": [],
-                "content": {
-                    "code": code,
-                    "silent": False,
-                    "store_history": True,
-                    "user_expressions": {},
-                    "allow_stdin": False,
-                    "stop_on_error": True,
-                },
-            }
-        )
-    )
+    ws.send(execute_request(code, msg_id))
     outputs: list[dict] = []
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

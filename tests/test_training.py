@@ -106,7 +106,8 @@ def test_one_thread_gives_the_threads_back_after_an_error(callers_threads: int) 
     assert torch.get_num_threads() == callers_threads
 
 
-def _fit_reverse(lr_at: Callable[[int], float] | None = None) -> tuple[list[float], torch.Tensor]:
+def _reverse_problem() -> tuple[TinyTransformer, Callable[[torch.Generator], torch.Tensor]]:
+    """A seeded model and the loss of one batch of the reverse task, as fit takes it."""
     torch.manual_seed(0)
     model = TinyTransformer(12, 16, 1, 1, max_len=6)
     task = ReverseTask(12, 6)
@@ -115,6 +116,11 @@ def _fit_reverse(lr_at: Callable[[int], float] | None = None) -> tuple[list[floa
         inputs, targets, _ = task.batch(8, generator)
         return torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
 
+    return model, step_loss
+
+
+def _fit_reverse(lr_at: Callable[[int], float] | None = None) -> tuple[list[float], torch.Tensor]:
+    model, step_loss = _reverse_problem()
     losses = fit(model, step_loss, steps=20, lr=1e-2, seed=3, lr_at=lr_at, progress=False)
     return losses, torch.cat([p.detach().flatten() for p in model.parameters()])
 
@@ -143,14 +149,7 @@ def test_fit_follows_its_learning_rate_schedule() -> None:
 
 def test_fit_calls_back_after_every_step_and_refuses_bad_steps() -> None:
     calls: list[tuple[int, int]] = []
-    torch.manual_seed(0)
-    model = TinyTransformer(12, 16, 1, 1, max_len=6)
-    task = ReverseTask(12, 6)
-
-    def step_loss(generator: torch.Generator) -> torch.Tensor:
-        inputs, targets, _ = task.batch(4, generator)
-        return torch.nn.functional.cross_entropy(model(inputs).flatten(0, 1), targets.flatten())
-
+    model, step_loss = _reverse_problem()
     fit(model, step_loss, steps=3, lr=1e-2, on_step=lambda s, losses: calls.append((s, len(losses))), progress=False)
     assert calls == [(1, 1), (2, 2), (3, 3)]
     with pytest.raises(ValueError, match="steps must be an integer"):

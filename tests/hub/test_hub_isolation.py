@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 import websocket
 
-from harness.hubclient import LAUNCHER, REPO, Hub, Learner, execute
+from harness.hubclient import LAUNCHER, REPO, Hub, Learner, execute, execute_request
 
 pytestmark = pytest.mark.hub
 
@@ -95,32 +95,7 @@ class Kernel:
 
 def send(ws: websocket.WebSocket, code: str) -> None:
     """An execute_request whose reply is not awaited (the kernel may die running it)."""
-    ws.send(
-        json.dumps(
-            {
-                "header": {
-                    "msg_id": secrets.token_hex(8),
-                    "username": "test",
-                    "session": "isolation",
-                    "msg_type": "execute_request",
-                    "version": "5.3",
-                    "date": "",
-                },
-                "parent_header": {},
-                "metadata": {},
-                "channel": "shell",
-                "buffers": [],
-                "content": {
-                    "code": code,
-                    "silent": False,
-                    "store_history": False,
-                    "user_expressions": {},
-                    "allow_stdin": False,
-                    "stop_on_error": True,
-                },
-            }
-        )
-    )
+    ws.send(execute_request(code, secrets.token_hex(8), session="isolation"))
 
 
 def uid_of(hub: Hub, name: str) -> int:
