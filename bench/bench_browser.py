@@ -283,8 +283,15 @@ def time_output(page, panel: str, k: int, changes: int) -> dict[str, list[float]
     plan = [moved[step % len(moved)] for step in range(changes + 2)] if moved else []
     plan += [typed[step % len(typed)] for step in range(changes + 2)] if typed else []
     times: dict[str, list[float]] = {
-        "first": [], "all": [], "inpage": [], "kernel": [], "sent": [], "reply": [], "answer": [], "floor": []
-    }  # fmt: skip
+        "first": [],
+        "all": [],
+        "inpage": [],
+        "kernel": [],
+        "sent": [],
+        "reply": [],
+        "answer": [],
+        "floor": [],
+    }
     for step, (kind, index) in enumerate(plan):
         prepare(page, output, kind, index, step)
         page.evaluate(ARM_JS, [panel, k, "auto"])

@@ -123,8 +123,11 @@ def measure(lessons: list[Path], changes: int, variants: dict[str, str]) -> list
                             row["main"] = {p: round(ms, 2) for p, ms in got["main"].items()}
                             rows.append(row)
                             work = ", ".join(f"{p} {ms:.1f}" for p, ms in row["main"].items())
-                            print(f"{row['lesson']} {name} {control[1]} [{variant}]: {results.stats(got['ms'])} ms;"
-                                  f" main thread per change: {work} ms", flush=True)  # fmt: skip
+                            print(
+                                f"{row['lesson']} {name} {control[1]} [{variant}]: {results.stats(got['ms'])} ms;"
+                                f" main thread per change: {work} ms",
+                                flush=True,
+                            )
                     page.context.close()
                     server.shutdown_kernels()
         finally:

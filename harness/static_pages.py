@@ -272,8 +272,9 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
 
     import nbformat
 
-    asked = [[s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}]
-             for s in states]  # fmt: skip
+    asked = [
+        [s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}] for s in states
+    ]
     key = json.dumps([str(lesson), asked])
     if key in _ANSWERS:  # the same states from disk and over http: asked once
         return _ANSWERS[key]
