@@ -30,6 +30,7 @@ import torch
 from torch import Tensor
 
 from ._validate import AttentionInputError, check_positive_int, shape_str
+from .modules import MultiHeadAttention
 from .transformer import Block, TinyTransformer
 
 __all__ = [
@@ -46,7 +47,7 @@ __all__ = [
 COMPOSITIONS = ("q", "k", "v")
 
 
-def _attention(model: TinyTransformer, layer: int, head: int):
+def _attention(model: TinyTransformer, layer: int, head: int) -> tuple[MultiHeadAttention, slice, Tensor | None]:
     if not isinstance(model, TinyTransformer):
         raise AttentionInputError(f"model must be a TinyTransformer, got {type(model).__name__}")
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(model.blocks):
@@ -146,7 +147,7 @@ def _replaced(
         _attention(model, layer, h)
     d = attention.d_head
 
-    def replace(_module, args):
+    def replace(_module: torch.nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         x = args[0].clone()
         for h in heads:
             for p in positions:
@@ -181,4 +182,5 @@ def patched_heads(
         raise AttentionInputError(f"positions must be token positions 0…{n - 1}, got {positions!r}")
     saved = head_outputs(model, donor, layer)
     with _replaced(model, layer, chosen, saved, where):
-        return model(ids)
+        logits: Tensor = model(ids)
+        return logits

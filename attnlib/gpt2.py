@@ -25,6 +25,7 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -50,7 +51,7 @@ def _strip(state: Mapping[str, Tensor]) -> dict[str, Tensor]:
     return out
 
 
-def gpt2_config(state: Mapping[str, Tensor], num_heads: int) -> dict:
+def gpt2_config(state: Mapping[str, Tensor], num_heads: int) -> dict[str, Any]:
     """The :class:`TinyTransformer` keywords that hold ``state`` (GPT-2's layout); ``num_heads`` is not in the
     tensors' shapes (GPT-2 small: 12)."""
     weights = _strip(state)
@@ -75,7 +76,7 @@ def gpt2_config(state: Mapping[str, Tensor], num_heads: int) -> dict:
     }
 
 
-def _renamed(weights: dict[str, Tensor], config: dict) -> dict[str, Tensor]:
+def _renamed(weights: dict[str, Tensor], config: Mapping[str, Any]) -> dict[str, Tensor]:
     """GPT-2's tensors under attnlib's names, Conv1D's ``(in, out)`` transposed to ``nn.Linear``'s ``(out, in)``."""
     d = config["d_model"]
     out = {

@@ -159,7 +159,7 @@ def ablated(
         raise AttentionInputError(f"how must be one of {ABLATIONS}, got {how!r}")
     columns = [slice(h * attention.d_head, (h + 1) * attention.d_head) for h in chosen]
 
-    def replace(_module, args):
+    def replace(_module: torch.nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         heads = args[0].clone()
         for c in columns:
             heads[..., c] = 0.0 if how == "zero" else heads[..., c].mean(dim=0, keepdim=True)

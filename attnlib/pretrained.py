@@ -10,6 +10,8 @@ what they must (accuracy and attention pattern), not their bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -27,13 +29,13 @@ class Recipe:
 
     name: str
     task: Task
-    model: dict = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
     steps: int = 2000
     lr: float = 1e-2
     seed: int = 0
 
     @property
-    def config(self) -> dict:
+    def config(self) -> dict[str, Any]:
         """The keyword arguments of ``TinyTransformer`` (stored in the checkpoint)."""
         return {
             "vocab_size": self.task.vocab_size,
@@ -43,7 +45,7 @@ class Recipe:
         }
 
     @property
-    def path(self):
+    def path(self) -> Path:
         return CHECKPOINTS / f"{self.name}.pt"
 
 
@@ -87,7 +89,7 @@ def build(recipe: Recipe) -> TinyTransformer:
 
 
 def train_recipe(
-    recipe: Recipe, *, steps: int | None = None, progress: bool = True, **kwargs
+    recipe: Recipe, *, steps: int | None = None, progress: bool = True, **kwargs: Any
 ) -> tuple[TinyTransformer, History]:
     """Build and train ``recipe``'s model (``steps`` overrides the full budget)."""
     model = build(recipe)

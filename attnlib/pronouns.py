@@ -143,7 +143,9 @@ def decode(ids: Tensor | Sequence[int]) -> list[str]:
     return [VOCAB[int(i)] for i in (ids.reshape(-1).tolist() if isinstance(ids, Tensor) else ids)]
 
 
-def example(animal: str = "animal", place: str = "street", adjective: str = "tired", *, animal_first: bool = True):
+def example(
+    animal: str = "animal", place: str = "street", adjective: str = "tired", *, animal_first: bool = True
+) -> list[str]:
     """One sentence of the language as a list of twelve words."""
     if animal_first:
         return ["the", animal, "did", "not", "cross", "the", place, "because", "it", "was", "too", adjective]
@@ -231,7 +233,7 @@ class PronounTask(Task):
 
 
 # ---------------------------------------------------------------- the model
-def build(seed: int = SEED, **changes) -> TinyTransformer:
+def build(seed: int = SEED, **changes: Any) -> TinyTransformer:
     """A fresh, seeded encoder (:data:`CONFIG`, with ``changes``)."""
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -465,10 +467,12 @@ def patched(
         raise AttentionInputError(f"positions must be word positions 0…{ids.shape[1] - 1}, got {list(positions)!r}")
     saved: dict[torch.nn.Module, Tensor] = {}
 
-    def record(module, _args, out):
+    def record(module: torch.nn.Module, _args: tuple[Any, ...], out: Tensor | tuple[Tensor, ...]) -> None:
         saved[module] = (out[0] if isinstance(out, tuple) else out).clone()
 
-    def replace(module, _args, out):
+    def replace(
+        module: torch.nn.Module, _args: tuple[Any, ...], out: Tensor | tuple[Tensor, ...]
+    ) -> Tensor | tuple[Tensor, ...]:
         x = (out[0] if isinstance(out, tuple) else out).clone()
         x[:, columns] = saved[module][:, columns]
         return (x, *out[1:]) if isinstance(out, tuple) else x

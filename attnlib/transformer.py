@@ -160,11 +160,12 @@ class TinyTransformer(nn.Module):
         self.vocab_size, self.max_len, self.causal = vocab_size, max_len, causal
         self.own_blocks = block is None
         self.embedding = nn.Embedding(vocab_size, d_model)
-        self.positions = {
+        makers: dict[str, Callable[[], LearnedPositions | SinusoidalPositions | None]] = {
             "learned": lambda: LearnedPositions(max_len, d_model),
             "sinusoidal": lambda: SinusoidalPositions(max_len, d_model),
             "none": lambda: None,
-        }[positions]()
+        }
+        self.positions = makers[positions]()
         if block is None:
             self.blocks = nn.ModuleList(
                 Block(
@@ -221,7 +222,8 @@ class TinyTransformer(nn.Module):
                     x, weights = x
             if weights is not None:
                 self.attention_maps.append(weights.detach())
-        return self.readout(self.norm(x))
+        logits: Tensor = self.readout(self.norm(x))
+        return logits
 
 
 class CrossAttentionModel(nn.Module):
@@ -251,7 +253,8 @@ class CrossAttentionModel(nn.Module):
         queries = self.slots.expand(ids.shape[0], -1, -1)  # queries: the output slots
         out, weights = self.cross(queries, memory, memory, return_weights=True)
         self.attention_map = weights.detach()
-        return self.readout(out)
+        logits: Tensor = self.readout(out)
+        return logits
 
     @property
     def attention_maps(self) -> list[Tensor]:

@@ -157,7 +157,7 @@ class Explorer:
         for name, control in self.controls.items():
             control.observe(partial(self._on_control, name), names="value")
 
-    def _on_control(self, name: str, _change=None) -> None:
+    def _on_control(self, name: str, _change: object = None) -> None:
         if self._quiet:
             return  # set by the explorer itself (set_quietly)
         values = self.values_now()
@@ -176,7 +176,7 @@ class Explorer:
         finally:
             self._quiet -= 1
 
-    def _on_change(self, _change=None) -> None:
+    def _on_change(self, _change: object = None) -> None:
         self.refresh()
         self.publish()
 
@@ -380,11 +380,15 @@ class Explorer:
         specs = [v.spec() for v in self.views.values() if isinstance(v, HeatmapView)]
         return heatmap_png(specs[: self.SNAPSHOT_VIEWS])
 
-    def _repr_mimebundle_(self, include=None, exclude=None):
+    def _repr_mimebundle_(
+        self, include: object = None, exclude: object = None
+    ) -> tuple[dict[str, object], dict[str, dict[str, int]]]:
         """The live widget, the PNG fallback (shown at half its pixel size: sharp when zoomed) and the summary."""
-        bundle = self.page._repr_mimebundle_(include=include, exclude=exclude) or {}
-        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
-        metadata: dict[str, object] = {}
+        # anywidget annotates its **kwargs as dict; IPython passes include/exclude as None or a set of MIME types
+        bundle: tuple[dict[str, object], dict[str, object]] | dict[str, object]
+        bundle = self.page._repr_mimebundle_(include=include, exclude=exclude) or {}  # type: ignore[arg-type]
+        data: dict[str, object] = dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+        metadata: dict[str, dict[str, int]] = {}
         if self.views:
             picture, metadata = png_bundle(self.snapshot_png(), "")
             data["image/png"] = picture["image/png"]

@@ -266,7 +266,7 @@ class Table:
 
     controls: tuple[str, ...]  # the enumerable controls, in the order of a key
     outputs: tuple[str, ...]  # "views/<name>", "texts/<name>", "controls/<name>"
-    keys: list[tuple] = field(default_factory=list)  # row k's values of the enumerable controls
+    keys: list[tuple[object, ...]] = field(default_factory=list)  # row k's values of the enumerable controls
     pool: list[str] = field(default_factory=list)  # distinct outputs as JSON (a view's entry without its matrix)
     matrices: list[bytes] = field(default_factory=list)  # distinct matrices, little-endian float64
     rows: list[list[int]] = field(
@@ -277,7 +277,7 @@ class Table:
     explorer: str = ""  # the explorer's class name
     frees: list[list[int]] = field(default_factory=list)  # per row, per free control: a pool index of its value
     #: (control changed, enumerable values after the change) → the values Python's transition and clamping set
-    aliases: dict[tuple[str, tuple], dict[str, object]] = field(default_factory=dict)
+    aliases: dict[tuple[str, tuple[object, ...]], dict[str, object]] = field(default_factory=dict)
     #: every change the build tried: (row, control, value) (not shipped)
     changes: list[tuple[int, str, object]] = field(default_factory=list, repr=False)
     shapes: list[tuple[int, ...]] = field(default_factory=list)  # each matrix's shape
@@ -323,12 +323,13 @@ class Table:
         """Each enumerable control's distinct numbers (read once the table is built)."""
         out: dict[str, list[float]] = {}
         for c, name in enumerate(self.controls):
-            seen = {key[c] for key in self.keys if isinstance(key[c], int | float) and not isinstance(key[c], bool)}
+            column = (key[c] for key in self.keys)
+            seen: set[float] = {v for v in column if isinstance(v, int | float) and not isinstance(v, bool)}
             out[name] = sorted(seen)
         return out
 
     @cached_property
-    def _rows(self) -> dict[tuple, int]:
+    def _rows(self) -> dict[tuple[object, ...], int]:
         """Row of each key (as the page tells values apart)."""
         return {tuple(_ident(v) for v in key): k for k, key in reversed(list(enumerate(self.keys)))}
 
@@ -529,7 +530,7 @@ def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
             digests[id(value)] = (value, page_value(value))
         return digests[id(value)][1]
 
-    def page(values: Mapping[str, object]) -> tuple:
+    def page(values: Mapping[str, object]) -> tuple[object, ...]:
         """``values`` as the page tells them apart."""
         return tuple(_ident(values[n]) for n in names) + tuple(_ident(held(values[n])) for n in free_names)
 
@@ -556,7 +557,7 @@ def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
 
     seen = {tuple(_ident(start[n]) for n in names)}
     #: the settled values and what they show, and the settled values as the page tells them apart, per moved values
-    settled: dict[tuple, tuple[dict[str, object], Shown, tuple]] = {}
+    settled: dict[tuple[object, ...], tuple[dict[str, object], Shown, tuple[object, ...]]] = {}
     queue = [(0, start, shown)]
     add(start, shown)
     while queue:
@@ -735,14 +736,14 @@ class Tables:
             return len(self.parts[0].keys)
         grid_of = {c: {_ident(k[t.controls.index(c)]): k[t.controls.index(c)] for t in self.parts if c in t.controls
                        for k in t.keys} for c in self.controls}  # fmt: skip
-        kept: dict[str, tuple[tuple[str, ...], dict[tuple, int]]] = {}
+        kept: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], int]]] = {}
         for table in self.parts:
             for output in table.outputs:
                 kind, control, _ = _output(output)
                 if kind != "controls":
                     continue
                 drivers = tuple(c for c in table.controls if c != control)
-                counts: dict[tuple, int] = {}
+                counts: dict[tuple[object, ...], int] = {}
                 for k, key in enumerate(table.keys):
                     values = dict(zip(table.controls, key, strict=True))
                     traits = cast(Mapping[str, object], table.state(k)["controls"][control])

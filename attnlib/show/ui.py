@@ -147,7 +147,7 @@ class _Options(Control):
         return None if index is None else self.labels()[index]
 
     @traitlets.validate("options")
-    def _tuple(self, proposal: Any) -> tuple:
+    def _tuple(self, proposal: Any) -> tuple[object, ...]:
         return tuple(tuple(o) if isinstance(o, list) else o for o in proposal["value"])
 
     @traitlets.validate("value")
@@ -196,7 +196,8 @@ class _Slider(Control):
     @traitlets.validate("value")
     def _clamp(self, proposal: Any) -> float:
         lo, hi = self.limits()
-        return min(max(proposal["value"], lo), hi)
+        clamped: float = min(max(proposal["value"], lo), hi)
+        return clamped
 
     @traitlets.observe("min", "max")
     def _clamp_value(self, change: Any) -> None:
