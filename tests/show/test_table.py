@@ -40,7 +40,13 @@ CHUNK_BUDGET = 100_000
 #: every explorer a lesson displays, built with the lesson's arguments
 LESSONS: dict[str, Callable[[], Explorer]] = dict(lesson_explorers())
 #: explorers run through a model: their build is not timed with the others (bench/bench_tables.py times it)
-WITH_MODEL = {"13 TrainingExplorer", "14 HeadsExplorer", "16 ReferentExplorer", "17 WriterExplorer"}
+WITH_MODEL = {
+    "13 TrainingExplorer",
+    "14 HeadsExplorer",
+    "16 ReferentExplorer",
+    "17 WriterExplorer",
+    "18 ModelHeadsExplorer",
+}
 #: rows checked one in this many: lesson 17's writer runs its model 61 times a row (67 rows: 6 s to build)
 EVERY = {"17 WriterExplorer": 8}
 
@@ -81,8 +87,8 @@ def _expected(explorer: Explorer, part: Table, values: Mapping[str, object]) -> 
     return out
 
 
-def test_the_lessons_display_twenty_explorers() -> None:
-    assert len(LESSONS) == 20 and "01 PipelineExplorer" in LESSONS and "07 PipelineExplorer" in LESSONS
+def test_the_lessons_display_twenty_one_explorers() -> None:
+    assert len(LESSONS) == 21 and "01 PipelineExplorer" in LESSONS and "07 PipelineExplorer" in LESSONS
 
 
 @pytest.mark.parametrize("name", list(LESSONS))
