@@ -14,8 +14,7 @@ checked mechanically:
   residual stream, ``σᵢ`` for a token's sum (σ are singular values), ``k`` for top-k, a bare ``d`` for the
   model width, and "weights" for parameters (weights are the attention weights ``A``).
 
-Lessons that other branches are rewriting keep their findings in ``PENDING`` and ``PENDING_SYMBOLS`` until the
-branch that fixes them is merged; the lead deletes an entry then.
+No lesson has an exception: a symbol a lesson needs gets a row of the table, or the lesson says it another way.
 """
 
 from __future__ import annotations
@@ -57,29 +56,6 @@ MISUSES = {
         r"|\bowns (?:its|the) weights|\brounded weights|\bwithout weights\b"
     ),
 }
-# Findings in lessons other branches of issues 36 and 52 rewrite (11–18 and their exercises): the lead deletes an
-# entry when the branch that fixes it is merged. Nothing else may use a symbol for something else.
-PENDING = {
-    ("11_multihead", "weights (A) for parameters"),
-    ("11_multihead", "b (biases) for the batch size"),  # (b, n, d_model) … : B
-    ("12_positions", "E (embeddings) for positional encodings or an expectation"),  # exercises 12.1 and 12.2
-    ("12_positions", "θ (an angle) for a rotation frequency"),  # θ_c: ω_c
-    ("13_attention_learns", "h (heads) as the residual stream"),
-    ("13_attention_learns", "weights (A) for parameters"),
-    ("13_attention_learns", "p (a probability) for the dropout rate"),  # p, 1 − p: p_drop
-    ("13_attention_learns", "z (output rows) for logits"),  # softmax(z / T): u
-    ("14_what_heads_learn", "m (the running maximum) for a run length"),  # m: n_run
-    ("15_attention_at_scale", "b (biases) for a block width"),  # exercises 15.2 and 15.3: n_b
-    ("15_attention_at_scale", "a bare d for the model width"),  # n > 6d: d_model
-    ("16_what_it_refers_to", "weights (A) for parameters"),
-    ("16_what_it_refers_to", "p (a probability) for a position vector"),  # LN(e_it + p_8): a row of PE
-    ("16_what_it_refers_to", "b (biases) for the batch size"),  # exercise 16.4: (b, 12), (b, h, 12, 12)
-    ("17_a_model_that_writes", "b (biases) for the batch size"),  # exercises 17.1 and 17.4: (b, n)
-    ("17_a_model_that_writes", "z (output rows) for logits"),  # e^{z_i/T}: u
-    ("17_a_model_that_writes", "c (a feature index) for a character"),  # p(c), p(c | a): a, a'
-    ("17_a_model_that_writes", "k (keys) for top-k"),
-    ("19_where_next", "k (keys) for top-k"),
-}
 
 # --- the symbols of a lesson's maths ---------------------------------------------------------------------------
 
@@ -90,7 +66,22 @@ GREEK = set(
 #: commands whose {argument} is words, not symbols (\text{softmax}, \mathbb{R}, \begin{bmatrix})
 WORDS = {"text", "textbf", "textit", "operatorname", "mathbb", "begin", "end", "mathit", "textrm", "hbox"}
 #: \mathrm{…} and \mathcal{…} name a symbol (\mathrm{PE}, \mathcal{V}) unless they spell an operator
-OPERATORS = {"softmax", "LN", "LayerNorm", "MHA", "FFN", "Attention", "concat", "id", "count", "d", "T", "e", "i"}
+OPERATORS = {
+    "softmax",
+    "LN",
+    "LayerNorm",
+    "MHA",
+    "FFN",
+    "GELU",
+    "Attention",
+    "concat",
+    "id",
+    "count",
+    "d",
+    "T",
+    "e",
+    "i",
+}
 #: the characters of an index subscript: x_i, \alpha_{ij}, s_{i l}, \mathrm{PE}_{i, 2c+1}, x_{if}
 INDEX = set("ijlcftn0123456789,+-' ")
 #: row vectors, whose subscript may name a token instead of its index (x_\text{cats})
@@ -228,18 +219,6 @@ def unlisted(path: Path) -> dict[str, list[int]]:
     return found
 
 
-# Symbols that lessons other branches rewrite use without a row of the table (or with another meaning): the lead
-# deletes an entry when the branch that fixes the lesson is merged.
-PENDING_SYMBOLS = {
-    "11_multihead": {"b", "b_•", "d", "L", "w_b", "w_r", "E_\\text{colour}", "E_\\text{number}"},
-    "12_positions": {"N", "b", "n_\\text{tokens}"},
-    "15_attention_at_scale": {"d", "b"},
-    "16_what_it_refers_to": {"b", "e_\\text{it}"},
-    "17_a_model_that_writes": {"b", "N", "N_\\text{train}"},
-    "19_where_next": {"n_\\text{queryheads}"},
-}
-
-
 def test_the_table_is_read() -> None:
     symbols_ = [symbol for _, symbol, _, _ in table()]
     assert len(symbols_) >= 30 and "$A$ ($\\alpha_{ij}$)" in symbols_ and "$E$" in symbols_
@@ -297,7 +276,7 @@ def test_the_symbol_check_can_fail() -> None:
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
 def test_every_symbol_of_a_lesson_is_in_the_table(path: Path) -> None:
-    found = {s: where for s, where in unlisted(path).items() if s not in PENDING_SYMBOLS.get(path.stem, set())}
+    found = unlisted(path)
     assert not found, f"{path.name}: symbols lesson 01's table does not list: {found} (cell indices)"
 
 
@@ -339,6 +318,6 @@ def test_no_lesson_gives_a_symbol_a_second_meaning(path: Path) -> None:
     found = {}
     for index, cell in enumerate(cells(path)):
         if cell["cell_type"] == "markdown":
-            for meaning in misuses("".join(cell["source"])) - {m for lesson, m in PENDING if lesson == path.stem}:
+            for meaning in misuses("".join(cell["source"])):
                 found.setdefault(meaning, []).append(index)
     assert not found, f"{path.name}: {found} (cell indices); lesson 01's table gives each symbol one meaning"
