@@ -90,7 +90,11 @@ TEMPLATE_SOURCE = (
     "{%- endblock html_head_css -%}\n"
 )
 
-REMOTE = re.compile(r"""(?:src|href)\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//|https?://(?:unpkg|cdn)""")
+# what a page loads: a src, a <link>'s href, a CSS url(), a CDN's address — not a link the reader may follow (<a href>)
+REMOTE = re.compile(
+    r"""src\s*=\s*["'](?:https?:)?//|<link\b[^>]*\bhref\s*=\s*["'](?:https?:)?//|url\(\s*["']?(?:https?:)?//"""
+    r"""|https?://(?:unpkg|cdn)"""
+)
 
 
 def ensure_node_modules() -> None:
