@@ -323,6 +323,7 @@ def run_learner_code(
     *args: object,
     name: str,
     write_it: Sequence[object] = (),
+    allowed: Sequence[Callable[..., object]] = (),
     on_error: Callable[[Exception], Feedback | None] | None = None,
 ) -> object:
     """Call the learner's ``function(*args)``; return its result, or a :class:`Feedback` if it failed.
@@ -336,7 +337,8 @@ def run_learner_code(
     itself: its public functions, its private helpers and the lessons' reference solutions
     (``attnlib.lessons.l09_module._reference`` …); only the methods of attnlib objects the checker
     hands the function (a model's ``forward`` and its parts) stay callable, unless ``write_it`` names
-    them. An answer that is one of them, calls one, or hands its work to a thread is refused kindly,
+    them, and the attnlib functions ``allowed`` names (an earlier step the exercise builds on, e.g. 5.3's
+    ``softmax``). An answer that is one of them, calls one, or hands its work to a thread is refused kindly,
     naming what it called. ``on_error`` turns an exception of the learner's code into a
     targeted hint (return ``None`` to fall back to the general sentence, which names the shapes).
     """
@@ -344,7 +346,7 @@ def run_learner_code(
         return Feedback(False, f"Replace the ... with {name}, then run the cell again.", tried=False)
     if not callable(function):
         return Feedback(False, f"{name} should be a function (def … or lambda …), not {_kind(function)}.")
-    watch = _LibraryWatch(write_it, given=(function, *args))
+    watch = _LibraryWatch(write_it, given=(function, *args), allowed=allowed)
     handed_in = watch.handed_in(function)
     if handed_in:
         return library_feedback(name, handed_in)
@@ -622,10 +624,17 @@ class _LibraryWatch:
     :class:`TorchFamily`, as any function of ``attnlib`` (if the package is listed), or in a thread
     the learner's code starts (any thread counts: the step runs in the function itself)."""
 
-    def __init__(self, functions: Sequence[object], *, given: Sequence[object] = ()):
+    def __init__(
+        self,
+        functions: Sequence[object],
+        *,
+        given: Sequence[object] = (),
+        allowed: Sequence[Callable[..., object]] = (),
+    ):
         # a "write it" exercise: nothing of attnlib may do the work (unless the course runs its own reference)
         self.attnlib = bool(functions) and not _COURSE_CODE.get()
         self.allowed = _methods_of(given) if self.attnlib else set()
+        self.allowed |= {inspect.unwrap(f).__code__ for f in allowed if hasattr(inspect.unwrap(f), "__code__")}
         self.families = [f for f in functions if isinstance(f, TorchFamily)]
         callables = [f for f in functions if callable(f) and not isinstance(f, TorchFamily)]
         # the wrapped function's code: a decorator (``@torch.no_grad()``) shares one wrapper among all it decorates

@@ -387,7 +387,9 @@ def temperature_000(answer: object) -> Feedback:
     """
     want, per_row = coolest_temperatures()
     call = "your coolest(scores)"
-    got = run_learner_code(answer, _scores_000(), name=call, write_it=(_cooling, coolest_temperatures))
+    got = run_learner_code(
+        answer, _scores_000(), name=call, write_it=(_cooling, coolest_temperatures), allowed=(softmax,)
+    )
     if isinstance(got, Feedback):
         return got
     value = _one_number(got)
@@ -423,7 +425,9 @@ def temperature_000(answer: object) -> Feedback:
         return feedback
     for scores in _unseen_scores():
         expected = _cooling(scores)
-        got = run_learner_code(answer, scores.clone(), name=call, write_it=(_cooling, coolest_temperatures))
+        got = run_learner_code(
+            answer, scores.clone(), name=call, write_it=(_cooling, coolest_temperatures), allowed=(softmax,)
+        )
         if isinstance(got, Feedback):
             return got
         value_new = _one_number(got)

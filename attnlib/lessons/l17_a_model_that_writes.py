@@ -314,7 +314,7 @@ def pairs(answer: object) -> Feedback:
     n_tokens = 9
     want_inputs, want_targets = _reference_pairs(ids, starts, n_tokens)
     call = "your next_token_pairs(ids, starts, n_tokens)"
-    got = run_learner_code(answer, ids.clone(), starts.clone(), n_tokens, name=call)
+    got = run_learner_code(answer, ids.clone(), starts.clone(), n_tokens, name=call, write_it=[ATTNLIB])
     if isinstance(got, Feedback):
         return got
     if got is None:
