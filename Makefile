@@ -5,7 +5,9 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-JOBS ?= 2
+# three test workers on two cores: a third of make test's time is spent waiting (hubs and servers starting,
+# pages loading, lock-outs expiring), and a third worker fills those waits with work
+JOBS ?= 3
 NOTEBOOKS := $(sort $(wildcard notebooks/[0-9][0-9]_*.ipynb))
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg
 # $(JOBS) test workers share the cores: one torch thread each (kernels inherit it) instead of each

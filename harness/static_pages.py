@@ -1,7 +1,7 @@
 """Helpers for the pages that have no kernel (the site and the decks): open them from disk or over http in
 headless Chromium, with every other request blocked and recorded, and wait until their widgets are drawn.
 
-Used by tests/browser/test_site.py, tests/browser/test_slides.py and bench/bench_static.py.
+Used by tests/browser/test_site.py, test_site_pages.py, test_slides.py, test_a11y.py and bench/bench_static.py.
 """
 
 from __future__ import annotations
@@ -328,6 +328,18 @@ _STACK = ExitStack()
 atexit.register(close_kernels)
 
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+def lesson_outputs(lesson: Path) -> tuple[int, int, int]:
+    """(figures, widgets, fallbacks) a lesson displays: PNG outputs that are not widgets, widget outputs,
+    and widget outputs with a PNG fallback (every explorer's)."""
+    import nbformat
+
+    nb = nbformat.read(lesson, as_version=4)
+    data = [o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs]
+    widgets = [d for d in data if WIDGET_VIEW_MIME in d]
+    figures = sum("image/png" in d for d in data) - sum("image/png" in d for d in widgets)
+    return figures, len(widgets), sum("image/png" in d for d in widgets)
 
 
 def check_explorers(page) -> list[str]:

@@ -6,26 +6,28 @@ import comm
 import comm.base_comm
 import pytest
 
-#: the longest test modules, longest first, in the order make test's workers start them; then the lessons
-#: under nbval, then every other module: the many short ones fill the gap between the two workers at the end
-#: (make test passes --no-loadscope-reorder, so xdist keeps this order). Seconds: the modules' test times in a
-#: make test run of 2026-12-02 (two workers sharing 2 cores, junit XML); a module of more than about 10 s
-#: missing here can start last and leave one worker idle while the other finishes it.
+#: the longest test modules, about longest first, in the order make test's workers start them; then the lessons
+#: under nbval, then every other module: the many short ones fill the gaps between the workers at the end (make
+#: test passes --no-loadscope-reorder, so xdist keeps this order). The site's build (~40 s) is the first
+#: module's: the two modules that wait for it start after two that do not. Seconds: each module's tests and
+#: setups added up (junit XML) in a fresh-clone make test of 2026-12-07 (three workers, load 17); a module of
+#: more than about 10 s missing here can start last and leave the other workers idle while one finishes it.
 SLOW_FIRST = (
-    "tests/browser/test_site.py",  # 232 s
-    "tests/browser/test_a11y.py",  # waits for the site test's build, then every explorer by keyboard
-    "tests/browser/test_lab.py",  # 168 s
-    "tests/hub/test_hub.py",  # 110 s
-    "tests/hub/test_hub_isolation.py",  # 99 s
-    "tests/browser/test_slides.py",  # 98 s
-    "tests/test_exercise_fuzz.py",  # 80 s
-    "tests/hub/test_hub_web.py",  # 75 s
-    "tests/test_learner_env.py",  # 42 s
-    "tests/test_wheel.py",  # 20 s
-    "tests/show/test_table.py",  # 17 s
-    "tests/show/test_page.py",  # 17 s
-    "tests/test_exercise_loopholes.py",  # 11 s
-    "tests/test_exercise_robustness.py",  # 11 s
+    "tests/browser/test_site.py",  # 140, the site's build included
+    "tests/browser/test_lab.py",  # 268
+    "tests/hub/test_hub_isolation.py",  # 203
+    "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
+    "tests/hub/test_hub.py",  # 183
+    "tests/test_exercise_fuzz.py",  # 161
+    "tests/browser/test_slides.py",  # 118
+    "tests/browser/test_a11y.py",  # 95
+    "tests/hub/test_hub_web.py",  # 89
+    "tests/test_wheel.py",  # 36
+    "tests/test_learner_env.py",  # 34
+    "tests/show/test_table.py",  # 34
+    "tests/show/test_page.py",  # 32
+    "tests/test_exercise_loopholes.py",  # 24
+    "tests/test_exercise_robustness.py",  # 13
 )
 
 

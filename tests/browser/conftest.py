@@ -1,6 +1,7 @@
-"""What the browser test modules share: the kernels :func:`harness.static_pages.python_states` keeps (one per
-lesson, the lesson run once in it) end with the module that started them; the site, built once per run for
-test_site.py and test_a11y.py (``make site``'s code, into a temporary folder), whichever worker asks first."""
+"""What the browser test modules share: one headless Chromium per module; the kernels
+:func:`harness.static_pages.python_states` keeps (one per lesson, the lesson run once in it) end with the module
+that started them; the site, built once per run for test_site.py, test_site_pages.py and test_a11y.py (``make
+site``'s code, into a temporary folder), whichever worker asks first."""
 
 from __future__ import annotations
 
@@ -11,12 +12,19 @@ from pathlib import Path
 import pytest
 from filelock import FileLock
 
-from harness.labdriver import load_module
+from harness.labdriver import headless_chromium, load_module
 from harness.static_pages import close_kernels
 
 REPO = Path(__file__).resolve().parents[2]
 # the lessons executed with widget state for the site (`make site`: all of them)
 LIVE = os.environ.get("BROWSER_LESSONS", "all").replace(" ", "") or "all"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (each module's pages share it)."""
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 @pytest.fixture(scope="module", autouse=True)

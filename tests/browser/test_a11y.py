@@ -1,7 +1,7 @@
 """Issue 56, the explorers for a learner who does not use a mouse, does not see the screen, sees colours otherwise
 or reads on a phone or at 200 % zoom: checked on the site's lesson 04 (the keyboard walk: on every lesson whose
-explorers are live, BROWSER_LESSONS) in the site of conftest.py, built once per run (test_site.py runs axe-core
-on every page of it, test_slides.py on every slide of a deck, test_lab.py inside every explorer in JupyterLab;
+explorers are live, BROWSER_LESSONS) in the site of conftest.py, built once per run (test_site_pages.py runs
+axe-core on every page of it, test_slides.py on every slide of a deck, test_lab.py inside every explorer in JupyterLab;
 tests/show/test_style.py simulates colour-vision deficiencies).
 
 - keyboard alone: Tab reaches every enabled control, grid and table button of each explorer in the page's order,
@@ -23,7 +23,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.labdriver import headless_chromium
 from harness.static_pages import axe_violations, open_page, wait_for_widgets
 
 pytestmark = pytest.mark.browser
@@ -37,12 +36,6 @@ LIVE_LESSONS = [
     for p in sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     if LIVE == "all" or p.name[:2] in LIVE.split(",")
 ]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium() as chromium:
-        yield chromium
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,6 @@ from harness.labdriver import (
     cell_pixels,
     cell_point,
     grid_pixels,
-    headless_chromium,
     live_view,
     open_lab,
     start_lab_on_lessons,
@@ -70,12 +69,6 @@ HARMLESS_CONSOLE = re.compile(
 TIMINGS: dict[str, str] = {}  # what timings.txt reports
 FRAMES: list[str] = []  # every websocket frame the page received, as text (JSON parts readable)
 WIDGET_UPDATE = re.compile(r'"method":\s*"update"')  # ipywidgets: one widget's own update
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium() as running:
-        yield running
 
 
 @pytest.fixture(scope="module")

@@ -1,11 +1,11 @@
-"""`make site` works offline: every lesson page loads in headless Chromium with every non-local
-request blocked (and none attempted), no page or console error, math typeset by the site's own MathJax,
-every image present, every explorer drawn live from its saved widget state (from disk and over http);
-every internal link resolves.
+"""`make site` works offline: the live lesson pages load in headless Chromium with every non-local request
+blocked (and none attempted) and no page or console error, every explorer drawn live from its saved widget
+state and answering with no kernel (from disk and over http); every internal link resolves. Every page's
+math, images and axe-core check: test_site_pages.py.
 
 The site is built once per run into a temporary folder with site/build.py (the same code as
-`make site`; the fixture ``site`` of conftest.py, shared with test_a11y.py), so the test needs no earlier build
-step and checks the tree as it is. Every page has no WCAG 2.x A/AA violation that axe-core finds. The lessons of
+`make site`; the fixture ``site`` of conftest.py, shared with test_site_pages.py and test_a11y.py), so the test
+needs no earlier build step and checks the tree as it is. The lessons of
 BROWSER_LESSONS (e.g. ``04,07,12``; unset or ``all``: every lesson) are executed with their widget state,
 as `make site` executes all; the others show their stored outputs (each explorer's PNG fallback). Skipped
 when Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
@@ -25,12 +25,12 @@ from urllib.parse import unquote, urlparse
 import nbformat
 import pytest
 
-from harness.labdriver import find_chromium, headless_chromium, load_module, offline
+from harness.labdriver import find_chromium, load_module, offline
 from harness.static_pages import (
-    axe_violations,
     check_chunk_walk,
     check_explorers,
     compare_with_python,
+    lesson_outputs,
     open_page,
     python_states,
     sample_states,
@@ -120,86 +120,6 @@ def test_each_lesson_links_to_binder(site: Path) -> None:
         assert f'href="{want}"' in html, lesson.name
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium() as chromium:
-        yield chromium
-
-
-PAGE_STATE_JS = """
-async () => {
-  if (document.querySelector('.math')) {  // every page with math (the sidebar has some) must typeset it
-    const ready = await new Promise(resolve => {
-      const start = Date.now();
-      const wait = () => (window.MathJax && MathJax.isReady) ? resolve(true)
-        : (Date.now() - start > 20000 ? resolve(false) : setTimeout(wait, 50));
-      wait();
-    });
-    if (!ready) return {mathjaxMissing: true};
-    await new Promise(resolve => MathJax.Hub.Queue(resolve));  // after MathJax has typeset the page
-  }
-  const imgs = [...document.querySelectorAll('article img')];
-  return {
-    math: document.querySelectorAll('.math').length,
-    typeset: document.querySelectorAll('.mjx-chtml').length,
-    texErrors: document.querySelectorAll('.mjx-merror, .MathJax_Error').length,
-    broken: imgs.filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src')),
-    outputImages: [...document.querySelectorAll('.cell_output img')].filter(i => i.naturalWidth > 0).length,
-    launch: !!document.querySelector('.launch-link a[href^="https://mybinder.org/"]'),
-  };
-}
-"""
-
-
-# every lesson page, and the pages that are not lessons: home (the README), teaching guide, documents, search …
-PAGES = [f"notebooks/{p.stem}" for p in LESSONS] + [
-    "index",
-    "docs/teaching-guide",
-    "docs/documents",
-    "CONTRIBUTING",
-    "search",
-    "genindex",
-]
-
-
-def _outputs(lesson: Path) -> tuple[int, int, int]:
-    """(figures, widgets, fallbacks) a lesson displays: PNG outputs that are not widgets, widget outputs,
-    and widget outputs with a PNG fallback (every explorer's)."""
-    nb = nbformat.read(lesson, as_version=4)
-    data = [o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    figures = sum("image/png" in d and WIDGET_VIEW not in d for d in data)
-    return figures, sum(WIDGET_VIEW in d for d in data), sum(WIDGET_VIEW in d and "image/png" in d for d in data)
-
-
-@pytest.mark.parametrize("name", PAGES)
-def test_page_offline(site: Path, browser, name: str) -> None:
-    """Each page loads with nothing from the network and no error, its math typeset, its images and explorers
-    shown; and, drawn so, axe-core finds no violation of WCAG 2.0/2.1/2.2 A or AA in it (issue 56)."""
-    page, blocked, errors = open_page(browser, (site / f"{name}.html").as_uri())
-    try:
-        state = page.evaluate(PAGE_STATE_JS)
-        drawn = wait_for_widgets(page)
-        violations = axe_violations(page)
-    finally:
-        page.close()
-    assert not blocked, f"requests to the network: {blocked}"
-    assert not errors, f"page errors: {errors}"
-    assert not state.get("mathjaxMissing"), f"{name}: the page has math but MathJax never became ready"
-    assert state["typeset"] >= state["math"], state  # every formula typeset
-    assert state["texErrors"] == 0, state
-    assert not state["broken"], f"images not shown: {state['broken']}"
-    if name.startswith("notebooks/"):
-        lesson = REPO / f"{name}.ipynb"
-        figures, widgets, fallbacks = _outputs(lesson)
-        live = lesson in LIVE_LESSONS
-        assert state["math"] > 0, state
-        # every figure; every widget live (drawn from its saved state) or, not executed here, its PNG
-        assert state["outputImages"] >= figures + (0 if live else fallbacks), state
-        assert drawn == (widgets if live else 0), (drawn, widgets)
-        assert state["launch"], state
-    assert not violations, f"{name}: axe-core finds\n" + "\n".join(violations)
-
-
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
 def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> None:
     """Served over http, a lesson page loads its widget front end from the site only and draws its explorers."""
@@ -214,7 +134,7 @@ def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> 
         page.close()
     assert not blocked, f"requests to the network: {blocked}"
     assert not errors, f"page errors: {errors}"
-    assert drawn == _outputs(lesson)[1] and texts == 0
+    assert drawn == lesson_outputs(lesson)[1] and texts == 0
     # everything the page loaded, each file gzip-compressed, within the budget site/build.py enforces
     files = {site / unquote(urlparse(url).path).lstrip("/") for url in loaded if url.startswith(server)}
     weight = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)

@@ -22,7 +22,7 @@ import nbformat
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from harness.labdriver import find_chromium, headless_chromium, load_module
+from harness.labdriver import find_chromium, load_module
 from harness.static_pages import (
     axe_violations,
     check_chunk_walk,
@@ -82,12 +82,6 @@ def deck(decks: dict[str, Path]) -> Path:
 def server(deck: Path):
     with serve(deck.parent.parent) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with headless_chromium() as chromium:
-        yield chromium
 
 
 @pytest.fixture(params=["file", "http"])
