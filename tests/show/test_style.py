@@ -102,13 +102,6 @@ def test_heatmap_with_its_own_colormap_keeps_it() -> None:
     assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
 
 
-def test_bar_chart_restyles() -> None:
-    bars = plots.BarChart([[0.2, 0.5, 0.3]])
-    style.use("projector")
-    assert to_hex(bars.bars[0].get_facecolor()) == to_hex(PROJECTOR.highlight_color)
-    assert bars.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
-
-
 def _look(view) -> tuple:
     return (view.font_size, view.cell_size, view.highlight_color, view.line_width, tuple(view.palette))
 
