@@ -123,7 +123,7 @@ class ExplorerWidget(anywidget.AnyWidget):
             start = time.perf_counter()
             try:
                 self.tables = build_tables(explorer, limit=TABLE_STATES)
-            except (TableTooLarge, NotImplementedError):  # too many states; no compute(), only update()
+            except TableTooLarge:
                 self.tables = None
             self.table_seconds = time.perf_counter() - start
         values = explorer.control_values()

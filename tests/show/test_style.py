@@ -255,7 +255,8 @@ def test_numbers_in_cells_contrast_4_5_to_1_with_their_cell(tmp_path) -> None:
     import shutil
     import subprocess
 
-    from attnlib.show.view import STATIC, palette
+    from attnlib.show.page import STATIC
+    from attnlib.show.view import palette
 
     node = shutil.which("node")
     assert node, "node is needed to run the page's code (make lint installs it with the npm packages)"
