@@ -62,7 +62,7 @@ from . import ui
 from .page import ExplorerWidget
 from .plots import heatmap_png, png_bundle
 from .table import Shown
-from .ui import choices
+from .ui import choices, plain
 from .view import Frame, HeatmapView, parse_cell
 
 __all__ = ["Explorer", "Frame", "HeatmapView", "MatrixParseError", "Shown", "choices", "parse_cell", "parse_matrix"]
@@ -113,13 +113,6 @@ def parse_matrix(text: str, *, max_size: int = 64) -> np.ndarray:
 #: the traits of a control that an explorer's state may set, in the order the page must get them
 #: (a menu's options before its choice, a slider's range before its value)
 CONTROL_TRAITS = ("options", "min", "max", "step", "disabled", "value")
-
-
-def _plain(value: object) -> object:
-    """A control trait's value in one form (ipywidgets gives a menu's options back as tuples)."""
-    if isinstance(value, list | tuple):
-        return tuple(_plain(v) for v in value)
-    return value
 
 
 class Explorer:
@@ -335,7 +328,7 @@ class Explorer:
         for name, traits in shown.controls.items():
             control = self.controls[name]
             changed = {
-                t: traits[t] for t in CONTROL_TRAITS if t in traits and _plain(getattr(control, t)) != _plain(traits[t])
+                t: traits[t] for t in CONTROL_TRAITS if t in traits and plain(getattr(control, t)) != plain(traits[t])
             }
             if changed and "value" in traits:
                 changed["value"] = traits["value"]  # new options or limits may have moved the value: set it again
@@ -353,7 +346,7 @@ class Explorer:
         return {
             "views": {name: self.views[name].drawn(frame) for name, frame in shown.views.items()},
             "texts": dict(shown.texts),
-            "controls": {name: {t: _plain(v) for t, v in traits.items()} for name, traits in shown.controls.items()},
+            "controls": {name: {t: plain(v) for t, v in traits.items()} for name, traits in shown.controls.items()},
         }
 
     def displayed(self) -> dict[str, object]:
@@ -364,7 +357,7 @@ class Explorer:
             "views": {name: self.views[name].shown() for name in shown.views},
             "texts": {name: self.texts[name].value for name in shown.texts},
             "controls": {
-                name: {t: _plain(getattr(self.controls[name], t)) for t in traits}
+                name: {t: plain(getattr(self.controls[name], t)) for t in traits}
                 for name, traits in shown.controls.items()
             },
         }

@@ -38,7 +38,6 @@ from __future__ import annotations
 import gzip
 import math
 import re
-import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -70,10 +69,7 @@ def bundle(modules: tuple[str, ...] = MODULES) -> str:
     module's ``export default`` kept."""
     parts = []
     for k, name in enumerate(modules):
-        path = STATIC / name
-        if not path.exists():
-            continue
-        text = path.read_text(encoding="utf-8")
+        text = (STATIC / name).read_text(encoding="utf-8")
         text = re.sub(r"^import\s[^;]*?from\s+\"\./[^\"]+\";\s*$", "", text, flags=re.M | re.S)
         if k < len(modules) - 1:
             text = re.sub(r"^export default .*$", "", text, flags=re.M)
@@ -116,16 +112,13 @@ class ExplorerWidget(anywidget.AnyWidget):
         self._explorer = explorer
         self._pushing = True
         self._adopted = 0  # page changes adopted quietly (shown's "seq")
-        self.table_seconds = 0.0
         self.tables: Tables | None = None
         parted = hasattr(explorer, "table_parts")
         if table and (parted or grid_size(explorer) <= GRID_COMBINATIONS):
-            start = time.perf_counter()
             try:
                 self.tables = build_tables(explorer, limit=TABLE_STATES)
-            except (TableTooLarge, NotImplementedError):  # too many states; no compute(), only update()
+            except TableTooLarge:
                 self.tables = None
-            self.table_seconds = time.perf_counter() - start
         values = explorer.control_values()
         super().__init__(
             tree=explorer.tree(),
@@ -165,11 +158,11 @@ class ExplorerWidget(anywidget.AnyWidget):
         if self.tables is None:
             return {}
         now = self._explorer.values_now()
-        return {n: page_value(now[n]) for n in self.tables.free_names if n not in self._explorer.controls}
+        return {n: page_value(now[n]) for n in self.tables.free if n not in self._explorer.controls}
 
     def covers(self, values: Mapping[str, object]) -> bool:
         """Whether the tables have the state of ``values`` (every value of the explorer, typed ones included)."""
-        return self.tables is not None and self.tables.covers(values)
+        return self.tables is not None and self.tables.lookup(values) is not None
 
     # ------------------------------------------------------------------ page → kernel
     @traitlets.observe("values")

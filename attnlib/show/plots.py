@@ -1,16 +1,13 @@
-"""Static figures with seaborn: annotated heatmaps, distributions, training and cost curves.
+"""Static figures with seaborn: annotated heatmaps, training and cost curves.
 
 Plain seaborn/matplotlib code. Live views in the notebooks are drawn by the browser
 (:class:`attnlib.show.HeatmapView`); this module draws what is a picture: a heatmap shown as the
-last expression of a cell, the PNG fallback of every live view, lesson 08's distributions and the
-training curves of lessons 13–14.
+last expression of a cell, the PNG fallback of every live view and the training curves.
 
 - :func:`heatmap` / :class:`Heatmap` — one matrix, token-labelled, annotated when small
   (``seaborn.heatmap``); :func:`show_heatmaps` — several side by side (d2l's ``show_heatmaps``).
-- :func:`distribution` — histograms or density curves of samples (``seaborn.histplot``/``kdeplot``).
 - :func:`training_curves` — loss/accuracy per step (``seaborn.lineplot``);
 - :func:`cost_curves` — time or memory against n on log–log axes (lesson 15).
-- :class:`BarChart` — one row of weights as bars (``seaborn.barplot``).
 
 Every function returns an object that displays itself as a PNG with a short deterministic
 ``repr`` (no pyplot state, no ``<Figure size …>`` text) and draws on a figure of its own.
@@ -29,9 +26,8 @@ import seaborn as sns
 import torch
 from matplotlib.axes import Axes
 from matplotlib.collections import Collection
-from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
-from matplotlib.patches import Patch, Rectangle
+from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
 from ..formatting import annotation
@@ -39,13 +35,11 @@ from . import style as _style
 
 __all__ = [
     "DENSITY",
-    "BarChart",
     "Heatmap",
     "HeatmapGrid",
     "Plot",
     "as_numpy",
     "cost_curves",
-    "distribution",
     "heatmap",
     "heatmap_png",
     "limits",
@@ -289,7 +283,6 @@ class Heatmap:
             "vmax": vmax,
         }
         self.row_labels, self.col_labels, self.title = row_labels, col_labels, title
-        self._fixed_annotate = annotate
         self._size = _figsize(self.data.shape, cell_size)
         self._own = ax is None
         self.ax = ax if ax is not None else Figure(figsize=self._size, layout="constrained").add_subplot()
@@ -331,32 +324,6 @@ class Heatmap:
     def image(self) -> Collection:
         """The coloured cells (seaborn's ``QuadMesh``)."""
         return self.ax.collections[0]
-
-    def update(
-        self,
-        matrix: object | None = None,
-        *,
-        row_labels: Sequence[str] | None = None,
-        col_labels: Sequence[str] | None = None,
-        title: str | None = None,
-    ) -> Heatmap:
-        """Show a new matrix (and optionally new labels/title); a side not given keeps its labels."""
-        if matrix is not None:
-            data = as_numpy(matrix)
-            if data.shape != self.data.shape:
-                self.row_labels = row_labels
-                self.col_labels = col_labels
-                if self._fixed_annotate is None:
-                    self.annotate = max(data.shape) <= ANNOTATE_MAX
-            self.data = data
-        if row_labels is not None:
-            self.row_labels = row_labels
-        if col_labels is not None:
-            self.col_labels = col_labels
-        if title is not None:
-            self.title = title
-        self._draw()
-        return self
 
     def highlight(
         self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
@@ -413,11 +380,6 @@ class HeatmapGrid:
         named: list[str | None] = list(titles) if titles is not None else [None] * n
         self.heatmaps = [Heatmap(m, ax=ax, title=t, **kwargs) for m, t, ax in zip(matrices, named, axes)]
 
-    def update(self, matrices: Sequence[object]) -> HeatmapGrid:
-        for hm, m in zip(self.heatmaps, matrices):
-            hm.update(m)
-        return self
-
     def to_png(self) -> bytes:
         return _png(self.fig)
 
@@ -431,107 +393,6 @@ class HeatmapGrid:
 def show_heatmaps(matrices: Sequence[object], titles: Sequence[str] | None = None, **kwargs: Any) -> HeatmapGrid:
     """Several matrices side by side, each a :class:`Heatmap` (keyword arguments go to each)."""
     return HeatmapGrid(matrices, titles, **kwargs)
-
-
-class BarChart:
-    """One row of weights as bars (``seaborn.barplot``), with the values written on top."""
-
-    def __init__(
-        self,
-        values: Sequence[float] | object,
-        labels: Sequence[str] | None = None,
-        *,
-        title: str | None = None,
-        ylim: tuple[float, float] = (0.0, 1.0),
-        figsize: tuple[float, float] = (4.0, 2.6),
-    ) -> None:
-        self.data = as_numpy(values)[0]
-        self.labels = list(labels) if labels is not None else [str(i + 1) for i in range(len(self.data))]
-        self.title, self.ylim = title, ylim
-        self.fig = Figure(figsize=figsize, layout="constrained")
-        self.ax = self.fig.add_subplot()
-        self._draw()
-        _style.register(self)
-
-    def restyle(self) -> None:
-        """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
-        self._draw()
-
-    def _draw(self) -> None:
-        st = _style.current()
-        ax = self.ax
-        ax.clear()
-        sns.barplot(x=list(range(len(self.data))), y=self.data, ax=ax, color=st.highlight_color)
-        ax.set_xticks(range(len(self.data)), self.labels, rotation=90 if len(self.data) > 8 else 0)
-        ax.set_ylim(*self.ylim)
-        ax.set_title(self.title or "")
-        if len(self.data) <= ANNOTATE_MAX:
-            bars = next(c for c in ax.containers if isinstance(c, BarContainer))
-            ax.bar_label(bars, labels=[f"{v:.2f}" for v in self.data], fontsize=st.annotation_size)
-
-    @property
-    def bars(self) -> list[Patch]:
-        return list(self.ax.patches)
-
-    @property
-    def texts(self) -> list[Text]:
-        return list(self.ax.texts)
-
-    def update(self, values: Sequence[float] | object) -> BarChart:
-        data = as_numpy(values)[0]
-        if len(data) != len(self.data):
-            raise ValueError(f"expected {len(self.data)} values, got {len(data)}")
-        self.data = data
-        self._draw()
-        return self
-
-    def to_png(self) -> bytes:
-        return _png(self.fig)
-
-    def _repr_mimebundle_(self, include: object = None, exclude: object = None) -> MimeBundle:
-        return png_bundle(self.to_png(), repr(self))
-
-    def __repr__(self) -> str:
-        return f"<BarChart of {len(self.data)} bars>"
-
-
-def _long_form(samples: Mapping[str, object] | object, name: str) -> tuple[dict[str, np.ndarray], bool]:
-    if isinstance(samples, Mapping):
-        return {str(k): as_numpy(v).ravel() for k, v in samples.items()}, True
-    return {name: as_numpy(samples).ravel()}, False
-
-
-def distribution(
-    samples: Mapping[str, object] | object,
-    *,
-    kind: str = "hist",
-    title: str | None = None,
-    xlabel: str = "value",
-    bins: int = 40,
-    figsize: tuple[float, float] = (5.5, 3.2),
-) -> Plot:
-    """How values are spread (lesson 08: scores before and after scaling by ``1/√d_k``).
-
-    Args:
-        samples: a tensor/array of any shape (flattened), or ``{label: samples}`` for several
-            distributions on the same axes, told apart by colour.
-        kind: ``"hist"`` (``seaborn.histplot``, densities) or ``"kde"`` (``seaborn.kdeplot``).
-    """
-    if kind not in ("hist", "kde"):
-        raise ValueError(f"kind must be 'hist' or 'kde', got {kind!r}")
-    data, several = _long_form(samples, xlabel)
-    values = np.concatenate(list(data.values()))
-    groups = np.concatenate([[k] * len(v) for k, v in data.items()])
-    fig = Figure(figsize=figsize, layout="constrained")
-    ax = fig.add_subplot()
-    hue = groups if several else None
-    if kind == "hist":
-        sns.histplot(x=values, hue=hue, bins=bins, stat="density", common_norm=False, element="step", ax=ax)
-    else:
-        sns.kdeplot(x=values, hue=hue, common_norm=False, ax=ax)
-    ax.set_xlabel(xlabel)
-    ax.set_title(title or "")
-    return Plot(fig, f"<distribution {kind}: {', '.join(data)}>")
 
 
 def training_curves(

@@ -2,9 +2,9 @@
 
 A style is a seaborn theme (``white``) and context (``notebook`` / ``talk``) plus attnlib's
 colormaps, font sizes and highlight colour. ``attnlib.show.style.use("projector")`` switches every plot
-and live view drawn afterwards, and restyles what is already on screen (heatmaps and the
-explorers' live views, which the browser redraws at once), to large bold fonts, thick lines, black
-highlights and the colour-blind-safe ``cividis`` / ``PuOr`` colormaps.
+and live view made afterwards to large bold fonts, thick lines, black highlights and the colour-blind-safe
+``cividis`` / ``PuOr`` colormaps; those made before restyle themselves for their next drawing (a PNG, an
+explorer's fallback image), but a live explorer already on the page keeps the look it was displayed with.
 ``attnlib.show.style.use("laptop")`` switches back (``cividis`` / ``RdBu``, seaborn's ``notebook``).
 
 Objects that want to follow register with :func:`register` (held weakly) and implement

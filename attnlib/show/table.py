@@ -68,9 +68,9 @@ import gzip
 import hashlib
 import itertools
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any, Protocol, cast
 
 import numpy as np
@@ -183,9 +183,6 @@ def page_value(value: object) -> object:
         return "digest:" + out.hexdigest()[:24]
 
 
-_free_value = page_value  # (the name used before the page format)
-
-
 def _ident(value: object) -> object:
     """A value as the page tells it apart: booleans apart from numbers, 1 and 1.0 the same, tuples as lists."""
     if isinstance(value, bool):
@@ -269,9 +266,8 @@ class Table:
     keys: list[tuple[object, ...]] = field(default_factory=list)  # row k's values of the enumerable controls
     pool: list[str] = field(default_factory=list)  # distinct outputs as JSON (a view's entry without its matrix)
     matrices: list[bytes] = field(default_factory=list)  # distinct matrices, little-endian float64
-    rows: list[list[int]] = field(
-        default_factory=list
-    )  # per row, per output: a pool index (views: look, marks, matrix)
+    #: per row, per output: a pool index (a view: its look's, its marks', its matrix's)
+    rows: list[list[int]] = field(default_factory=list)
     free: dict[str, object] = field(default_factory=dict)  # the typed controls' values in the first state
     values: list[dict[str, object]] = field(default_factory=list, repr=False)  # row k's values (not shipped)
     explorer: str = ""  # the explorer's class name
@@ -287,10 +283,6 @@ class Table:
     def free_names(self) -> tuple[str, ...]:
         """The free (typed) controls, in the order of :attr:`frees`."""
         return tuple(self.free)
-
-    def index(self, key: Sequence[object]) -> int:
-        """The row of ``key`` (the enumerable controls' values, in :attr:`controls` order)."""
-        return self.keys.index(tuple(key))
 
     def free_values(self, row: int) -> dict[str, object]:
         """The free controls' values row ``row`` holds (as the page holds them: :func:`page_value`)."""
@@ -438,18 +430,9 @@ class Table:
             "tolerance": TOLERANCE,
         }
 
-    def payload(self) -> bytes:
-        """:meth:`to_page` as one file would hold it: the JSON of everything but the bytes, then the bytes."""
-        page = self.to_page()
-        binary = {k: v for k, v in page.items() if isinstance(v, bytes)}
-        head = _json(
-            {**{k: v for k, v in page.items() if k not in binary}, "bytes": {k: len(v) for k, v in binary.items()}}
-        )
-        return len(head.encode()).to_bytes(4, "little") + head.encode() + b"".join(binary.values())
-
     def gzip_size(self) -> int:
-        """Bytes of :meth:`payload` gzipped (level 9): what the page's table weighs on the wire."""
-        return len(gzip.compress(self.payload(), compresslevel=9, mtime=0))
+        """Bytes of :meth:`to_page` as one file (:func:`page_bytes`) gzipped: what the page's table weighs."""
+        return _gzip(page_bytes(self.to_page()))
 
 
 def comparable(state: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, object]]:
@@ -465,6 +448,14 @@ def comparable(state: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str,
             else:
                 out[kind][name] = json.loads(_json(value))
     return out
+
+
+def _settle(explorer: ExplorerShape, values: Mapping[str, object]) -> tuple[dict[str, object], Shown]:
+    """``values`` with each dependent control at the value :meth:`Explorer.compute` clamps it to, and what it shows."""
+    shown = explorer.compute(values)
+    settled = dict(values)
+    settled.update({name: traits["value"] for name, traits in shown.controls.items() if "value" in traits})
+    return settled, shown
 
 
 def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
@@ -483,14 +474,7 @@ def build_table(explorer: ExplorerShape, *, limit: int = 5000) -> Table:
     """
     grid = explorer.control_grid()
     names = tuple(grid)
-
-    def settle(values: Mapping[str, object]) -> tuple[dict[str, object], Shown]:
-        shown = explorer.compute(values)
-        settled = dict(values)
-        for name, traits in shown.controls.items():
-            if "value" in traits:
-                settled[name] = traits["value"]
-        return settled, shown
+    settle = partial(_settle, explorer)
 
     def moves(values: Mapping[str, object], shown: Shown, name: str) -> list[object]:
         traits = shown.controls.get(name, {})
@@ -649,10 +633,7 @@ def build_part(explorer: ExplorerShape, part: Part, *, limit: int = 200_000, cla
     page's transition only looks the dependent controls' clamped values up).
     """
     grid = explorer.control_grid()
-    base = dict(explorer.values_now())
-    for name, traits in explorer.compute(base).controls.items():
-        if "value" in traits:
-            base[name] = traits["value"]
+    base = _settle(explorer, explorer.values_now())[0]
     base.update(part.context)
     free_names = tuple(k for k in base if k not in grid)
     table = Table(
@@ -720,11 +701,6 @@ class Tables:
     parts: list[Table]
     start: dict[str, object] = field(default_factory=dict)  # the explorer's state when the tables were built
 
-    @property
-    def free_names(self) -> tuple[str, ...]:
-        """The free (typed) controls (as :attr:`Table.free_names`)."""
-        return self.free
-
     @cached_property
     def states(self) -> int:
         """How many states of the explorer the tables answer (with every chunk loaded).
@@ -734,8 +710,11 @@ class Tables:
         """
         if len(self.parts) == 1:
             return len(self.parts[0].keys)
-        grid_of = {c: {_ident(k[t.controls.index(c)]): k[t.controls.index(c)] for t in self.parts if c in t.controls
-                       for k in t.keys} for c in self.controls}  # fmt: skip
+        grid_of: dict[str, dict[object, object]] = {c: {} for c in self.controls}  # each control's distinct values
+        for part in self.parts:
+            for key in part.keys:
+                for c, value in zip(part.controls, key, strict=True):
+                    grid_of[c].setdefault(_ident(value), value)
         kept: dict[str, tuple[tuple[str, ...], dict[tuple[object, ...], int]]] = {}
         for table in self.parts:
             for output in table.outputs:
@@ -760,10 +739,6 @@ class Tables:
                 count *= counts.get(tuple(_ident(values[d]) for d in drivers), 0)
             total += count
         return total
-
-    def covers(self, values: Mapping[str, object]) -> bool:
-        """Whether the page answers ``values`` from the tables it holds once every chunk is loaded."""
-        return self.lookup(values) is not None
 
     def chunk_values(self, part: int) -> list[object]:
         """The values of part ``part``'s chunk control, in the order of its chunks (none: ``[]``)."""
@@ -823,14 +798,14 @@ class Tables:
 
     def sizes(self) -> dict[str, object]:
         """Bytes gzip inline (with the first state's chunks) and of each chunk, bytes raw (every chunk), rows."""
-        inline = _gzip(_payload(self.to_page("current")))
+        inline = _gzip(page_bytes(self.to_page("current")))
         chunks = [
-            _gzip(_payload(self.chunk(p, i)))
+            _gzip(page_bytes(self.chunk(p, i)))
             for p, t in enumerate(self.parts)
             if t.chunk is not None
             for i in range(len(self.chunk_values(p)))
         ]
-        raw = len(_payload(self.to_page("all")))
+        raw = len(page_bytes(self.to_page("all")))
         return {"inline": inline, "chunks": chunks, "raw": raw, "rows": sum(len(t.keys) for t in self.parts)}
 
     # the page's rule, in Python --------------------------------------------------------------------
@@ -869,18 +844,7 @@ def chunk_message(tables: Tables, part: int, index: int) -> tuple[dict[str, Any]
     buffers)``): ``{"type": "table-chunk", "part", "index", "payload"}``, each bytes of the payload replaced by
     ``{"$buffer": k}``, the k-th of ``buffers``. ``table.js``'s ``addChunkMessage`` reads it."""
     buffers: list[bytes] = []
-
-    def strip(value: object) -> object:
-        if isinstance(value, bytes):
-            buffers.append(value)
-            return {"$buffer": len(buffers) - 1}
-        if isinstance(value, Mapping):
-            return {k: strip(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [strip(v) for v in value]
-        return value
-
-    payload = strip(tables.chunk(part, index))
+    payload = _split_bytes(tables.chunk(part, index), lambda k, _: {"$buffer": k}, buffers)
     return {"type": "table-chunk", "part": part, "index": index, "payload": payload}, buffers
 
 
@@ -986,27 +950,24 @@ def explanation_files(
     return out
 
 
-def _payload(page: Mapping[str, Any]) -> bytes:
-    """A page payload as one file: the JSON with each bytes replaced by its length, then the bytes."""
-    binary: list[bytes] = []
-
-    def strip(value: object) -> object:
-        if isinstance(value, bytes):
-            binary.append(value)
-            return {"$bytes": len(value)}
-        if isinstance(value, Mapping):
-            return {k: strip(v) for k, v in value.items()}
-        if isinstance(value, list | tuple):
-            return [strip(v) for v in value]
-        return value
-
-    head = _json(strip(page)).encode()
-    return len(head).to_bytes(4, "little") + head + b"".join(binary)
+def _split_bytes(value: object, mark: Callable[[int, bytes], object], out: list[bytes]) -> object:
+    """``value`` with each bytes in it moved to ``out`` and replaced by ``mark(its index in out, it)``."""
+    if isinstance(value, bytes):
+        out.append(value)
+        return mark(len(out) - 1, value)
+    if isinstance(value, Mapping):
+        return {k: _split_bytes(v, mark, out) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_split_bytes(v, mark, out) for v in value]
+    return value
 
 
 def page_bytes(page: Mapping[str, Any]) -> bytes:
-    """A page payload (:meth:`Tables.to_page`) as the bytes of one file (what a page's size is measured on)."""
-    return _payload(page)
+    """A page payload (:meth:`Tables.to_page`) as the bytes of one file (what a page's size is measured on): the
+    JSON with each bytes replaced by its length, then the bytes."""
+    binary: list[bytes] = []
+    head = _json(_split_bytes(page, lambda _, b: {"$bytes": len(b)}, binary)).encode()
+    return len(head).to_bytes(4, "little") + head + b"".join(binary)
 
 
 def _gzip(data: bytes) -> int:
@@ -1031,9 +992,6 @@ def build_tables(explorer: ExplorerShape, *, limit: int = 5000) -> Tables:
             clamps = [t for j, t in built.items() if holds[j]]
             built[i] = build_part(explorer, declared_parts[i], clamps=clamps)
         parts = [built[i] for i in range(len(declared_parts))]
-    start = dict(explorer.values_now())
-    for name, traits in explorer.compute(start).controls.items():
-        if "value" in traits:
-            start[name] = traits["value"]
+    start = _settle(explorer, explorer.values_now())[0]
     free = tuple(n for n in start if n not in grid)
     return Tables(explorer=type(explorer).__name__, controls=tuple(grid), free=free, parts=parts, start=start)

@@ -41,6 +41,7 @@ __all__ = [
     "VBox",
     "Widget",
     "choices",
+    "plain",
 ]
 
 
@@ -100,7 +101,7 @@ class Control(Widget):
 
     def state(self) -> dict[str, object]:
         """The traits of :attr:`STATE` as they are now, in the order the page must set them."""
-        return {name: _plain(getattr(self, name)) for name in self.STATE}
+        return {name: plain(getattr(self, name)) for name in self.STATE}
 
     def describe(self) -> dict[str, object]:
         return {
@@ -164,9 +165,6 @@ class _Options(Control):
         values = self.values()
         if values and self.value not in values:
             self.value = values[0]
-
-    def describe(self) -> dict[str, object]:
-        return super().describe()
 
 
 class Dropdown(_Options):
@@ -352,8 +350,8 @@ def choices(control: Widget) -> list[object] | None:
     return None
 
 
-def _plain(value: object) -> object:
-    """A trait's value as JSON holds it (tuples become lists)."""
+def plain(value: object) -> object:
+    """A trait's value as JSON holds it (tuples become lists), as the page gets it and compares it."""
     if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
+        return [plain(v) for v in value]
     return value

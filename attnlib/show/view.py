@@ -5,24 +5,21 @@ A view is not a widget of its own: its explorer's one widget model
 ``static/heatmap.js`` (bundled into the explorer's front end, no CDN, no build step) draws all of it as SVG,
 vector and crisp at any zoom: the title, the row/column labels and the colour bar around the grid, and in the grid a
 rectangle and a number per cell, the highlights and the outline of the pointer's or keyboard's cell.
-It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed. A
-new matrix rewrites only the cells whose colour or number changed. A matrix of more than 1024 cells
-is a canvas of one pixel per cell instead, scaled up without smoothing.
+It shows, on hover or keyboard focus, a cell's value at full precision and how it was computed.
 
 Usage (what every explorer does)::
 
     view = HeatmapView(None, title="weights A", vmin=0, vmax=1)   # in the explorer's constructor
     frame = view.frame(weights, row_labels=tokens, col_labels=tokens, cells=[(i, j)],
                        explanations=partial(explain_softmax, scores))   # in its pure compute()
-    view.show(frame)                                   # Explorer.show: the page gets it with the explorer's state
     view.on_select(lambda i, j: ...)                   # a cell clicked / chosen with Enter
     view.on_edit(lambda i, j, value: ...)              # editable=True: a number typed in a cell
 
-Explanations are written when the browser first asks for one after an update (the pointer or the
-keyboard reached a cell: the explorer's custom message ``{kind: "explain", view, row, col}``, answered with
-:meth:`HeatmapView.explain`): give a function that returns the table, e.g.
-``partial(explain_softmax, scores)``; it runs at most once per update, in the kernel, and the page
-receives the one cell's text. A change sends numbers only.
+The view's traits are always those of the frame its explorer showed last (:meth:`HeatmapView.show`, called by
+:meth:`Explorer.show`): the kernel computes a state, it never patches a view. Explanations are written when the
+browser first asks for one (the explorer's custom message ``{kind: "explain", view, row, col}``, answered with
+:meth:`HeatmapView.explain`): a function given for them (``partial(explain_softmax, scores)``) runs at most once
+per frame, in the kernel, and the page receives the one cell's text.
 
 Edits are validated here, in Python: text that is not a number, NaN, ±inf or a number larger than
 ``edit_limit`` in size gives an inline message naming what is wrong and keeps the last good state;
@@ -46,7 +43,6 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import traitlets
@@ -70,7 +66,6 @@ def explanation_texts(explanations: Explanations | None) -> list[list[str]]:
     return [[str(t) for t in row] for row in table] if table else []
 
 
-STATIC = Path(__file__).parent / "static"
 EDIT_LIMIT = 1e6
 
 
@@ -201,13 +196,14 @@ class HeatmapView(traitlets.HasTraits):
         self.edit_limit = edit_limit
         self.cmap = ""
         self.data = np.zeros((0, 0))
+        self._shown: Frame | None = None
         self._explanations: Explanations = []
         self._edit_callbacks: list[Callable[[int, int, float], None]] = []
         self._select_callbacks: list[Callable[[int, int], None]] = []
         self.layout = Layout()
-        self.update(matrix, row_labels=row_labels, col_labels=col_labels, explanations=explanations)
-        if matrix is None:
-            self._layout()  # the style's look before the first frame
+        self.restyle()
+        if matrix is not None:
+            self.show(self.frame(matrix, row_labels=row_labels, col_labels=col_labels, explanations=explanations))
         style.register(self)
 
     # ------------------------------------------------------------------ kernel → browser
@@ -280,81 +276,20 @@ class HeatmapView(traitlets.HasTraits):
 
     def show(self, frame: Frame) -> HeatmapView:
         """Show ``frame``: every drawn trait set from it alone (its explorer sends what it draws)."""
-        drawn = self.drawn(frame)
-        self.data = frame.matrix
         lo, hi = self._fixed_limits
         self.cmap = limits(frame.matrix, cmap=self._fixed_cmap, vmin=lo, vmax=hi)[2]
-        for name, value in drawn.items():
+        for name, value in self.drawn(frame).items():
             if getattr(self, name) != value:
                 setattr(self, name, value)
-        self._explanations = []
-        self._explain(frame.explanations or [])
-        return self
-
-    def update(
-        self,
-        matrix: object | None = None,
-        *,
-        row_labels: Sequence[object] | None = None,
-        col_labels: Sequence[object] | None = None,
-        title: str | None = None,
-        explanations: Explanations | None = None,
-        decimals: int | None = None,
-    ) -> HeatmapView:
-        """Show a new matrix (and optionally labels, title, explanations): one message, one redraw.
-
-        A side whose labels are not given keeps them when its size is unchanged (else ``1 … n``).
-        Explanations not given are cleared when the matrix changes (they would be stale).
-        """
-        if matrix is not None:
-            data = as_numpy(matrix)
-            if not np.isfinite(data).all():
-                raise ValueError(f"{self.title or 'the heatmap'}: the matrix has NaN or infinite entries")
-            reshaped = data.shape != self.data.shape
-            self.data = data
-            if reshaped:
-                self._layout()
-                if row_labels is None:
-                    self.row_labels = _labels(None, data.shape[0])
-                if col_labels is None:
-                    self.col_labels = _labels(None, data.shape[1])
-                self.highlight()
-            self._colours()
-            self.shape = list(data.shape)
-            self.buffer = np.ascontiguousarray(data, dtype="<f8").tobytes()
-            if explanations is None:
-                self._explain([])
-        if row_labels is not None:
-            self.row_labels = _labels(row_labels, self.data.shape[0])
-        if col_labels is not None:
-            self.col_labels = _labels(col_labels, self.data.shape[1])
-        if title is not None:
-            self.title = title
-        if decimals is not None:
-            self.decimals = decimals
-        if explanations is not None:
-            self._explain(explanations)
-        self.description = self._describe()
-        return self
-
-    def highlight(
-        self, rows: Sequence[int] = (), cols: Sequence[int] = (), cells: Sequence[tuple[int, int]] = ()
-    ) -> HeatmapView:
-        """Outline whole rows, whole columns and single cells (replacing earlier outlines)."""
-        self.highlight_rows = [int(i) for i in rows]
-        self.highlight_cols = [int(j) for j in cols]
-        self.highlight_cells = [[int(i), int(j)] for i, j in cells]
-        return self
-
-    def _explain(self, explanations: Explanations) -> None:
-        if not explanations and not callable(explanations) and self._explanations == []:
-            return  # none before, none now: nothing for the browser to forget
+        self.data = frame.matrix
+        self._shown = frame
+        explanations = frame.explanations
         self._explanations = explanations if callable(explanations) else explanation_texts(explanations)
-        self.explained = bool(explanations)
+        return self
 
     @property
     def explanations(self) -> list[list[str]]:
-        """Every cell's explanation (``[]`` for none); a function given to :meth:`update` runs here, once."""
+        """Every cell's explanation (``[]`` for none); a function the frame gave for them runs here, once."""
         if callable(self._explanations):
             self._explanations = explanation_texts(self._explanations)
         return [list(row) for row in self._explanations]
@@ -384,10 +319,6 @@ class HeatmapView(traitlets.HasTraits):
         boxes += [(j - 0.5, i - 0.5, 1, 1) for i, j in self.highlight_cells]
         return boxes
 
-    def show_message(self, text: str) -> None:
-        """Show ``text`` under the heatmap (``""`` clears it)."""
-        self.message = text
-
     # ------------------------------------------------------------------ browser → kernel
     def on_edit(self, callback: Callable[[int, int, float], None]) -> None:
         """Call ``callback(row, col, value)`` with each valid number typed into a cell.
@@ -402,23 +333,20 @@ class HeatmapView(traitlets.HasTraits):
         self._select_callbacks.append(callback)
 
     def edit(self, row: int, col: int, text: str) -> bool:
-        """Apply ``text`` typed into cell ``(row, col)`` as the browser does; ``True`` if accepted."""
+        """Give ``text`` typed into cell ``(row, col)`` to the :meth:`on_edit` callbacks, as the browser does;
+        ``True`` if accepted. The view itself changes only when its explorer shows a new frame."""
         n_rows, n_cols = self.data.shape
         if not (0 <= row < n_rows and 0 <= col < n_cols):
             self.message = f"cell ({row + 1}, {col + 1}) is outside the {n_rows}×{n_cols} matrix"
             return False
         try:
             value = parse_cell(text, limit=self.edit_limit)
-            if self._edit_callbacks:
-                for callback in self._edit_callbacks:
-                    callback(row, col, value)
-            else:
-                data = self.data.copy()
-                data[row, col] = value
-                self.update(data)
+            if not self._edit_callbacks:
+                raise ValueError("this heatmap takes no typed numbers")
+            for callback in self._edit_callbacks:
+                callback(row, col, value)
         except ValueError as exc:
-            label = f"{self.row_labels[row]}, {self.col_labels[col]}"
-            self.message = f"⚠ {label}: {exc}"
+            self.message = f"⚠ {self.row_labels[row]}, {self.col_labels[col]}: {exc}"
             return False
         self.message = ""
         return True
@@ -440,28 +368,16 @@ class HeatmapView(traitlets.HasTraits):
             return annotate, float(round(font_size * (3.4 if n <= 8 else 2.6)))
         return annotate, float(max(6, min(24, round(480 / n))))
 
-    def _layout(self) -> None:
+    def restyle(self) -> None:
+        """Re-read the current style (called by :func:`attnlib.show.style.use`): the look, and the frame shown."""
         st = style.current()
-        self.annotate, self.cell_size = self._layout_of(self.data.shape)
         self.font_size = round(st.font_size * 1.45)
         self.highlight_color = st.highlight_color
         self.line_width = st.line_width
-
-    def _colours(self) -> None:
-        lo, hi, cmap = limits(self.data, cmap=self._fixed_cmap, vmin=self._fixed_limits[0], vmax=self._fixed_limits[1])
-        if cmap != self.cmap:
-            self.cmap = cmap
-            self.palette = list(palette(cmap))
-        self.vmin, self.vmax = lo, hi
-
-    def restyle(self) -> None:
-        """Re-read the current style (called by :func:`attnlib.show.style.use`)."""
-        self._layout()
-        self.cmap = ""
-        self._colours()
-
-    def _describe(self) -> str:
-        return _describe(self.title, self.data, self.row_labels, self.col_labels)
+        if self._shown is not None:
+            message = self.message
+            self.show(self._shown)
+            self.message = message
 
     # ------------------------------------------------------------------ static fallback
     def spec(self) -> HeatmapSpec:

@@ -397,11 +397,15 @@ def _statuses_while(page, panel_id: str, act) -> tuple[object, list[str]]:
         page.evaluate("() => window.attnStopStatuses()")
 
 
-# the scores view's explanations take the kernel 3 s to write (as a kernel busy training a model)
-SLOW = """import gc, time
-from attnlib.show import HeatmapView
-for _view in [o for o in gc.get_objects() if isinstance(o, HeatmapView) and o.title == "scores Q Kᵀ"]:
-    _view.update(explanations=lambda _table=_view.explanations: time.sleep(3) or _table)
+# the scores view's explanations take the kernel 3 s to write (as a kernel busy training a model): each
+# ScoresExplorer shows the state it computes, its scores' explanations slowed down (Explorer.show, public)
+SLOW = """import dataclasses, gc, time
+from attnlib.lessons.l04_scores import ScoresExplorer
+for _explorer in [o for o in gc.get_objects() if isinstance(o, ScoresExplorer)]:
+    _shown = _explorer.compute(_explorer.values_now())
+    _frame = _shown.views["scores"]
+    _slow = dataclasses.replace(_frame, explanations=lambda _f=_frame: time.sleep(3) or _f.explanations())
+    _explorer.show(dataclasses.replace(_shown, views={**_shown.views, "scores": _slow}))
 """
 
 

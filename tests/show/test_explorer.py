@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import inspect
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 import pytest
@@ -37,7 +37,7 @@ from attnlib.lessons.l18_inside_a_model import ModelHeadsExplorer, load_writer
 from attnlib.lessons.l19_where_next import MergesExplorer
 from attnlib.lessons.pipeline import PipelineExplorer, pipeline_example
 from attnlib.show import HeatmapView, ui
-from attnlib.show.explorer import Explorer, MatrixParseError, choices, parse_matrix
+from attnlib.show.explorer import Explorer, MatrixParseError, Shown, choices, parse_matrix
 from attnlib.training import train
 from attnlib.transformer import TinyTransformer
 
@@ -96,8 +96,9 @@ class TinyExplorer(Explorer):
         super().__init__()
         self.controls["matrix"] = ui.Textarea(value=text)
         self.controls["row"] = ui.IntSlider(value=0, min=0, max=1)
-        self.views["heatmap"] = HeatmapView(parse_matrix(text), title="tiny", editable=True)
+        self.views["heatmap"] = HeatmapView(None, title="tiny", editable=True)
         self.on_edit("heatmap", self.edit_cell)
+        self.update()
         self.observe_controls()
         self.widget = ui.VBox([*self.controls.values(), self.message, self.views["heatmap"]])
 
@@ -108,12 +109,13 @@ class TinyExplorer(Explorer):
         matrix[i, j] = value
         self.set_quietly("matrix", value="; ".join(" ".join(f"{v:g}" for v in row) for row in matrix))
 
-    def update(self) -> None:
-        matrix = parse_matrix(self.controls["matrix"].value)
-        row = self.controls["row"].value
+    def compute(self, values: Mapping[str, object]) -> Shown:
+        matrix = parse_matrix(str(values["matrix"]))
+        row = int(values["row"])
         if row >= matrix.shape[0]:
             raise ValueError(f"row must be < n_rows = {matrix.shape[0]}, got {row}")
-        self.views["heatmap"].update(matrix).highlight(rows=[row])
+        explain = lambda: [[f"entry {v:g}" for v in r] for r in matrix]  # noqa: E731
+        return Shown(views={"heatmap": self.views["heatmap"].frame(matrix, rows=[row], explanations=explain)})
 
     def summary(self) -> str:
         return f"TinyExplorer(matrix={self.controls['matrix'].value!r})"

@@ -102,12 +102,11 @@ def test_a_bad_text_from_the_page_is_answered_with_the_message_and_the_last_good
 
 def test_hover_explanations_and_typed_cells_travel_as_custom_messages(sent) -> None:
     explorer = TinyExplorer("1 2; 3 4")
-    explorer.views["heatmap"].update(np.eye(2), explanations=[["a", "b"], ["c", "d"]])
     widget = explorer.page
     sent.clear()
     custom(widget, kind="explain", view="heatmap", row=1, col=0, id=7)
     (answer,) = updates(sent, widget)
-    assert answer == {"method": "custom", "content": {"kind": "explained", "id": 7, "text": "c"}}
+    assert answer == {"method": "custom", "content": {"kind": "explained", "id": 7, "text": "entry 3"}}
     sent.clear()
     custom(widget, kind="edit", view="heatmap", row=1, col=1, text="9")
     (message,) = updates(sent, widget)

@@ -63,23 +63,6 @@ def test_heatmap_annotates_small_matrices_only() -> None:
     assert len(texts) == 9 and texts[0] == "1.00"
 
 
-def test_heatmap_update_in_place_changes_the_picture() -> None:
-    hm = plots.heatmap(np.zeros((3, 3)), vmin=0, vmax=1)
-    before = hm.to_png()
-    hm.update(np.eye(3))
-    assert hm.data[0, 0] == 1.0
-    assert [t.get_text() for t in hm.texts][:2] == ["1.00", "0"]
-    assert hm.to_png() != before
-
-
-def test_heatmap_update_to_a_new_shape() -> None:
-    hm = plots.heatmap(np.zeros((2, 2)))
-    hm.update(np.ones((3, 4)), row_labels=["a", "b", "c"])
-    assert hm.data.shape == (3, 4)
-    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["a", "b", "c"]
-    png_size(hm.to_png())
-
-
 def test_heatmap_highlight_outlines_rows_columns_and_cells() -> None:
     hm = plots.heatmap(np.zeros((3, 3)))
     hm.highlight(rows=[0], cols=[1, 2], cells=[(2, 2)])
@@ -95,34 +78,12 @@ def test_show_heatmaps_side_by_side() -> None:
     png_size(grid.to_png())
 
 
-def test_bar_chart_updates_and_checks_length() -> None:
-    chart = plots.BarChart([0.2, 0.3, 0.5], ["a", "b", "c"])
-    chart.update([0.6, 0.3, 0.1])
-    assert [round(b.get_height(), 6) for b in chart.bars] == [0.6, 0.3, 0.1]
-    png_size(chart.to_png())
-    with pytest.raises(ValueError, match=r"expected 3 values, got 2"):
-        chart.update([0.5, 0.5])
-
-
 def test_no_pyplot_figures_are_left_open() -> None:
     import matplotlib.pyplot as plt
 
     before = len(plt.get_fignums())
     plots.heatmap(np.eye(2)).to_png()
     assert len(plt.get_fignums()) == before
-
-
-def test_distribution_draws_hist_and_kde_with_one_curve_per_label() -> None:
-    rng = np.random.default_rng(0)
-    samples = {"scores": rng.standard_normal(500) * 8, "scaled": rng.standard_normal(500)}
-    hist = plots.distribution(samples, title="scores")
-    assert repr(hist) == "<distribution hist: scores, scaled>"
-    assert base64.b64decode(hist._repr_mimebundle_()[0]["image/png"]).startswith(PNG_MAGIC)
-    kde = plots.distribution(samples, kind="kde")
-    assert len(kde.fig.axes[0].lines) == 2  # one density curve per label
-    assert plots.distribution(torch.ones(3, 4) + torch.arange(4.0)).fig.axes[0].collections  # a tensor works too
-    with pytest.raises(ValueError, match="kind must be 'hist' or 'kde', got 'box'"):
-        plots.distribution(samples, kind="box")
 
 
 def test_training_curves_one_line_per_series() -> None:
@@ -145,16 +106,10 @@ def test_cost_curves_log_log_with_guide_slopes() -> None:
     assert plot.to_png().startswith(b"\x89PNG")
 
 
-def test_heatmap_update_with_one_side_of_labels_keeps_the_other():
-    hm = Heatmap(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"])
-    hm.update(np.eye(2) * 2, row_labels=["c", "d"])
-    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["c", "d"]
-    assert [t.get_text() for t in hm.ax.get_xticklabels()] == ["x", "y"]
-
-
-def test_heatmap_shape_change_relabels_and_keeps_one_colour_bar() -> None:
-    hm = Heatmap(np.eye(3), row_labels=["a", "b", "c"])
-    hm.update(np.arange(10.0).reshape(2, 5))
-    assert [t.get_text() for t in hm.texts][-1] == "9.00"
-    assert [t.get_text() for t in hm.ax.get_yticklabels()] == ["1", "2"]
-    assert len(hm.fig.axes) == 2  # the heatmap and one colour bar, not one more per redraw
+def test_a_redrawn_heatmap_keeps_one_colour_bar() -> None:
+    grid = plots.show_heatmaps([np.eye(3), np.arange(10.0).reshape(2, 5)])
+    grid.heatmaps[1].highlight(rows=[0]).highlight(cols=[1])  # each redraws into its axes
+    assert [t.get_text() for t in grid.heatmaps[1].texts][-1] == "9.00"
+    assert len(grid.fig.axes) == 4  # two heatmaps and a colour bar each, not one more per redraw
+    hm = Heatmap(np.eye(3)).highlight(rows=[1])
+    assert len(hm.fig.axes) == 2

@@ -102,13 +102,6 @@ def test_heatmap_with_its_own_colormap_keeps_it() -> None:
     assert hm.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
 
 
-def test_bar_chart_restyles() -> None:
-    bars = plots.BarChart([[0.2, 0.5, 0.3]])
-    style.use("projector")
-    assert to_hex(bars.bars[0].get_facecolor()) == to_hex(PROJECTOR.highlight_color)
-    assert bars.texts[0].get_fontsize() == pytest.approx(PROJECTOR.annotation_size)
-
-
 def _look(view) -> tuple:
     return (view.font_size, view.cell_size, view.highlight_color, view.line_width, tuple(view.palette))
 
@@ -262,7 +255,8 @@ def test_numbers_in_cells_contrast_4_5_to_1_with_their_cell(tmp_path) -> None:
     import shutil
     import subprocess
 
-    from attnlib.show.view import STATIC, palette
+    from attnlib.show.page import STATIC
+    from attnlib.show.view import palette
 
     node = shutil.which("node")
     assert node, "node is needed to run the page's code (make lint installs it with the npm packages)"

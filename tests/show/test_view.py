@@ -14,7 +14,7 @@ import pytest
 
 from attnlib.formatting import annotation, explain_softmax
 from attnlib.show import HeatmapView, parse_cell, style
-from attnlib.show.view import STATIC
+from attnlib.show.page import STATIC
 from attnlib.steps import softmax
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -37,14 +37,15 @@ def test_view_signed_matrix_gets_symmetric_diverging_limits() -> None:
     assert view.cmap == style.current().diverging_cmap
 
 
-def test_view_update_keeps_labels_of_unchanged_side_and_clears_stale_explanations() -> None:
+def test_a_frame_keeps_nothing_from_the_frame_before() -> None:
     view = HeatmapView(np.eye(2), row_labels=["a", "b"], col_labels=["x", "y"], explanations=[["1", "2"], ["3", "4"]])
     assert view.explanations == [["1", "2"], ["3", "4"]]
-    view.update(np.eye(2) * 2, row_labels=["c", "d"])
-    assert (view.row_labels, view.col_labels) == (["c", "d"], ["x", "y"])
-    assert view.explanations == []
-    view.update(np.ones((3, 1)))
-    assert (view.row_labels, view.col_labels) == (["1", "2", "3"], ["1"])
+    view.show(view.frame(np.eye(2) * 2, row_labels=["c", "d"], rows=[1]))
+    assert (view.row_labels, view.col_labels, view.highlight_rows) == (["c", "d"], ["1", "2"], [1])
+    assert view.explanations == [] and not view.explained
+    view.show(view.frame(np.ones((3, 1))))
+    assert (view.row_labels, view.col_labels, view.highlight_rows) == (["1", "2", "3"], ["1"], [])
+    assert view.shown() == HeatmapView(np.ones((3, 1))).shown()  # what a view built fresh shows
 
 
 def test_explanations_given_as_a_function_are_written_once_when_first_asked_for() -> None:
@@ -63,33 +64,33 @@ def test_explanations_given_as_a_function_are_written_once_when_first_asked_for(
     assert view.explain(5, 5) == ""  # outside: nothing, no error
 
 
-def test_an_explanation_asked_for_after_an_update_is_the_new_one() -> None:
+def test_an_explanation_asked_for_after_a_new_frame_is_the_new_one() -> None:
     view = HeatmapView(np.eye(2), explanations=[["1", "2"], ["3", "4"]])
-    view.update(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]])
+    view.show(view.frame(np.eye(2) * 2, explanations=[["5", "6"], ["7", "8"]]))
     assert view.explain(0, 0) == "5"
-    view.update(np.eye(2) * 3)  # a new matrix without texts: the old ones are stale
+    view.show(view.frame(np.eye(2) * 3))  # a new frame without texts: the old ones are stale
     assert view.explain(0, 0) == ""
 
 
 def test_a_view_without_explanations_tells_the_browser_not_to_ask() -> None:
     view = HeatmapView(np.eye(2))
     assert not view.explained
-    view.update(np.eye(2), explanations=lambda: None)  # a function may find the matrix too large
+    view.show(view.frame(np.eye(2), explanations=lambda: None))  # a function may find the matrix too large
     assert view.explained and view.explanations == [] and view.explain(0, 0) == ""
 
 
 def test_view_refuses_non_finite_matrices() -> None:
     view = HeatmapView(np.eye(2))
     with pytest.raises(ValueError, match="NaN or infinite"):
-        view.update(np.array([[np.nan, 1.0], [0.0, 1.0]]))
+        view.frame(np.array([[np.nan, 1.0], [0.0, 1.0]]))
     assert view.values == [[1.0, 0.0], [0.0, 1.0]]
 
 
 def test_view_highlights_replace_each_other() -> None:
     view = HeatmapView(np.zeros((3, 4)))
-    view.highlight(rows=[1], cols=[2], cells=[(0, 3)])
+    view.show(view.frame(np.zeros((3, 4)), rows=[1], cols=[2], cells=[(0, 3)]))
     assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([1], [2], [[0, 3]])
-    view.highlight(cells=[(2, 0)])
+    view.show(view.frame(np.zeros((3, 4)), cells=[(2, 0)]))
     assert (view.highlight_rows, view.highlight_cols, view.highlight_cells) == ([], [], [[2, 0]])
 
 
@@ -112,12 +113,11 @@ def test_view_bad_edit_names_the_problem_and_keeps_the_last_good_state(text: str
         parse_cell(text)
 
 
-def test_view_good_edit_without_callback_changes_the_cell_and_clears_the_message() -> None:
+def test_an_edit_no_callback_takes_is_refused_and_changes_nothing() -> None:
     view = HeatmapView(np.eye(2), editable=True)
-    view.edit(0, 0, "oops")
-    assert view.message
-    assert view.edit(0, 1, " 2.5 ") is True
-    assert view.values == [[1.0, 2.5], [0.0, 1.0]] and view.message == ""
+    assert view.edit(0, 1, " 2.5 ") is False
+    assert "takes no typed numbers" in view.message
+    assert view.values == [[1.0, 0.0], [0.0, 1.0]]  # only its explorer's next frame changes what it shows
 
 
 def test_view_edit_goes_to_the_callback_and_a_cell_outside_is_refused() -> None:

@@ -11,7 +11,7 @@
 // message `[role=status]`, the no-kernel note `[data-note=no-kernel]`. After drawing any state the root
 // increments `data-shown` and dispatches "attnlib:shown" ({source: "table" | "kernel" | "initial", values}).
 // Once what the page fetches after drawing is here (fetchRest), the root's `data-fetched` is "true".
-import { createHeatmap } from "./heatmap.js";
+import { createHeatmap, html } from "./heatmap.js";
 import {
   addChunkMessage,
   decodeTable,
@@ -207,13 +207,6 @@ const TYPED = ["text", "textarea", "int-text", "float-text"];
 
 // ------------------------------------------------------------------------------------------- elements
 let counter = 0;
-/** @template {keyof HTMLElementTagNameMap} K @param {K} tag @param {Record<string, string>} [attributes] */
-function element(tag, attributes = {}) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, v);
-  return node;
-}
-
 /** @param {unknown} option @returns {[string, unknown]} */
 function pair(option) {
   return Array.isArray(option) ? [String(option[0]), option[1]] : [String(option), option];
@@ -228,9 +221,8 @@ function readout(value, format) {
 
 /** The note of a page with no kernel: `text`, then a link to Binder. @param {string} text */
 function noKernelNote(text) {
-  const note = element("p", { class: "attn-note", "data-note": "no-kernel" });
-  const link = element("a", { href: BINDER, target: "_blank", rel: "noopener" });
-  link.textContent = "launch the lessons on Binder";
+  const note = html("p", { class: "attn-note", "data-note": "no-kernel" });
+  const link = html("a", { href: BINDER, target: "_blank", rel: "noopener" }, "launch the lessons on Binder");
   note.append(text, link, ".");
   return note;
 }
@@ -239,9 +231,8 @@ function noKernelNote(text) {
  * @param {Node} node @param {(value: unknown) => void} changed @returns {Control} */
 function makeControl(node, changed) {
   const id = `attn-control-${++counter}`;
-  const el = element("div", { class: `attn-control attn-control-${node.kind}` });
-  const label = element("label", { for: id });
-  label.textContent = node.label || "";
+  const el = html("div", { class: `attn-control attn-control-${node.kind}` });
+  const label = html("label", { for: id }, node.label || "");
   if (node.tooltip) el.title = node.tooltip;
   const name = String(node.name);
   /** @type {Record<string, unknown>} */
@@ -251,15 +242,13 @@ function makeControl(node, changed) {
   /** @type {(traits: Record<string, unknown>) => void} */
   let set;
   if (node.kind === "dropdown") {
-    const select = element("select", { id, "data-control": name });
+    const select = html("select", { id, "data-control": name });
     set = (t) => {
       if (t.options) {
         traits.options = t.options;
         select.replaceChildren(
           .../** @type {unknown[]} */ (t.options).map((o, k) => {
-            const option = element("option", { value: String(k) });
-            option.textContent = pair(o)[0];
-            return option;
+            return html("option", { value: String(k) }, pair(o)[0]);
           }),
         );
       }
@@ -271,15 +260,14 @@ function makeControl(node, changed) {
     });
     input = select;
   } else if (node.kind === "toggle-buttons") {
-    const group = element("div", { role: "radiogroup", id, "data-control": name, "aria-label": node.label || name });
+    const group = html("div", { role: "radiogroup", id, "data-control": name, "aria-label": node.label || name });
     set = (t) => {
       if (t.options) {
         traits.options = t.options;
         group.replaceChildren(
           .../** @type {unknown[]} */ (t.options).map((o) => {
             const [text, value] = pair(o);
-            const button = element("button", { type: "button", role: "radio", "data-value": JSON.stringify(value) });
-            button.textContent = text;
+            const button = html("button", { type: "button", role: "radio", "data-value": JSON.stringify(value) }, text);
             button.addEventListener("click", () => changed(value));
             return button;
           }),
@@ -315,8 +303,8 @@ function makeControl(node, changed) {
     });
     input = group;
   } else if (["int-slider", "float-slider", "log-slider", "selection-slider"].includes(node.kind)) {
-    const range = element("input", { type: "range", id, "data-control": name });
-    const shown = element("output", { for: id });
+    const range = html("input", { type: "range", id, "data-control": name });
+    const shown = html("output", { for: id });
     set = (t) => {
       Object.assign(traits, t);
       const steps = node.kind === "selection-slider" ? stepsOf(/** @type {Node} */ (traits)) : stepsOf(node);
@@ -347,7 +335,7 @@ function makeControl(node, changed) {
     input = range;
     el.append(label, range, shown);
   } else if (node.kind === "checkbox" || node.kind === "toggle") {
-    const box = element("input", { type: "checkbox", id, "data-control": name });
+    const box = html("input", { type: "checkbox", id, "data-control": name });
     set = (t) => {
       if ("value" in t) box.checked = Boolean(t.value);
     };
@@ -357,8 +345,8 @@ function makeControl(node, changed) {
   } else {
     const typed =
       node.kind === "textarea"
-        ? element("textarea", { id, "data-control": name, rows: "3" })
-        : element("input", {
+        ? html("textarea", { id, "data-control": name, rows: "3" })
+        : html("input", {
             id,
             "data-control": name,
             type: node.kind === "int-text" || node.kind === "float-text" ? "number" : "text",
@@ -501,7 +489,7 @@ function render({ model, el }) {
   const table = payload && "format" in payload ? decodeTable(/** @type {Payload} */ (payload)) : null;
   const source = model.get("kernel") ? kernelSource(model, table) : fileSource(table);
   const rule = tableRule(table);
-  const root = element("div", {
+  const root = html("div", {
     class: "attnlib-explorer",
     "data-explorer": model.get("explorer") || "",
     "data-shown": "0",
@@ -535,17 +523,17 @@ function render({ model, el }) {
     /** @type {HTMLElement} */
     let out;
     if (node.children) {
-      out = element("div", { class: `attn-box attn-${node.kind}` });
+      out = html("div", { class: `attn-box attn-${node.kind}` });
       out.append(...node.children.map(build));
     } else if (node.kind === "view") {
-      out = element("div", { class: "attn-view", "data-view": String(node.name) });
+      out = html("div", { class: "attn-view", "data-view": String(node.name) });
       const heatmap = createHeatmap(out, hostOf(String(node.name)));
       views.set(String(node.name), { draw: heatmap.draw, look: node.look || {} });
     } else if (node.kind === "message") {
-      out = element("div", { class: "attn-message", role: "status", "aria-live": "polite" });
+      out = html("div", { class: "attn-message", role: "status", "aria-live": "polite" });
       message = out;
     } else if (node.kind === "html") {
-      out = element("div", { class: "attn-text" });
+      out = html("div", { class: "attn-text" });
       if (node.name) {
         out.dataset.text = node.name;
         texts.set(node.name, out);
@@ -555,7 +543,7 @@ function render({ model, el }) {
       const control = makeControl(node, (value) => changed(name, value));
       controls.set(name, control);
       out = control.el;
-    } else out = element("div");
+    } else out = html("div");
     // a typed control's size is its input's; any other part's, its own
     const styled = node.name && TYPED.includes(node.kind) ? controls.get(node.name)?.input || out : out;
     if (node.css) for (const [k, v] of Object.entries(node.css)) styled.style.setProperty(k, v);

@@ -157,7 +157,7 @@ export function readMatrix(model) {
 // ---------------------------------------------------------------------------------------- elements
 /** @template {keyof HTMLElementTagNameMap} K
  * @param {K} tag @param {Record<string, string>} [attributes] @param {string} [text] */
-function html(tag, attributes = {}, text = "") {
+export function html(tag, attributes = {}, text = "") {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attributes)) node.setAttribute(k, v);
   if (text) node.textContent = text;

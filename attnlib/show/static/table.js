@@ -39,12 +39,8 @@
  *   a decoded table (read it only through the functions of this module)
  */
 
-/**
- * Unsigned little-endian integers of `width` bytes.
- * @param {Bytes} bytes
- * @param {number} width
- * @returns {Uint32Array}
- */
+/** Unsigned little-endian integers of `width` bytes.
+ * @param {Bytes} bytes @param {number} width @returns {Uint32Array} */
 function readInts(bytes, width) {
   const view = asBytes(bytes);
   const out = new Uint32Array(view.byteLength / width);
@@ -55,31 +51,20 @@ function readInts(bytes, width) {
   return out;
 }
 
-/**
- * @param {Bytes} bytes
- * @returns {Uint8Array}
- */
+/** @param {Bytes} bytes @returns {Uint8Array} */
 function asBytes(bytes) {
   return ArrayBuffer.isView(bytes)
     ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)
     : new Uint8Array(/** @type {ArrayBuffer} */ (bytes));
 }
 
-/**
- * A value's identity as Python's table tells it apart (table.py `_ident`): booleans, numbers (1 and 1.0 the
- * same) and strings as themselves, anything else by its JSON.
- * @param {unknown} value
- * @returns {unknown}
- */
+/** A value's identity as Python's table tells it apart (table.py `_ident`): booleans, numbers (1 and 1.0 the
+ * same) and strings as themselves, anything else by its JSON. @param {unknown} value @returns {unknown} */
 function ident(value) {
   return value === null || typeof value === "object" ? `json:${canonical(value)}` : value;
 }
 
-/**
- * JSON with sorted keys.
- * @param {unknown} value
- * @returns {string}
- */
+/** JSON with sorted keys. @param {unknown} value @returns {string} */
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
   if (value !== null && typeof value === "object") {
@@ -90,24 +75,16 @@ function canonical(value) {
   return JSON.stringify(value);
 }
 
-/**
- * Equal as Python's `_same` compares them: numbers by value, booleans apart from numbers, lists and dicts by
- * their items.
- * @param {unknown} a
- * @param {unknown} b
- * @returns {boolean}
- */
+/** Equal as Python's `_same` compares them: numbers by value, booleans apart from numbers, lists and dicts by
+ * their items. @param {unknown} a @param {unknown} b @returns {boolean} */
 export function same(a, b) {
   if (a === b) return true;
   if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
   return canonical(a) === canonical(b);
 }
 
-/**
- * Grid lookups of a list of values: exact identities, and the numbers for the tolerance.
- * @param {unknown[]} values
- * @returns {{where: Map<unknown, number>, numbers: [number, number][]}}
- */
+/** Grid lookups of a list of values: exact identities, and the numbers for the tolerance.
+ * @param {unknown[]} values @returns {{where: Map<unknown, number>, numbers: [number, number][]}} */
 function index(values) {
   return {
     where: new Map(values.map((v, k) => [ident(v), k])),
@@ -115,11 +92,7 @@ function index(values) {
   };
 }
 
-/**
- * One part's rows (or one chunk's) as lookup structures.
- * @param {PartPayload} payload
- * @returns {Rows}
- */
+/** One part's rows (or one chunk's) as lookup structures. @param {PartPayload} payload @returns {Rows} */
 function decodeRows(payload) {
   const width = payload.width;
   const keys = readInts(payload.keys, width);
@@ -158,11 +131,8 @@ function decodeRows(payload) {
   };
 }
 
-/**
- * Read a table payload (Tables.to_page() or Table.to_page(), as anywidget delivers it) once.
- * @param {Payload} payload
- * @returns {Table}
- */
+/** Read a table payload (Tables.to_page() or Table.to_page(), as anywidget delivers it) once.
+ * @param {Payload} payload @returns {Table} */
 export function decodeTable(payload) {
   if (payload.format !== 1) throw new Error(`table format ${payload.format}: this page reads format 1`);
   const parts = payload.parts ?? [payload];
@@ -195,24 +165,16 @@ export function decodeTable(payload) {
   return table;
 }
 
-/**
- * Add chunk `index` of part `part` (Tables.chunk(part, index), from the kernel or a file) to a decoded table.
- * @param {Table} table
- * @param {number} part
- * @param {number} index
- * @param {PartPayload} payload
- */
+/** Add chunk `index` of part `part` (Tables.chunk(part, index), from the kernel or a file) to a decoded table.
+ * @param {Table} table @param {number} part @param {number} index @param {PartPayload} payload */
 export function addChunk(table, part, index, payload) {
   table.parts[part].chunks.set(index, decodeRows(payload));
 }
 
-/**
- * Add the chunk a kernel's message carries (Python's `chunk_message`, received as anywidget's
+/** Add the chunk a kernel's message carries (Python's `chunk_message`, received as anywidget's
  * `msg:custom` content and buffers): its payload with each `{"$buffer": k}` as `buffers[k]`.
- * @param {Table} table
- * @param {{type: string, part: number, index: number, payload: unknown}} content
- * @param {DataView[]} buffers
- */
+ * @param {Table} table @param {{type: string, part: number, index: number, payload: unknown}} content
+ * @param {DataView[]} buffers */
 export function addChunkMessage(table, content, buffers) {
   /** @param {unknown} value @returns {unknown} */
   const join = (value) => {
@@ -225,11 +187,7 @@ export function addChunkMessage(table, content, buffers) {
   addChunk(table, content.part, content.index, /** @type {PartPayload} */ (join(content.payload)));
 }
 
-/**
- * Bytes from base64 (a chunk file's buffers), as a DataView.
- * @param {string} text
- * @returns {DataView}
- */
+/** Bytes from base64 (a chunk file's buffers), as a DataView. @param {string} text @returns {DataView} */
 function fromBase64(text) {
   const binary = atob(text);
   const bytes = new Uint8Array(binary.length);
@@ -240,13 +198,10 @@ function fromBase64(text) {
 /** @type {Map<string, Promise<boolean>>} each file's <script>, once per page (explorers may share one) */
 const LOADING = new Map();
 
-/**
- * Run the file at `path` (relative to the page) as a classic <script>, which a browser runs from file:// as over
+/** Run the file at `path` (relative to the page) as a classic <script>, which a browser runs from file:// as over
  * http, where it refuses fetch, and give what it put in `globalThis.attnlibChunks` under its name (the file's
  * name without ".js"), or null when there is no document, or the file is missing or puts nothing there.
- * @param {string} path
- * @returns {Promise<unknown>}
- */
+ * @param {string} path @returns {Promise<unknown>} */
 function loadFile(path) {
   if (!path || typeof document === "undefined") return Promise.resolve(null);
   const url = new URL(path, document.baseURI).href;
@@ -270,27 +225,16 @@ function loadFile(path) {
   return loading.then((loaded) => (loaded ? (shared.attnlibChunks?.[key] ?? null) : null));
 }
 
-/**
- * The file of chunk `index` of part `part` that a page with no kernel loads (Python's `chunk_files`: a path
+/** The file of chunk `index` of part `part` that a page with no kernel loads (Python's `chunk_files`: a path
  * relative to the page), or "" when the table names none.
- * @param {Table} table
- * @param {number} part
- * @param {number} index
- * @returns {string}
- */
+ * @param {Table} table @param {number} part @param {number} index @returns {string} */
 export function chunkFile(table, part, index) {
   return table.parts[part].chunk?.files?.[index] ?? "";
 }
 
-/**
- * Load chunk `index` of part `part` from its file beside the page and add it to the table: resolves true once
+/** Load chunk `index` of part `part` from its file beside the page and add it to the table: resolves true once
  * added, false when the table names no file, or the file is missing or holds another chunk (then the page says a
- * kernel computes it).
- * @param {Table} table
- * @param {number} part
- * @param {number} index
- * @returns {Promise<boolean>}
- */
+ * kernel computes it). @param {Table} table @param {number} part @param {number} index @returns {Promise<boolean>} */
 export function loadChunk(table, part, index) {
   if (table.parts[part].chunks.has(index)) return Promise.resolve(true);
   return loadFile(chunkFile(table, part, index)).then((file) => {
@@ -301,12 +245,8 @@ export function loadChunk(table, part, index) {
   });
 }
 
-/**
- * The chunks a table marked `prefetch` does not hold yet, [{part, index}]: what the page fetches once it has
- * drawn (none for a table not marked).
- * @param {Table} table
- * @returns {{part: number, index: number}[]}
- */
+/** The chunks a table marked `prefetch` does not hold yet, [{part, index}]: what the page fetches once it has
+ * drawn (none for a table not marked). @param {Table} table @returns {{part: number, index: number}[]} */
 export function prefetched(table) {
   if (!table.prefetch) return [];
   const out = [];
@@ -317,13 +257,9 @@ export function prefetched(table) {
   return out;
 }
 
-/**
- * Load view `view`'s hover texts from the file the table names for it (Python's `explanation_files`): resolves
+/** Load view `view`'s hover texts from the file the table names for it (Python's `explanation_files`): resolves
  * true once the table holds them, false when it names none or the file is missing or is another's.
- * @param {Table} table
- * @param {string} view
- * @returns {Promise<boolean>}
- */
+ * @param {Table} table @param {string} view @returns {Promise<boolean>} */
 export function loadExplanations(table, view) {
   if (table.explained.has(view)) return Promise.resolve(true);
   return loadFile(table.explanations[view] ?? "").then((file) => {
@@ -334,16 +270,10 @@ export function loadExplanations(table, view) {
   });
 }
 
-/**
- * The hover text of cell (`row`, `col`) of view `view` in the state of `values`, from the texts loaded for it
+/** The hover text of cell (`row`, `col`) of view `view` in the state of `values`, from the texts loaded for it
  * (loadExplanations): "" for a cell with none, null when they are not loaded or the table does not cover `values`.
- * @param {Table} table
- * @param {string} view
- * @param {Values} values
- * @param {number} row
- * @param {number} col
- * @returns {string | null}
- */
+ * @param {Table} table @param {string} view @param {Values} values @param {number} row @param {number} col
+ * @returns {string | null} */
 export function explanation(table, view, values, row, col) {
   const held = table.explained.get(view);
   if (!held) return null;
@@ -355,38 +285,25 @@ export function explanation(table, view, values, row, col) {
   return texts === undefined ? null : String(texts[row]?.[col] ?? "");
 }
 
-/**
- * The chunks the table needs to answer `values` and that it does not hold yet: [{part, index}] (ask the kernel,
+/** The chunks the table needs to answer `values` and that it does not hold yet: [{part, index}] (ask the kernel,
  * or load them from the page's files, then call transition and lookup again).
- * @param {Table} table
- * @param {Values} values
- * @returns {{part: number, index: number}[]}
- */
+ * @param {Table} table @param {Values} values @returns {{part: number, index: number}[]} */
 export function missing(table, values) {
   return unheld(table, values, [0]);
 }
 
-/**
- * The chunks one step away from `values` that the table does not hold yet: for each chunked part, the chunks of
+/** The chunks one step away from `values` that the table does not hold yet: for each chunked part, the chunks of
  * the values just before and just after its control's value in the part's grid, [{part, index}] (what the page
  * fetches while a learner looks, so that the next step of a slider or a menu is drawn from the table at once).
  * None for a value the part's grid does not hold.
- * @param {Table} table
- * @param {Values} values
- * @returns {{part: number, index: number}[]}
- */
+ * @param {Table} table @param {Values} values @returns {{part: number, index: number}[]} */
 export function neighbours(table, values) {
   return unheld(table, values, [-1, 1]);
 }
 
-/**
- * For each chunked part whose grid holds its control's value in `values`, the chunks `steps` places from it in the
+/** For each chunked part whose grid holds its control's value in `values`, the chunks `steps` places from it in the
  * grid that the table does not hold yet, [{part, index}].
- * @param {Table} table
- * @param {Values} values
- * @param {number[]} steps
- * @returns {{part: number, index: number}[]}
- */
+ * @param {Table} table @param {Values} values @param {number[]} steps @returns {{part: number, index: number}[]} */
 function unheld(table, values, steps) {
   const out = [];
   for (let p = 0; p < table.parts.length; p++) {
@@ -401,13 +318,9 @@ function unheld(table, values, steps) {
   return out;
 }
 
-/**
- * The index of `value` in a grid (a number within the tolerance of a grid number counts as it), or -1.
- * @param {{where: Map<unknown, number>, numbers: [number, number][]}} grid
- * @param {unknown} value
- * @param {number} tolerance
- * @returns {number}
- */
+/** The index of `value` in a grid (a number within the tolerance of a grid number counts as it), or -1.
+ * @param {{where: Map<unknown, number>, numbers: [number, number][]}} grid @param {unknown} value
+ * @param {number} tolerance @returns {number} */
 function nearest(grid, value, tolerance) {
   const exact = grid.where.get(ident(value));
   if (exact !== undefined) return exact;
@@ -418,26 +331,16 @@ function nearest(grid, value, tolerance) {
   return -1;
 }
 
-/**
- * The rows of a part that hold `values` (its own, or the chunk of `values`), or null when not loaded.
- * @param {Table} table
- * @param {Part} part
- * @param {Values} values
- * @returns {Rows | null}
- */
+/** The rows of a part that hold `values` (its own, or the chunk of `values`), or null when not loaded.
+ * @param {Table} table @param {Part} part @param {Values} values @returns {Rows | null} */
 function rowsFor(table, part, values) {
   if (!part.chunk) return part.rows;
   const i = nearest(part.chunk, values[part.chunk.control], table.tolerance);
   return part.chunks.get(i) ?? null;
 }
 
-/**
- * The grid indices of a part's controls' values, or null when one is off the grid.
- * @param {Table} table
- * @param {Rows} rows
- * @param {Values} values
- * @returns {number[] | null}
- */
+/** The grid indices of a part's controls' values, or null when one is off the grid.
+ * @param {Table} table @param {Rows} rows @param {Values} values @returns {number[] | null} */
 function keyOf(table, rows, values) {
   const key = [];
   for (let c = 0; c < rows.controls.length; c++) {
@@ -448,14 +351,8 @@ function keyOf(table, rows, values) {
   return key;
 }
 
-/**
- * The row of `values` in `rows` (`free`: and every free control equal to the row's), or -1.
- * @param {Table} table
- * @param {Rows} rows
- * @param {Values} values
- * @param {boolean} free
- * @returns {number}
- */
+/** The row of `values` in `rows` (`free`: and every free control equal to the row's), or -1.
+ * @param {Table} table @param {Rows} rows @param {Values} values @param {boolean} free @returns {number} */
 function findRow(table, rows, values, free) {
   const key = keyOf(table, rows, values);
   if (key === null) return -1;
@@ -469,12 +366,8 @@ function findRow(table, rows, values, free) {
   return row;
 }
 
-/**
- * Matrix `m` of `rows` as a DataView of little-endian float64 (a block of a stored one: copied out).
- * @param {Rows} rows
- * @param {number} m
- * @returns {DataView}
- */
+/** Matrix `m` of `rows` as a DataView of little-endian float64 (a block of a stored one: copied out).
+ * @param {Rows} rows @param {number} m @returns {DataView} */
 function matrix(rows, m) {
   if (!rows.blocks) {
     const start = rows.offsets[m];
@@ -490,12 +383,8 @@ function matrix(rows, m) {
   return new DataView(out.buffer);
 }
 
-/**
- * Add row `row` of `rows` to `out`, in the form of Explorer.state().
- * @param {Rows} rows
- * @param {number} row
- * @param {State} out
- */
+/** Add row `row` of `rows` to `out`, in the form of Explorer.state().
+ * @param {Rows} rows @param {number} row @param {State} out */
 function addState(rows, row, out) {
   let cell = row * rows.width;
   for (const [kind, name, field] of rows.outputs) {
@@ -514,15 +403,11 @@ function addState(rows, row, out) {
   }
 }
 
-/**
- * What the explorer shows for `values`, in the form of Explorer.state() (a view's matrix: a DataView of
+/** What the explorer shows for `values`, in the form of Explorer.state() (a view's matrix: a DataView of
  * little-endian float64, as anywidget gives a view's buffer), or null when the table does not cover them:
  * a control off the grid, a free control not equal to the row's, or a chunk not loaded (see `missing`).
  * The objects may be the table's own: read them, do not change them.
- * @param {Table} table
- * @param {Values} values
- * @returns {State | null}
- */
+ * @param {Table} table @param {Values} values @returns {State | null} */
 export function lookup(table, values) {
   /** @type {State} */
   const out = { views: {}, texts: {}, controls: {} };
@@ -535,17 +420,12 @@ export function lookup(table, values) {
   return out;
 }
 
-/**
- * The values after control `name` changed to `values[name]`: Python's transition and clamping as the table
+/** The values after control `name` changed to `values[name]`: Python's transition and clamping as the table
  * recorded them (a number within the tolerance of a grid value becomes the grid's). A change the table has
  * no record of sets nothing else: Python's transition is the identity there, or the state is not in the
  * table and the kernel decides. A part holding a dependent control's traits gives its clamped value, looked
  * up with the values before clamping.
- * @param {Table} table
- * @param {Values} values
- * @param {string} name
- * @returns {Values}
- */
+ * @param {Table} table @param {Values} values @param {string} name @returns {Values} */
 export function transition(table, values, name) {
   const out = { ...values };
   for (const part of table.parts) {
