@@ -136,6 +136,13 @@ def draw_heatmap(
         square=False,
         cbar=True,
     )
+    if annotate:
+        # seaborn writes dark grey or white by a luminance cut that leaves white on mid-tone cells at about 2.3:1;
+        # black or white, whichever contrasts more, keeps every number at 4.58:1 or more (WCAG 1.4.3: 4.5:1)
+        mesh = ax.collections[0]
+        shown = ~np.ma.getmaskarray(mesh.get_array()).ravel()  # seaborn writes no number on a masked cell
+        for text, colour in zip(ax.texts, mesh.get_facecolors()[shown], strict=True):
+            text.set_color(ink(colour[:3]))
     ax.tick_params(axis="y", labelrotation=0)
     ax.tick_params(axis="x", labelrotation=90 if n_cols > 8 else 0)
     ax.set_title(title or "", fontsize=st.font_size * 1.1)
@@ -152,6 +159,19 @@ def draw_heatmap(
     for outline in outlines:
         ax.add_patch(outline)
     return outlines
+
+
+def relative_luminance(rgb: Sequence[float]) -> float:
+    """WCAG 2's relative luminance of an sRGB colour (three numbers from 0 to 1)."""
+    r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def ink(rgb: Sequence[float]) -> str:
+    """The colour of a number written on a cell of colour ``rgb``: black or white, whichever contrasts more (as
+    the live views' heatmap.js chooses)."""
+    light = relative_luminance(rgb)
+    return "black" if (light + 0.05) / 0.05 >= 1.05 / (light + 0.05) else "white"
 
 
 #: pixels per CSS pixel of every PNG: drawn at twice the style's resolution and shown at the style's size

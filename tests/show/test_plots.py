@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import io
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 import torch
@@ -113,3 +114,30 @@ def test_a_redrawn_heatmap_keeps_one_colour_bar() -> None:
     assert len(grid.fig.axes) == 4  # two heatmaps and a colour bar each, not one more per redraw
     hm = Heatmap(np.eye(3)).highlight(rows=[1])
     assert len(hm.fig.axes) == 2
+
+
+def _contrast(a, b) -> float:
+    """WCAG 2's contrast ratio between two sRGB colours."""
+    light = sorted((plots.relative_luminance(a), plots.relative_luminance(b)))
+    return (light[1] + 0.05) / (light[0] + 0.05)
+
+
+@pytest.mark.parametrize("cmap", [None, "RdBu_r", "cividis", "viridis", "rocket", "vlag"])
+def test_every_number_in_a_static_heatmap_contrasts_4_5_to_1_with_its_cell(cmap) -> None:
+    """Issue 56: the PNG heatmaps of the lessons and the site write each number in black or white, whichever
+    contrasts more with its own cell (WCAG 1.4.3 asks 4.5:1 of text, in an image too); a masked (NaN) cell
+    has no number and shifts none. seaborn's own choice leaves white on mid-tone cells at about 2.3:1."""
+    from matplotlib.colors import to_rgb
+
+    data = torch.linspace(-1, 1, 144).reshape(12, 12)
+    data = data.abs() if cmap is None else data
+    data[3, 4] = float("nan")
+    fig, ax = plt.subplots()
+    try:
+        plots.draw_heatmap(ax, data, cmap=cmap)
+        cells = ax.collections[0].get_facecolors()[~np.isnan(data.numpy()).ravel()]
+        ratios = [_contrast(to_rgb(text.get_color()), cell[:3]) for text, cell in zip(ax.texts, cells, strict=True)]
+    finally:
+        plt.close(fig)
+    assert len(ratios) == 143
+    assert min(ratios) >= 4.5, f"{cmap}: {min(ratios):.2f}"
