@@ -139,9 +139,9 @@ def draw_heatmap(
     if annotate:
         # seaborn writes dark grey or white by a luminance cut that leaves white on mid-tone cells at about 2.3:1;
         # black or white, whichever contrasts more, keeps every number at 4.58:1 or more (WCAG 1.4.3: 4.5:1)
-        mesh = ax.collections[0]
-        shown = ~np.ma.getmaskarray(mesh.get_array()).ravel()  # seaborn writes no number on a masked cell
-        for text, colour in zip(ax.texts, mesh.get_facecolors()[shown], strict=True):
+        shown = ~np.isnan(data).ravel()  # seaborn masks a NaN cell and writes no number on it
+        colours = np.asarray(ax.collections[0].get_facecolor())  # (cells, 4) RGBA, row by row
+        for text, colour in zip(ax.texts, colours[shown], strict=True):
             text.set_color(ink(colour[:3]))
     ax.tick_params(axis="y", labelrotation=0)
     ax.tick_params(axis="x", labelrotation=90 if n_cols > 8 else 0)
