@@ -75,13 +75,41 @@ __all__ = [
 ]
 
 ANIMALS = (
-    "animal", "dog", "cat", "horse", "cow", "sheep", "goat", "fox",
-    "deer", "bear", "rabbit", "mouse", "duck", "pig", "chicken", "wolf",
-)  # fmt: skip
+    "animal",
+    "dog",
+    "cat",
+    "horse",
+    "cow",
+    "sheep",
+    "goat",
+    "fox",
+    "deer",
+    "bear",
+    "rabbit",
+    "mouse",
+    "duck",
+    "pig",
+    "chicken",
+    "wolf",
+)
 PLACES = (
-    "street", "road", "river", "bridge", "highway", "lane", "track", "field",
-    "stream", "canal", "path", "avenue", "railway", "square", "creek", "valley",
-)  # fmt: skip
+    "street",
+    "road",
+    "river",
+    "bridge",
+    "highway",
+    "lane",
+    "track",
+    "field",
+    "stream",
+    "canal",
+    "path",
+    "avenue",
+    "railway",
+    "square",
+    "creek",
+    "valley",
+)
 ANIMAL_ADJECTIVES = ("tired", "sleepy", "scared", "lazy", "weak", "hungry", "nervous", "afraid", "exhausted", "timid")
 PLACE_ADJECTIVES = ("wide", "busy", "long", "muddy", "icy", "flooded", "slippery", "crowded", "deep", "steep")
 ANIMAL_VERBS = ("cross", "reach", "enter")  # the animal does something to the place

@@ -25,6 +25,8 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import torch
 from torch import Tensor
@@ -596,7 +598,13 @@ class TensorWork(TorchFunctionMode):
         super().__init__()
         self.numbers = 0
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: object,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         result = func(*args, **(kwargs or {}))
         for each in result if isinstance(result, tuple | list) else (result,):
             if isinstance(each, Tensor):
@@ -611,7 +619,13 @@ class _TorchWatch(TorchFunctionMode):
         super().__init__()
         self.families, self.found = families, found
 
-    def __torch_function__(self, func, types, args=(), kwargs=None):
+    def __torch_function__(
+        self,
+        func: Callable[..., Any],
+        types: object,
+        args: tuple[Any, ...] = (),
+        kwargs: dict[str, Any] | None = None,
+    ) -> Any:
         name = getattr(func, "__name__", "") or ""
         if any(family.matches(name) for family in self.families):
             self.found(f"torch's {name.split('.')[0]}")
@@ -645,7 +659,7 @@ class _LibraryWatch:
         self.glue: object = None  # the checker's adapter the learner's code runs in, if any
         self.shipped: frozenset[object] = frozenset()  # the lesson's listed slips for this exercise, if handed in
         self._previous: Callable[..., object] | None = None  # what sys.getprofile() returned
-        self._torch: _TorchWatch | None = None
+        self._torch: contextlib.ExitStack | None = None  # holds the _TorchWatch while active
 
     @property
     def active(self) -> bool:
@@ -691,7 +705,7 @@ class _LibraryWatch:
         if self.used is None:
             self.used = label
 
-    def _profile(self, frame, event, arg):  # sys.setprofile's signature
+    def _profile(self, frame: FrameType, event: str, arg: Any) -> None:  # sys.setprofile's signature
         if self.used is not None:
             return
         if event == "call":
@@ -723,13 +737,13 @@ class _LibraryWatch:
         self._previous = sys.getprofile()
         sys.setprofile(self._profile)
         if self.families:
-            self._torch = _TorchWatch(self.families, self._note)
-            self._torch.__enter__()
+            self._torch = contextlib.ExitStack()
+            self._torch.enter_context(_TorchWatch(self.families, self._note))
         return self
 
     def __exit__(self, *exc: object) -> None:
         if self._torch is not None:
-            self._torch.__exit__(None, None, None)
+            self._torch.close()
             self._torch = None
         if self.active:
             sys.setprofile(self._previous)

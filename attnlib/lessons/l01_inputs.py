@@ -12,6 +12,8 @@ Lesson 01 exercises: inputs as the matrix ``X`` ``(n_tokens, d_in)``, one row pe
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -57,6 +59,13 @@ def example_inputs(key: str) -> tuple[Tensor, list[str]]:
     return example.run().embedded, list(example.tokens)
 
 
+class InputsValues(TypedDict):
+    """What :meth:`InputsExplorer.compute` reads: the controls' values."""
+
+    example: str
+    values: str
+
+
 class InputsExplorer(Explorer):
     """Show a document's inputs as a token-labelled heatmap; edit the numbers in a text box.
 
@@ -95,7 +104,8 @@ class InputsExplorer(Explorer):
     @property
     def example(self) -> str:
         """The document chosen."""
-        return self.controls["example"].value
+        example: str = self.controls["example"].value
+        return example
 
     @property
     def inputs(self) -> Tensor:
@@ -107,11 +117,11 @@ class InputsExplorer(Explorer):
         """The tokens shown."""
         return list(self.views["inputs"].row_labels)
 
-    def transition(self, values, name: str):
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
         """A new document: its numbers replace the text."""
         if name != "example":
             return values
-        return {**values, "values": format_matrix(example_inputs(values["example"])[0])}
+        return {**values, "values": format_matrix(example_inputs(cast(InputsValues, values)["example"])[0])}
 
     def _edit_cell(self, i: int, j: int, value: float) -> None:
         """A number typed into cell ``(i, j)`` of the heatmap: written into the text box (one source of truth)."""
@@ -123,8 +133,9 @@ class InputsExplorer(Explorer):
         """Set the text box without triggering another update."""
         self.set_quietly("values", value=text)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The numbers typed in the text box (the document's own, unrounded, while the text is its text)."""
+        values = cast(InputsValues, values)
         doc, doc_labels = example_inputs(values["example"])
         if values["values"] == format_matrix(doc):
             inputs = doc

@@ -12,6 +12,8 @@ Lesson 02 exercises: the shapes and the size of the three projections.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor, nn
@@ -33,6 +35,16 @@ SOURCE_CHOICES: tuple[tuple[str, str], ...] = (
 )
 _DOCUMENTS = {"000": four_inputs, "001": three_inputs}
 NAMES = ("W_q", "W_k", "W_v")
+
+
+class ProjectionsValues(TypedDict):
+    """What :meth:`ProjectionsExplorer.compute` reads: the controls' values."""
+
+    source: str
+    d_in: int
+    d_k: int
+    d_v: int
+    seed: int
 
 
 class ProjectionsExplorer(Explorer):
@@ -71,8 +83,9 @@ class ProjectionsExplorer(Explorer):
         )
 
     @staticmethod
-    def projections_of(values) -> Projections:
+    def projections_of(values: Mapping[str, object]) -> Projections:
         """The projections for ``values``: the document's, or ``init_projections`` at the sliders' sizes."""
+        values = cast(ProjectionsValues, values)
         source = values["source"]
         if source == "random":
             return init_projections(values["d_in"], values["d_k"], values["d_v"], seed=int(values["seed"]))
@@ -83,8 +96,9 @@ class ProjectionsExplorer(Explorer):
         """The projections shown."""
         return self.projections_of(self.values_now())
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The three projections; sliders are live for random weights, for a document they show its sizes, disabled."""
+        values = cast(ProjectionsValues, values)
         weights = self.projections_of(values)
         random = values["source"] == "random"
         sizes = {"d_in": weights.w_query.shape[0], "d_k": weights.w_query.shape[1], "d_v": weights.w_value.shape[1]}

@@ -12,13 +12,15 @@ Lesson 03 exercises: queries, keys and values as matrix products.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from functools import partial
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
 
 from .. import examples
-from ..examples import four_inputs, three_inputs
+from ..examples import MatrixExample, four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
@@ -68,6 +70,15 @@ def product_lines(x_row: Tensor, weight: Tensor) -> list[str]:
     ]
 
 
+class QKVValues(TypedDict):
+    """What :meth:`QKVExplorer.compute` reads: the controls' values."""
+
+    example: str
+    kind: str
+    token: int
+    column: int
+
+
 class QKVExplorer(Explorer):
     """Pick a token and a kind (query, key, value): its row of ``X``, the columns of ``W``, its row of the result.
 
@@ -114,11 +125,13 @@ class QKVExplorer(Explorer):
     @property
     def example(self) -> str:
         """The document chosen."""
-        return self.controls["example"].value
+        example: str = self.controls["example"].value
+        return example
 
     @staticmethod
-    def matrices(values) -> tuple[Tensor, Tensor, Tensor]:
+    def matrices(values: Mapping[str, object]) -> tuple[Tensor, Tensor, Tensor]:
         """``X``, the chosen projection ``W`` and the result ``X W`` for ``values``."""
+        values = cast(QKVValues, values)
         ex = _DOCUMENTS[values["example"]]
         index = KINDS[values["kind"]][0]
         return ex.inputs, ex.projections[index], derive_qkv(ex.inputs, *ex.projections)[index]
@@ -135,8 +148,9 @@ class QKVExplorer(Explorer):
     def result(self) -> Tensor:
         return self.matrices(self.values_now())[2]
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """:func:`attnlib.derive_qkv`, the token's row and the chosen column outlined, the products written out."""
+        values = cast(QKVValues, values)
         ex = _DOCUMENTS[values["example"]]
         inputs, weight, result = self.matrices(values)
         _, w_name, r_name = KINDS[values["kind"]]
@@ -189,7 +203,7 @@ class QKVExplorer(Explorer):
         return f"QKVExplorer(example={self.example!r}, token={label!r}, kind={c['kind'].value!r})"
 
 
-def _token_options(example) -> list[tuple[str, int]]:
+def _token_options(example: MatrixExample) -> list[tuple[str, int]]:
     return [(label, i) for i, label in enumerate(example.token_labels)]
 
 

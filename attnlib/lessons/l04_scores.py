@@ -12,12 +12,14 @@ Lesson 04 exercises: scores as dot products, S = Q Kᵀ.
 from __future__ import annotations
 
 import html
+from collections.abc import Mapping
 from functools import partial
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
 
-from ..examples import four_inputs, three_inputs
+from ..examples import MatrixExample, four_inputs, three_inputs
 from ..formatting import explain_products, format_number, matrix_decimals
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
@@ -36,6 +38,14 @@ def dot_product_line(query: Tensor, key: Tensor, i: int, j: int) -> str:
     """``q_1·k_2 = 1×4 + 0×4 + 2×0 = 4``: the dot product of a query ``(d_k,)`` and a key ``(d_k,)``."""
     terms = " + ".join(f"{format_number(a)}×{format_number(b)}" for a, b in zip(query.tolist(), key.tolist()))
     return f"q_{i + 1}·k_{j + 1} = {terms} = {format_number(float(query @ key))}"
+
+
+class ScoresValues(TypedDict):
+    """What :meth:`ScoresExplorer.compute` reads: the controls' values."""
+
+    example: str
+    query: int
+    key: int
 
 
 class ScoresExplorer(Explorer):
@@ -74,8 +84,9 @@ class ScoresExplorer(Explorer):
             ]
         )
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """``Q Kᵀ`` with :func:`attnlib.score`, the chosen query's row outlined and its dot products written out."""
+        values = cast(ScoresValues, values)
         ex = _DOCUMENTS[values["example"]]
         n = len(ex.rows)
         i, j = min(values["query"], n - 1), min(values["key"], n - 1)
@@ -118,7 +129,8 @@ class ScoresExplorer(Explorer):
     @property
     def example(self) -> str:
         """The document shown."""
-        return self.controls["example"].value
+        example: str = self.controls["example"].value
+        return example
 
     @property
     def term_texts(self) -> list[str]:
@@ -135,7 +147,7 @@ def _term_texts(queries: Tensor, keys: Tensor, i: int) -> list[str]:
     return [dot_product_line(queries[i], keys[j], i, j) for j in range(keys.shape[0])]
 
 
-def _options(example, kind: str) -> list[tuple[str, int]]:
+def _options(example: MatrixExample, kind: str) -> list[tuple[str, int]]:
     letter = "q" if kind == "query" else "k"
     return [(f"{letter}{i + 1} ({label})", i) for i, label in enumerate(example.token_labels)]
 

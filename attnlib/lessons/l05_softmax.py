@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 import html
 import math
+from collections.abc import Mapping, Sequence
 from functools import lru_cache, partial
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -63,6 +65,15 @@ def entropy(weights: Tensor) -> Tensor:
     return -(torch.where(w > 0, w * w.log(), torch.zeros_like(w))).sum(dim=-1)
 
 
+class SoftmaxValues(TypedDict):
+    """What :meth:`SoftmaxExplorer.compute` reads: the controls' values."""
+
+    example: str
+    scores: str
+    temperature: float
+    query: int
+
+
 class SoftmaxExplorer(Explorer):
     """Scores → weights with a temperature ``T``: ``softmax(scores / T)`` row by row.
 
@@ -104,9 +115,10 @@ class SoftmaxExplorer(Explorer):
 
     # ------------------------------------------------------------------ computation
     @staticmethod
-    def scores_and_labels(values) -> tuple[Tensor, tuple[str, ...]]:
+    def scores_and_labels(values: Mapping[str, object]) -> tuple[Tensor, tuple[str, ...]]:
         """The scores typed in the text (``(n, n)``) and their token labels: the example's when the shape is
         the example's, else ``token 1 … n``."""
+        values = cast(SoftmaxValues, values)
         scores = torch.tensor(parse_matrix(values["scores"]), dtype=torch.float32)
         example, labels = example_scores(values["example"])
         if scores.shape == example.shape:
@@ -122,8 +134,9 @@ class SoftmaxExplorer(Explorer):
         scores, _ = self.scores_and_labels(self.values_now())
         return softmax(scores / self.controls["temperature"].value, dim=-1)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """``softmax(scores / T)`` of the typed scores, one query's row as bars, each row's sum and entropy."""
+        values = cast(SoftmaxValues, values)
         scores, labels = self.scores_and_labels(values)
         temperature = values["temperature"]
         weights = softmax(scores / temperature, dim=-1)
@@ -148,11 +161,11 @@ class SoftmaxExplorer(Explorer):
         )
 
     # ------------------------------------------------------------------ events
-    def transition(self, values, name: str):
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
         """A new example: its scores replace the text."""
         if name != "example":
             return values
-        return {**values, "scores": format_matrix(example_scores(values["example"])[0], 6)}
+        return {**values, "scores": format_matrix(example_scores(cast(SoftmaxValues, values)["example"])[0], 6)}
 
     def summary(self) -> str:
         c = self.controls
@@ -163,11 +176,11 @@ class SoftmaxExplorer(Explorer):
         )
 
 
-def _query_options(labels) -> list[tuple[str, int]]:
+def _query_options(labels: Sequence[str]) -> list[tuple[str, int]]:
     return [(label, i) for i, label in enumerate(labels)]
 
 
-def _stats(labels, weights: Tensor) -> str:
+def _stats(labels: Sequence[str], weights: Tensor) -> str:
     sums = weights.sum(dim=-1)
     ent = entropy(weights)
     rows = "".join(

@@ -12,6 +12,8 @@ Lesson 06 exercises: weighting each value by its weight (step 6).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -46,6 +48,14 @@ def example_attention(key: str, *, scaled: bool = False) -> tuple[Tensor, Tensor
     return softmax(scores), values, ex.token_labels
 
 
+class WeightingValues(TypedDict):
+    """What :meth:`WeightingExplorer.compute` reads: the controls' values."""
+
+    example: str
+    query: int
+    scaled: bool
+
+
 class WeightingExplorer(Explorer):
     """Step 6 for one query ``i``: row ``j`` of the grid is ``weights[i, j] * values[j]``.
 
@@ -78,8 +88,9 @@ class WeightingExplorer(Explorer):
         """The tokens of the document shown."""
         return example_attention(self.controls["example"].value)[2]
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The chosen query's weights, the values, and each value times its weight."""
+        values = cast(WeightingValues, values)
         weights, vals, labels = example_attention(values["example"], scaled=values["scaled"])
         query = min(values["query"], len(labels) - 1)
         value_labels = [f"v{j + 1}" for j in range(vals.shape[0])]
@@ -109,7 +120,7 @@ class WeightingExplorer(Explorer):
         )
 
 
-def _options(labels) -> list[tuple[str, int]]:
+def _options(labels: Sequence[str]) -> list[tuple[str, int]]:
     return [(label, i) for i, label in enumerate(labels)]
 
 

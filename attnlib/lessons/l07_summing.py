@@ -12,7 +12,9 @@ Lesson 07 exercises: summing the weighted values into the output (step 7).
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 from functools import partial
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -34,6 +36,15 @@ def partial_sum_table(weights: Tensor, values: Tensor, query: int, terms: int) -
     appended: shape ``(n_k + 1, d_v)``. With ``terms = n_k`` the last row is the output ``z_query``."""
     grid = weight_values(weights, values)[query]
     return torch.cat([grid, grid[:terms].sum(dim=0, keepdim=True)])
+
+
+class SummingValues(TypedDict):
+    """What :meth:`SummingExplorer.compute` reads: the controls' values."""
+
+    example: str
+    query: int
+    terms: int
+    scaled: bool
 
 
 class SummingExplorer(Explorer):
@@ -73,20 +84,22 @@ class SummingExplorer(Explorer):
         """The tokens of the document shown."""
         return example_attention(self.controls["example"].value)[2]
 
-    def transition(self, values, name: str):
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
         """A new document starts with every term added (its ``n_k`` terms)."""
         if name != "example":
             return values
-        return {**values, "terms": len(example_attention(values["example"])[2])}
+        return {**values, "terms": len(example_attention(cast(SummingValues, values)["example"])[2])}
 
-    def adopt(self, values) -> None:
+    def adopt(self, values: Mapping[str, object]) -> None:
         """The terms slider's range first, so that its new value fits."""
-        n_k = len(example_attention(values["example"])[2])
-        self.set_quietly("terms", max=n_k, value=values["terms"])
+        state = cast(SummingValues, values)
+        n_k = len(example_attention(state["example"])[2])
+        self.set_quietly("terms", max=n_k, value=state["terms"])
         super().adopt(values)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The chosen query's weighted values with the running sum of the first ``terms``, and every output."""
+        values = cast(SummingValues, values)
         weights, vals, labels = example_attention(values["example"], scaled=values["scaled"])
         n_k, d_v = vals.shape
         query, terms = min(values["query"], len(labels) - 1), min(values["terms"], n_k)
@@ -125,7 +138,7 @@ class SummingExplorer(Explorer):
         )
 
 
-def _options(labels) -> list[tuple[str, int]]:
+def _options(labels: Sequence[str]) -> list[tuple[str, int]]:
     return [(label, i) for i, label in enumerate(labels)]
 
 

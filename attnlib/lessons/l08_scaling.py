@@ -12,7 +12,9 @@ Lesson 08 exercises: dividing the scores by √d_k (step 8, applied between scor
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from functools import partial
+from typing import TypedDict, cast
 
 import torch
 import torch.nn.functional as F
@@ -37,6 +39,13 @@ __all__ = [
     "scaling_stats",
     "wrong_answers",
 ]
+
+
+class ScalingValues(TypedDict):
+    """What :meth:`ScalingExplorer.compute` reads: the controls' values."""
+
+    d_k: int
+    seed: int
 
 
 class ScalingExplorer(Explorer):
@@ -87,8 +96,9 @@ class ScalingExplorer(Explorer):
         """The statistics for the current slider values."""
         return scaling_stats(self.controls["d_k"].value, n_tokens=self.n_tokens, seed=self.controls["seed"].value)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Both softmaxes of fresh random scores at ``d_k``, and their measured spread."""
+        values = cast(ScalingValues, values)
         d_k = values["d_k"]
         stats = scaling_stats(d_k, n_tokens=self.n_tokens, seed=values["seed"])
         rows, cols = self.labels

@@ -11,6 +11,9 @@ Lesson 09 exercises: masking, inside the module's formula (scores → scale → 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypedDict, cast
+
 import torch
 from torch import Tensor
 
@@ -59,6 +62,14 @@ def module_inputs(source: str) -> tuple[torch.Tensor, list[str], SelfAttention]:
     return x, labels, examples.document_004_module(x.shape[-1])
 
 
+class ModuleValues(TypedDict):
+    """What :meth:`ModuleExplorer.compute` reads: the controls' values."""
+
+    source: str
+    scaled: bool
+    causal: bool
+
+
 class ModuleExplorer(Explorer):
     """Weights ``(n, n)`` and context ``(n, d_out)`` of a seeded ``SelfAttention``.
 
@@ -88,8 +99,9 @@ class ModuleExplorer(Explorer):
             ]
         )
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The seeded module's weights and context on the chosen tokens, scaled and masked as chosen."""
+        values = cast(ModuleValues, values)
         x, labels, module = module_inputs(values["source"])
         module.scaled = values["scaled"]
         mask = causal_mask(x.shape[0]) if values["causal"] else None

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -32,6 +34,14 @@ PROJECTIONS = {
     "with projections (Q = X Uᵀ)": True,
     "without (ω = X Xᵀ)": False,
 }
+
+
+class SentenceValues(TypedDict):
+    """What :meth:`SentenceExplorer.compute` reads: the controls' values."""
+
+    sentence: str
+    scaled: bool
+    projections: bool
 
 
 class SentenceExplorer(Explorer):
@@ -72,8 +82,9 @@ class SentenceExplorer(Explorer):
         """The tokens shown (the last good sentence's)."""
         return list(self.views["weights"].row_labels)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The sentence's attention weights; a bad sentence raises ``ValueError`` before anything changes."""
+        values = cast(SentenceValues, values)
         result = sentence_attention(
             values["sentence"], projections=values["projections"], scaled=values["scaled"], max_tokens=MAX_TOKENS
         )

@@ -21,8 +21,9 @@ make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.p
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from types import SimpleNamespace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TypedDict, cast
 
 import torch
 import torch.nn.functional as F
@@ -52,6 +53,7 @@ from ._check import (
 __all__ = [
     "MultiHeadExplorer",
     "TwoColoursModel",
+    "TwoColoursReport",
     "best_guess_accuracy",
     "cross_attention",
     "multihead_inputs",
@@ -68,6 +70,14 @@ __all__ = [
 
 
 ALL = "all"
+
+
+class MultiHeadValues(TypedDict):
+    """What :meth:`MultiHeadExplorer.compute` reads: the controls' values (``head``: an index or :data:`ALL`)."""
+
+    head: int | str
+    scaled: bool
+    causal: bool
 
 
 def multihead_inputs(num_heads: int, *, seed: int = 0) -> tuple[torch.Tensor, list[str], MultiHeadAttention]:
@@ -133,14 +143,18 @@ class MultiHeadExplorer(Explorer):
         """The current per-head weights, shape ``(num_heads, n_tokens, n_tokens)``."""
         return self._weights(self.values_now())
 
-    def _weights(self, values) -> torch.Tensor:
+    def _weights(self, values: Mapping[str, object]) -> torch.Tensor:
+        values = cast(MultiHeadValues, values)
         mask = causal_mask(len(self.tokens)) if values["causal"] else None
-        return self.module.intermediates(self.x, mask=mask, scaled=values["scaled"]).weights
+        weights: Tensor = self.module.intermediates(self.x, mask=mask, scaled=values["scaled"]).weights
+        return weights
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Every head's weights: the chosen one large (head 1 when all are shown), and the grid of all."""
+        values = cast(MultiHeadValues, values)
         weights = self._weights(values)
-        head = 0 if values["head"] == ALL else values["head"]
+        chosen = values["head"]
+        head = chosen if isinstance(chosen, int) else 0  # ALL: head 1 is the large one
         parts = ["scaled" if values["scaled"] else "unscaled"] + (["causal"] if values["causal"] else [])
         labels = self.tokens
         views = {
@@ -358,7 +372,9 @@ def _cross_inputs() -> tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     )
 
 
-def _cross(x_q: Tensor, x_kv: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, *, scaled: bool = True, dim: int = -1):
+def _cross(
+    x_q: Tensor, x_kv: Tensor, w_q: Tensor, w_k: Tensor, w_v: Tensor, *, scaled: bool = True, dim: int = -1
+) -> Tensor:
     scores = (x_q @ w_q) @ (x_kv @ w_k).T / (w_k.shape[-1] ** 0.5 if scaled else 1.0)
     return torch.softmax(scores, dim=dim) @ (x_kv @ w_v)
 
@@ -567,7 +583,8 @@ class TwoColoursModel(nn.Module):
         query = self.query.expand(colours.shape[0], 1, -1)  # (batch, 1, d_model): one query per set
         read, weights = self.attention(query, self.colour(colours), self.number(numbers), return_weights=True)
         self.weights = weights[:, :, 0].detach()  # (batch, heads, n_items)
-        return self.readout(read[:, 0])
+        logits: Tensor = self.readout(read[:, 0])
+        return logits
 
 
 def train_two_colours(
@@ -591,10 +608,23 @@ def train_two_colours(
     return fit(model, step_loss, steps=steps, lr=lr, seed=seed, progress=progress, desc=desc)
 
 
+@dataclass(frozen=True)
+class TwoColoursReport:
+    """What :func:`two_colours_report` measures on held-out sets."""
+
+    accuracy: float  #: the share of sets answered right
+    on_colour: Tensor  #: ``(heads, 3)``: each head's mean total weight on the grey, red and blue items
+    uniform: Tensor  #: ``(3,)``: each colour's share of the items (the weight a uniform head puts on it)
+
+
 @torch.no_grad()
 def two_colours_report(
-    model: TwoColoursModel, *, seed: int = 999, batch_size: int = 2048, without: Callable | None = None
-) -> SimpleNamespace:
+    model: TwoColoursModel,
+    *,
+    seed: int = 999,
+    batch_size: int = 2048,
+    without: Callable[[Tensor, Tensor], Tensor] | None = None,
+) -> TwoColoursReport:
     """On ``batch_size`` held-out sets: ``accuracy`` and ``on_colour`` ``(heads, 3)``, each head's mean total
     weight on the grey, red and blue items (uniform: each colour's share of the items). ``without(colours,
     numbers) -> logits`` replaces the model's forward (an ablation) for the accuracy."""
@@ -606,7 +636,7 @@ def two_colours_report(
         logits = without(colours, numbers)
     on_colour = torch.stack([(weights * (colours == c)[:, None]).sum(-1).mean(0) for c in range(len(COLOURS))], -1)
     counts = torch.tensor([model.task.n_grey, model.task.per_colour, model.task.per_colour])
-    return SimpleNamespace(
+    return TwoColoursReport(
         accuracy=float((logits.argmax(-1) == targets).double().mean()),
         on_colour=on_colour,
         uniform=counts / counts.sum(),
@@ -625,14 +655,16 @@ def best_guess_accuracy(task: TwoColoursTask, knows: str) -> float:
     k, values = task.per_colour, range(task.n_values)
     if knows == "blue":  # the red sum is independent of the blues: guess its most likely value
         reds = Counter(sum(r) for r in product(values, repeat=k))
-        return max(reds.values()) / task.n_values**k
+        sets: int = task.n_values**k  # int ** int is typed as Any (a negative power is a float)
+        return max(reds.values()) / sets
     right = 0.0
     for numbers in product(values, repeat=2 * k):  # the red items first, then the blue ones
         splits = Counter(
             2 * sum(numbers[i] for i in red) - sum(numbers) for red in combinations(range(2 * k), k)
         )  # every way of calling k of the 2k numbers red, equally likely given the bag
         right += max(splits.values()) / sum(splits.values())
-    return right / task.n_values ** (2 * k)
+    bags: int = task.n_values ** (2 * k)
+    return right / bags
 
 
 def _without_head(model: TwoColoursModel, head: int, colours: Tensor, numbers: Tensor, *, mistake: str = "") -> Tensor:
@@ -653,7 +685,8 @@ def _without_head(model: TwoColoursModel, head: int, colours: Tensor, numbers: T
     if mistake == "after-out-proj":
         out = out.clone()
         out[:, head * att.d_head : (head + 1) * att.d_head] = 0.0
-    return model.readout(out)
+    logits: Tensor = model.readout(out)
+    return logits
 
 
 #: 11.6 is checked on models the lesson never built: ``(n_values, per_colour, n_grey, d_model, num_heads, head,
@@ -661,7 +694,7 @@ def _without_head(model: TwoColoursModel, head: int, colours: Tensor, numbers: T
 ABLATION_CASES = ((7, 3, 1, 12, 3, 1, 1106), (4, 1, 3, 6, 2, 0, 1107))
 
 
-def _ablation_case(case: tuple) -> tuple[TwoColoursModel, int, Tensor, Tensor]:
+def _ablation_case(case: tuple[int, int, int, int, int, int, int]) -> tuple[TwoColoursModel, int, Tensor, Tensor]:
     n_values, per_colour, n_grey, d_model, heads, head, seed = case
     task = TwoColoursTask(n_values, per_colour, n_grey)
     with torch.random.fork_rng(devices=[]):
@@ -684,7 +717,7 @@ def without_head(answer: object) -> Feedback:
         )
         call = "your without_head(model, head, colours, numbers)"
 
-        def said(exc: Exception, shapes=shapes, call=call) -> Feedback:
+        def said(exc: Exception, shapes: str = shapes, call: str = call) -> Feedback:
             return Feedback(
                 False,
                 f"{call} failed on {shapes}: {type(exc).__name__}. The query is one vector per set, "
@@ -759,8 +792,12 @@ def without_head(answer: object) -> Feedback:
     )
 
 
-def yours_or_reference(without: object) -> tuple[Callable, str]:
+#: ``without_head(model, head, colours, numbers) -> logits``, exercise 11.6's function
+Ablation = Callable[[TwoColoursModel, int, Tensor, Tensor], Tensor]
+
+
+def yours_or_reference(without: object) -> tuple[Ablation, str]:
     """``(ablation, sentence)``: your ``without_head`` once 11.6 accepts it, the reference until then."""
     if without_head(without).correct:
-        return without, "your without_head"  # type: ignore[return-value]
+        return cast(Ablation, without), "your without_head"  # 11.6 ran it on two models and accepted its logits
     return (lambda m, h, c, n: _without_head(m, h, c, n)), "the reference without_head (11.6 is not solved yet)"

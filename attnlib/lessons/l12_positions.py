@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -45,6 +47,16 @@ def _encodings(d_model: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
     """``P`` ``(MAX_POSITIONS, d_model)`` and ``P Pᵀ`` ``(MAX_POSITIONS, MAX_POSITIONS)``."""
     full = sinusoidal_encoding(MAX_POSITIONS, d_model, base=base)
     return full, full @ full.T
+
+
+class PositionsValues(TypedDict):
+    """What :meth:`PositionsExplorer.compute` reads: the controls' values."""
+
+    n_tokens: int
+    d_model: int
+    position: int
+    frequency: int
+    base: float
 
 
 class PositionsExplorer(Explorer):
@@ -122,13 +134,14 @@ class PositionsExplorer(Explorer):
         """The encodings shown, ``(n_tokens, d_model)``."""
         return torch.from_numpy(self.views["encoding"].data)
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """``P`` with :func:`attnlib.positions.sinusoidal_encoding` and ``P Pᵀ``, the choices outlined.
 
         Both are the top-left blocks of the :data:`MAX_POSITIONS`-position ones (``P`` row by row is
         the same; ``P Pᵀ`` is computed once per ``(d_model, base)``), so every ``n_tokens`` shows slices
         of one result.
         """
+        values = cast(PositionsValues, values)
         n, d, base = values["n_tokens"], values["d_model"], values["base"]
         full, similarity = _encodings(d, float(base))  # raises a clear error for a bad base
         pos, freq = min(values["position"], n - 1), min(values["frequency"], d // 2 - 1)

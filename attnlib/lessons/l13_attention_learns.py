@@ -27,8 +27,8 @@ from __future__ import annotations
 import functools
 import html
 import inspect
-from collections.abc import Callable
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, TypeVar, cast
 
 import torch
 import torch.nn.functional as F
@@ -54,6 +54,9 @@ from ._check import (
     run_learner_code,
     to_answer_tensor,
 )
+
+if TYPE_CHECKING:
+    from ..show.plots import Plot
 
 __all__ = [
     "BLOCK_PARTS",
@@ -88,6 +91,13 @@ def parse_tokens(text: str, *, vocab_size: int, n_tokens: int) -> torch.Tensor:
             raise ValueError(f"token id {value} is out of range: the vocabulary has ids 0 to {vocab_size - 1}")
         ids.append(value)
     return torch.tensor([ids])
+
+
+class TrainingValues(TypedDict):
+    """What :meth:`TrainingExplorer.compute` reads: the controls' values."""
+
+    step: int
+    sequence: str
 
 
 class TrainingExplorer(Explorer):
@@ -150,8 +160,9 @@ class TrainingExplorer(Explorer):
     def _map(self, step: int) -> torch.Tensor:
         return self.history.snapshots[step][self.layer][self.head]
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The probe's map at the chosen step, and the trained model's map on the typed sequence."""
+        values = cast(TrainingValues, values)
         ids = parse_tokens(values["sequence"], vocab_size=self.task.vocab_size, n_tokens=self.task.n_tokens)
         step = values["step"]
         with torch.no_grad():
@@ -196,7 +207,7 @@ class LossCurve:
         self.losses: list[float] = []
         self._handle = display(self._plot(), display_id=True)
 
-    def _plot(self):
+    def _plot(self) -> Plot:
         from ..show import plots
 
         return plots.training_curves({"loss": self.losses or [float("nan")]}, title=self.title, ylabel="loss")
@@ -281,7 +292,8 @@ class _ReferenceBlock(nn.Module):
 
     def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
         x = x + self.attention(self.norm_attention(x), mask=mask)
-        return x + self.mlp(self.norm_mlp(x))
+        out: Tensor = x + self.mlp(self.norm_mlp(x))
+        return out
 
 
 class _ReferenceTransformer(nn.Module):
@@ -303,14 +315,16 @@ class _ReferenceTransformer(nn.Module):
         return _ReferenceBlock(d_model, num_heads)
 
     def embed(self, ids: Tensor) -> Tensor:
-        return self.embedding(ids) + self.positions(torch.arange(ids.shape[1]))
+        embedded: Tensor = self.embedding(ids) + self.positions(torch.arange(ids.shape[1]))
+        return embedded
 
     def mask(self, n: int) -> Tensor | None:
         i = torch.arange(n)
         return i[:, None] >= i[None, :] if self.causal else None
 
     def read_out(self, x: Tensor) -> Tensor:
-        return self.readout(self.norm(x))
+        logits: Tensor = self.readout(self.norm(x))
+        return logits
 
     def forward(self, ids: Tensor) -> Tensor:
         x = self.embed(ids)
@@ -332,7 +346,15 @@ def _reference_model(block: Callable[[int, int], nn.Module]) -> type[_ReferenceT
     return ReferenceTransformer
 
 
-def _reference_step(model, optimiser, inputs: Tensor, targets: Tensor) -> Tensor:
+class Optimiser(Protocol):
+    """What a training step uses of its optimiser (attnlib's :class:`~attnlib.training.Adam`, or torch's)."""
+
+    def zero_grad(self) -> object: ...
+
+    def step(self) -> object: ...
+
+
+def _reference_step(model: nn.Module, optimiser: Optimiser, inputs: Tensor, targets: Tensor) -> Tensor:
     logits = model(inputs)
     loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
     optimiser.zero_grad()
@@ -371,81 +393,90 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
 
     class PostNorm(_ReferenceBlock):
-        def forward(self, x, mask=None):
+        def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
             x = self.norm_attention(x + self.attention(x, mask=mask))
-            return self.norm_mlp(x + self.mlp(x))
+            out: Tensor = self.norm_mlp(x + self.mlp(x))
+            return out
 
     class NoResidual(_ReferenceBlock):
-        def forward(self, x, mask=None):
+        def forward(self, x: Tensor, mask: Tensor | None = None) -> Tensor:
             x = self.attention(self.norm_attention(x), mask=mask)
-            return self.mlp(self.norm_mlp(x))
+            out: Tensor = self.mlp(self.norm_mlp(x))
+            return out
 
     class NoPositions(_ReferenceTransformer):
-        def forward(self, ids):
+        def forward(self, ids: Tensor) -> Tensor:
             x = self.embedding(ids)
             n = ids.shape[1]
             mask = torch.ones(n, n, dtype=torch.bool).tril() if self.causal else None  # written out, as a learner would
             for each in self.blocks:
                 x = each(x, mask=mask)
-            return self.readout(self.norm(x))
+            logits: Tensor = self.readout(self.norm(x))
+            return logits
 
     class NeverMasked(_ReferenceTransformer):
-        def forward(self, ids):
+        def forward(self, ids: Tensor) -> Tensor:
             x = self.embedding(ids) + self.positions(torch.arange(ids.shape[1]))
             for each in self.blocks:
                 x = each(x)
-            return self.readout(self.norm(x))
+            logits: Tensor = self.readout(self.norm(x))
+            return logits
 
     class EmbedNoPositions(_ReferenceTransformer):
-        def embed(self, ids):
-            return self.embedding(ids)
+        def embed(self, ids: Tensor) -> Tensor:
+            embedded: Tensor = self.embedding(ids)
+            return embedded
 
     class EmbedById(_ReferenceTransformer):
-        def embed(self, ids):
-            return self.embedding(ids) + self.positions(ids)
+        def embed(self, ids: Tensor) -> Tensor:
+            embedded: Tensor = self.embedding(ids) + self.positions(ids)
+            return embedded
 
     class EmbedConcatenated(_ReferenceTransformer):
-        def embed(self, ids):
+        def embed(self, ids: Tensor) -> Tensor:
             return torch.cat(
                 [self.embedding(ids), self.positions(torch.arange(ids.shape[1])).expand_as(self.embedding(ids))], -1
             )
 
     class MaskInverted(_ReferenceTransformer):
-        def mask(self, n):
+        def mask(self, n: int) -> Tensor | None:
             return torch.ones(n, n, dtype=torch.bool).triu(1) if self.causal else None
 
     class MaskUpper(_ReferenceTransformer):
-        def mask(self, n):
+        def mask(self, n: int) -> Tensor | None:
             return torch.ones(n, n, dtype=torch.bool).triu() if self.causal else None
 
     class MaskFloat(_ReferenceTransformer):
-        def mask(self, n):
+        def mask(self, n: int) -> Tensor | None:
             return torch.ones(n, n).tril() if self.causal else None
 
     class MaskLibrary(_ReferenceTransformer):
-        def mask(self, n):
+        def mask(self, n: int) -> Tensor | None:
             return causal_mask(n) if self.causal else None
 
     class ReadOutTied(_ReferenceTransformer):
-        def read_out(self, x):
-            return self.norm(x) @ self.embedding.weight.T
+        def read_out(self, x: Tensor) -> Tensor:
+            logits: Tensor = self.norm(x) @ self.embedding.weight.T
+            return logits
 
     class ReadOutBackwards(_ReferenceTransformer):
-        def read_out(self, x):
-            return self.norm(x) @ self.readout.weight
+        def read_out(self, x: Tensor) -> Tensor:
+            logits: Tensor = self.norm(x) @ self.readout.weight
+            return logits
 
     class ReadOutNoNorm(_ReferenceTransformer):
-        def read_out(self, x):
-            return self.readout(x)
+        def read_out(self, x: Tensor) -> Tensor:
+            logits: Tensor = self.readout(x)
+            return logits
 
-    def forgets_zero_grad(model, optimiser, inputs, targets):
+    def forgets_zero_grad(model: nn.Module, optimiser: Optimiser, inputs: Tensor, targets: Tensor) -> Tensor:
         logits = model(inputs)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
         loss.backward()
         optimiser.step()
         return loss
 
-    def unflattened_targets(model, optimiser, inputs, targets):
+    def unflattened_targets(model: nn.Module, optimiser: Optimiser, inputs: Tensor, targets: Tensor) -> Tensor:
         logits = model(inputs)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets)
         optimiser.zero_grad()
@@ -545,7 +576,8 @@ def block_forward(answer: object) -> Feedback:
     with torch.no_grad():
 
         def attend(t: Tensor, m: Tensor | None = mask) -> Tensor:
-            return parts["attention"](t, mask=m)
+            attended: Tensor = parts["attention"](t, mask=m)
+            return attended
 
         n1, n2, mlp = parts["norm_attention"], parts["norm_mlp"], parts["mlp"]
         h = x + attend(n1(x))
@@ -615,6 +647,8 @@ def block_forward(answer: object) -> Feedback:
 #: The configurations 13.6 builds your model with (none of them is the lesson's): ``(vocab_size, d_model,
 #: num_heads, num_layers, max_len, causal)``, and the ``(batch, n)`` of the token ids it runs.
 MODEL_CASES = (((11, 16, 2, 2, 9, True), (3, 7)), ((7, 8, 1, 1, 5, False), (2, 5)))
+#: one of those configurations: ``(vocab_size, d_model, num_heads, num_layers, max_len, causal)``
+ModelConfig = tuple[int, int, int, int, int, bool]
 
 
 def _randomised(twin: TinyTransformer, seed: int) -> TinyTransformer:
@@ -629,7 +663,15 @@ def _randomised(twin: TinyTransformer, seed: int) -> TinyTransformer:
     return twin
 
 
-def _variant(twin: TinyTransformer, ids: Tensor, *, positions=True, mask="model", norm=True, tied=False) -> Tensor:
+def _variant(
+    twin: TinyTransformer,
+    ids: Tensor,
+    *,
+    positions: bool = True,
+    mask: str = "model",
+    norm: bool = True,
+    tied: bool = False,
+) -> Tensor:
     """attnlib's forward with one part changed: the output of a typical slip, for the hints."""
     n = ids.shape[1]
     x = twin.embedding(ids)
@@ -639,10 +681,11 @@ def _variant(twin: TinyTransformer, ids: Tensor, *, positions=True, mask="model"
     for each in twin.blocks:
         x, _ = each(x, mask=m)
     x = twin.norm(x) if norm else x
-    return x @ twin.embedding.weight.T if tied else twin.readout(x)
+    logits: Tensor = x @ twin.embedding.weight.T if tied else twin.readout(x)
+    return logits
 
 
-def _part_feedback(name: str, shape: tuple[int, ...] | None, config: tuple) -> Feedback:
+def _part_feedback(name: str, shape: tuple[int, ...] | None, config: ModelConfig) -> Feedback:
     """The hint for a parameter of attnlib's model that the learner's lacks (or has in another shape)."""
     vocab, d_model, _, _, max_len, _ = config
     part = name.split(".")[0]
@@ -682,7 +725,7 @@ def _part_feedback(name: str, shape: tuple[int, ...] | None, config: tuple) -> F
 
 
 def _load_into_yours(
-    model: nn.Module, twin: TinyTransformer, config: tuple, parts: tuple[str, ...] | None = None
+    model: nn.Module, twin: TinyTransformer, config: ModelConfig, parts: tuple[str, ...] | None = None
 ) -> Feedback | None:
     """Copy ``twin``'s parameters into the learner's ``model`` (names as in attnlib); a hint if they do not fit.
 
@@ -882,7 +925,9 @@ def _model_class(answer: object, exercise_name: str) -> type[nn.Module] | Feedba
     return answer
 
 
-def _build_yours(answer: object, exercise_name: str, method: str, config: tuple, seed: int) -> nn.Module | Feedback:
+def _build_yours(
+    answer: object, exercise_name: str, method: str, config: ModelConfig, seed: int
+) -> nn.Module | Feedback:
     """The learner's ``MyTransformer(*config)`` (seeded), or the sentence saying why there is none."""
     yours = _model_class(answer, exercise_name)
     if isinstance(yours, Feedback):
@@ -913,7 +958,7 @@ def _build_yours(answer: object, exercise_name: str, method: str, config: tuple,
     return model
 
 
-def _twin(config: tuple, seed: int) -> TinyTransformer:
+def _twin(config: ModelConfig, seed: int) -> TinyTransformer:
     vocab, d_model, heads, layers, max_len, causal = config
     build = functools.partial(TinyTransformer, vocab, d_model, heads, layers, max_len, causal=causal)
     twin = _seeded(build, 40 + seed)
@@ -939,7 +984,9 @@ def model_embed(answer: object) -> Feedback:
         tokens, table = twin.embedding.weight[ids], dict(twin.named_parameters())["positions.table"]
         by_id = table[ids.clamp(max=max_len - 1)]
 
-        def hint(exc: Exception, n=n, max_len=max_len, call=call, batch=batch, vocab=vocab) -> Feedback | None:
+        def hint(
+            exc: Exception, n: int = n, max_len: int = max_len, call: str = call, batch: int = batch, vocab: int = vocab
+        ) -> Feedback | None:
             said = str(exc)
             if "index out of range" in said or "out of bounds" in said:
                 return Feedback(
@@ -1033,6 +1080,12 @@ def _mask_hint(got: Tensor, n: int) -> Feedback | None:
     return None
 
 
+class _Masking(Protocol):
+    """A model with the method of 13.4."""
+
+    def mask(self, n: int) -> object: ...
+
+
 @exercise("attention_learns.4")
 def model_mask(answer: object) -> Feedback:
     """``MyTransformer.mask(n)``: the causal mask ``(n, n)``, bool, True = may attend (key ``j ≤`` query ``i``),
@@ -1042,10 +1095,11 @@ def model_mask(answer: object) -> Feedback:
         if isinstance(model, Feedback):
             return model
         causal = config[-1]
+        masking = cast(_Masking, model)  # _build_yours found a method mask on it
         for n in (5, 9) if causal else (6,):
             call = f"your MyTransformer(..., causal={causal}).mask({n})"
 
-            def mask_of(k: int, model=model) -> object:
+            def mask_of(k: int, model: _Masking = masking) -> object:
                 made = model.mask(k)
                 return _NO_MASK if made is None else made
 
@@ -1129,7 +1183,9 @@ def model_read_out(answer: object) -> Feedback:
         x = torch.randn(batch, n, d_model, generator=torch.Generator().manual_seed(60 + case))
         call = f"your MyTransformer{config[:5]}.read_out(x)"
 
-        def hint(exc: Exception, d_model=d_model, vocab=vocab, call=call, batch=batch, n=n) -> Feedback | None:
+        def hint(
+            exc: Exception, d_model: int = d_model, vocab: int = vocab, call: str = call, batch: int = batch, n: int = n
+        ) -> Feedback | None:
             said = str(exc)
             if "shape" in said or "size" in said or "normalized_shape" in said:
                 return Feedback(
@@ -1191,8 +1247,8 @@ class _RecordingAdam(Adam):
     """attnlib's Adam (torch's, bit for bit, without importing torch's compiler) that keeps each ``step()``'s
     gradients, so a training step is checked by its loss and gradients."""
 
-    def __init__(self, params, **kwargs) -> None:
-        super().__init__(params, **kwargs)
+    def __init__(self, params: Iterable[Tensor], lr: float) -> None:
+        super().__init__(params, lr=lr)
         self.recorded: list[Tensor] = []
 
     def step(self) -> None:
@@ -1273,7 +1329,7 @@ def train_step(answer: object) -> Feedback:
         )
 
     def variant(zero_grad: bool = True, softmaxed: bool = False) -> Tensor:
-        def step(model, optimiser, inputs, targets):
+        def step(model: nn.Module, optimiser: Optimiser, inputs: Tensor, targets: Tensor) -> Tensor:
             logits = model(inputs)
             scores = logits.softmax(-1) if softmaxed else logits
             loss = F.cross_entropy(scores.reshape(-1, logits.shape[-1]), targets.reshape(-1))

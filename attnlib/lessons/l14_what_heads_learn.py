@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Mapping
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -35,6 +37,7 @@ from ..modules import causal_mask
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..steps import mask_scores, softmax
+from ..training import History
 from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
 from ._check import Feedback, compare_number, compare_tensor, exercise, run_learner_code
@@ -50,6 +53,14 @@ __all__ = [
     "without_heads",
     "wrong_answers",
 ]
+
+
+class HeadsValues(TypedDict):
+    """What :meth:`HeadsExplorer.compute` reads: the controls' values."""
+
+    layer: int
+    head: int
+    sequence: str
 
 
 class HeadsExplorer(Explorer):
@@ -91,8 +102,9 @@ class HeadsExplorer(Explorer):
             [ui.HBox([c["layer"], c["head"]]), c["sequence"], self.message, self.views["weights"], self.caption]
         )
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Run the model on the typed sequence; show the chosen head; score it."""
+        values = cast(HeadsValues, values)
         text = values["sequence"]
         n = len(text.replace(",", " ").split())
         if not 2 <= n <= self.model.max_len:
@@ -132,7 +144,7 @@ def _fresh() -> tuple[Tensor, Tensor]:
     return softmax(mask_scores(scores, causal_mask(9))), torch.arange(9) < 6
 
 
-def scores_along(history) -> dict[str, list[float]]:
+def scores_along(history: History) -> dict[str, list[float]]:
     """From a :func:`attnlib.training.train` history with snapshots: at each stored step, the best
     previous-token score in layer 1 and the best induction score in the last layer, on the probe sequence."""
     real = real_tokens(history.probe)  # token 0 pads the sequence and never belongs to it
@@ -145,7 +157,7 @@ def scores_along(history) -> dict[str, list[float]]:
     return points
 
 
-def _batch(seed: int):
+def _batch(seed: int) -> tuple[Tensor, Tensor, Tensor]:
     return pretrained.RECIPES["induction"].task.batch(512, torch.Generator().manual_seed(seed))
 
 
@@ -181,16 +193,18 @@ def pick_yours(by_position_function: object) -> tuple[object, str]:
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
 
-    def per_sequence(model, ids, targets, counted):
+    def per_sequence(model: TinyTransformer, ids: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
         with torch.no_grad():
-            right = ((model(ids).argmax(-1) == targets) | ~counted).all(1)
+            logits: Tensor = model(ids)
+            right = ((logits.argmax(-1) == targets) | ~counted).all(1)
         return right.double().mean().expand(ids.shape[1])
 
-    def padding_counted(model, ids, targets, counted):
+    def padding_counted(model: TinyTransformer, ids: Tensor, targets: Tensor, counted: Tensor) -> Tensor:
         with torch.no_grad():
-            return (model(ids).argmax(-1) == targets).double().mean(0)
+            logits: Tensor = model(ids)
+            return (logits.argmax(-1) == targets).double().mean(0)
 
-    def layer_ablation_ignored(model, layer, heads):
+    def layer_ablation_ignored(model: TinyTransformer, layer: int, heads: tuple[int, ...]) -> float:
         from ..training import accuracy
 
         return accuracy(model, pretrained.RECIPES["induction"].task)

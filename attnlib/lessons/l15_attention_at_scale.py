@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
+from typing import TypedDict, cast
 
 import torch
 import torch.nn.functional as F
@@ -57,6 +58,13 @@ __all__ = [
     "padded_causal_mask",
     "wrong_answers",
 ]
+
+
+class TiledValues(TypedDict):
+    """What :meth:`TiledExplorer.compute` reads: the controls' values."""
+
+    block_size: int
+    block: int
 
 
 class TiledExplorer(Explorer):
@@ -99,8 +107,9 @@ class TiledExplorer(Explorer):
             ]
         )
 
-    def state_at(self, values) -> tuple[OnlineState, int, int]:
+    def state_at(self, values: Mapping[str, object]) -> tuple[OnlineState, int, int]:
         """The state after the chosen number of blocks (clamped to how many there are), that number, and how many."""
+        values = cast(TiledValues, values)
         states = list(online_softmax_blocks(self.queries, self.keys, self.values, block_size=values["block_size"]))
         block = min(values["block"], len(states))
         return states[block - 1], block, len(states)
@@ -110,7 +119,7 @@ class TiledExplorer(Explorer):
         state, _block, n_blocks = self.state_at(self.values_now())
         return state, n_blocks
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Run the online softmax up to the chosen block; show the tile, the state, the memory held."""
         state, block, n_blocks = self.state_at(values)
         n_q, n_k, d_v = len(self.tokens), self.keys.shape[-2], self.values.shape[-1]

@@ -20,11 +20,12 @@ from __future__ import annotations
 import functools
 import html
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import TypedDict, cast
 
 import torch
 from matplotlib.figure import Figure
-from torch import Tensor
+from torch import Tensor, nn
 from torch.utils.hooks import RemovableHandle
 
 from .. import pronouns
@@ -34,7 +35,7 @@ from ..show.explorer import Explorer, HeatmapView, Shown
 from ..show.plots import Plot
 from ..transformer import Block, TinyTransformer
 from ._calls import compare_call
-from ._check import Feedback, compare_number, exercise
+from ._check import Feedback, Wrong, compare_number, exercise
 
 __all__ = [
     "MAP_SENTENCE",
@@ -74,6 +75,13 @@ def swap_adjective(sentence: str, adjective: str) -> str:
     return " ".join(words)
 
 
+class ReferentValues(TypedDict):
+    """What :meth:`ReferentExplorer.compute` reads: the controls' values."""
+
+    sentence: str
+    other: str
+
+
 class ReferentExplorer(Explorer):
     """Edit the sentence; see every head's attention from "it", next to the same sentence with another adjective.
 
@@ -111,8 +119,11 @@ class ReferentExplorer(Explorer):
             ]
         )
 
-    def predictions_of(self, values) -> tuple[list[tuple[str, Tensor, str, float]], tuple[str, str]]:
+    def predictions_of(
+        self, values: Mapping[str, object]
+    ) -> tuple[list[tuple[str, Tensor, str, float]], tuple[str, str]]:
         """For both sentences: the text, the weights from "it", the word it refers to and its probability."""
+        values = cast(ReferentValues, values)
         left = values["sentence"]
         pronouns.attention_from_it(self.model, left)  # the learner's sentence is checked first
         right = swap_adjective(left, values["other"])
@@ -128,8 +139,9 @@ class ReferentExplorer(Explorer):
         said = [self.views[name].title.split("→ ", 1)[1].rsplit(" (", 1)[0] for name in ("this", "swapped")]
         return said[0], said[1]
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Run the model on both sentences; show each head's row from "it"; say what it outputs."""
+        values = cast(ReferentValues, values)
         results, said = self.predictions_of(values)
         labels = head_labels(self.model)
         views = {}
@@ -209,7 +221,7 @@ def _word(answer: object, name: str) -> str | Feedback:
     return answer.strip().lower()
 
 
-def _undecorated(*functions):
+def _undecorated(*functions: Callable[..., object]) -> tuple[Callable[..., object], ...]:
     """The functions under their ``@torch.no_grad()``: every decorated function shares the decorator's code
     object, so watching that would refuse any learner function that is decorated (or calls one that is)."""
     return tuple(getattr(f, "__wrapped__", f) for f in functions)
@@ -249,7 +261,7 @@ def _scores_variants(model: TinyTransformer, ids: Tensor, positions: Tensor) -> 
     }
 
 
-def _scores_wrong(variants: dict[str, Tensor]) -> list:
+def _scores_wrong(variants: dict[str, Tensor]) -> list[Wrong]:
     return [
         (
             variants["transposed"],
@@ -351,20 +363,20 @@ def _patched_at(model: TinyTransformer, ids: Tensor, donor: Tensor, positions: l
     saved: list[Tensor] = []
     if where == "before layer 1":
 
-        def record(_module, args):
+        def record(_module: nn.Module, args: tuple[Tensor, ...]) -> None:
             saved.append(args[0].clone())
 
-        def replace(_module, args):
+        def replace(_module: nn.Module, args: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
             x = args[0].clone()
             x[:, positions] = saved[0][:, positions]
             return (x, *args[1:])
 
         return _run_hooked(model, model.blocks[0].register_forward_pre_hook, (record, replace), (donor, ids))
 
-    def record_output(_module, _args, out):
+    def record_output(_module: nn.Module, _args: tuple[Tensor, ...], out: tuple[Tensor, ...]) -> None:
         saved.append(out[0].clone())
 
-    def replace_output(_module, _args, out):
+    def replace_output(_module: nn.Module, _args: tuple[Tensor, ...], out: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
         x = out[0].clone()
         x[:, positions] = saved[0][:, positions]
         return (x, *out[1:])
@@ -383,7 +395,7 @@ def _run_hooked(
         for hook, batch in zip(hooks, batches, strict=True):
             handle = register(hook)
             try:
-                logits = model(batch)
+                logits: Tensor = model(batch)
             finally:
                 handle.remove()
     return logits[:, pronouns.IT]

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import html
 from collections import Counter
+from collections.abc import Mapping
 from itertools import pairwise
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -24,6 +26,13 @@ from ._check import ATTNLIB, Feedback, compare_tensor, exercise, run_learner_cod
 __all__ = ["NEW_CORPUS", "MergesExplorer", "first_merge", "share_kv", "wrong_answers"]
 
 MAX_SYMBOLS = 24  # rows and columns of the pair-count view
+
+
+class MergesValues(TypedDict):
+    """What :meth:`MergesExplorer.compute` reads: the controls' values."""
+
+    merges: int
+    corpus: str
 
 
 class MergesExplorer(Explorer):
@@ -59,8 +68,9 @@ class MergesExplorer(Explorer):
         i, j = view.highlight_cells[0]
         return view.row_labels[i], view.col_labels[j]
 
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Apply the merges, count the pairs, outline the most frequent one."""
+        values = cast(MergesValues, values)
         corpus, k = values["corpus"], values["merges"]
         words = split_after(corpus, k)  # ValueError on an empty corpus
         counts = pair_counts(words)
@@ -96,7 +106,7 @@ class MergesExplorer(Explorer):
 NEW_CORPUS = {"hug": 10, "pug": 5, "pun": 12, "bun": 10, "hugs": 5}
 
 
-def _best(counts: Counter) -> tuple[str, str]:
+def _best(counts: Counter[tuple[str, str]]) -> tuple[str, str]:
     return max(counts, key=counts.__getitem__)
 
 
@@ -110,7 +120,7 @@ def _unweighted(words: dict[str, int]) -> tuple[str, str]:
 
 def _count_once(counts: dict[str, int]) -> tuple[str, str]:
     """The typical slip, written without attnlib: every word counts once, whatever its frequency."""
-    pairs: Counter = Counter()
+    pairs: Counter[tuple[str, str]] = Counter()
     for word in counts:
         for a, b in pairwise(word):
             pairs[a, b] += 1

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache, partial
+from typing import TypedDict, cast
 
 import torch
 from torch import Tensor
@@ -37,6 +38,18 @@ EXAMPLES = {
 
 
 @lru_cache(maxsize=8)
+class PipelineValues(TypedDict):
+    """What :meth:`PipelineExplorer.compute` reads: the controls' values, and ``X`` and the projections."""
+
+    example: str
+    query: int
+    key: int
+    scaled: bool
+    causal: bool
+    inputs: Tensor
+    projections: Projections
+
+
 def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
     """Inputs ``X`` ``(n, d_in)``, projections ``(d_in, d_k)``/``(d_in, d_v)`` (``Q = X W_q``), and token labels.
 
@@ -156,7 +169,10 @@ class PipelineExplorer(Explorer):
             v[name].on_select(lambda i, j: self._choose(query=i, key=j))
         self.update()
         self.observe_controls()
-        row = lambda *names: ui.HBox([v[name] for name in names], layout=ui.Layout(flex_flow="row wrap"))  # noqa: E731
+
+        def row(*names: str) -> ui.HBox:
+            return ui.HBox([v[name] for name in names], layout=ui.Layout(flex_flow="row wrap"))
+
         self.widget = ui.VBox(
             [
                 ui.HBox([c["example"], c["query"], c["key"]]),
@@ -175,7 +191,8 @@ class PipelineExplorer(Explorer):
     @property
     def example(self) -> str:
         """The example chosen."""
-        return self.controls["example"].value
+        example: str = self.controls["example"].value
+        return example
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -192,16 +209,17 @@ class PipelineExplorer(Explorer):
         """The controls' values, and ``X`` and the projections as edited (the example's until a cell is typed in)."""
         return {**super().values_now(), "inputs": self.inputs, "projections": self.projections}
 
-    def transition(self, values, name: str):
+    def transition(self, values: Mapping[str, object], name: str) -> Mapping[str, object]:
         """A new example: its own inputs and projections replace any edits."""
         if name != "example":
             return values
-        inputs, projections, _ = pipeline_example(values["example"])
+        inputs, projections, _ = pipeline_example(cast(PipelineValues, values)["example"])
         return {**values, "inputs": inputs, "projections": projections}
 
-    def adopt(self, values) -> None:
+    def adopt(self, values: Mapping[str, object]) -> None:
         """The controls, and ``X`` and the projections."""
-        self.inputs, self.projections = values["inputs"], values["projections"]
+        state = cast(PipelineValues, values)
+        self.inputs, self.projections = state["inputs"], state["projections"]
         super().adopt(values)
 
     def _edit(self, name: str) -> Callable[[int, int, float], None]:
@@ -227,8 +245,9 @@ class PipelineExplorer(Explorer):
         self._on_change()
 
     # ---------------------------------------------------------------- the one render path
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Every step from ``X`` and the projections, the chosen query and key outlined."""
+        values = cast(PipelineValues, values)
         labels = list(pipeline_example(values["example"])[2])
         n = len(labels)
         x, w = values["inputs"], values["projections"]
