@@ -124,7 +124,7 @@ class ScoresExplorer(Explorer):
         """A cell of the scores clicked: its query and key become the chosen ones."""
         self.set_quietly("query", value=i)
         self.set_quietly("key", value=j)
-        self._on_change()
+        self.changed()
 
     @property
     def example(self) -> str:

@@ -242,7 +242,7 @@ class PipelineExplorer(Explorer):
         """A cell clicked in a view chooses a query and/or a key: one update for both."""
         for name, value in choice.items():
             self.set_quietly(name, value=value)
-        self._on_change()
+        self.changed()
 
     # ---------------------------------------------------------------- the one render path
     def compute(self, values: Mapping[str, object]) -> Shown:

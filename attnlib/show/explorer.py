@@ -157,7 +157,7 @@ class Explorer:
         after = self.transition(values, name)
         if after is not values:
             self.adopt(after)
-        self._on_change()
+        self.changed()
 
     def set_quietly(self, name: str, **traits: object) -> None:
         """Set traits of control ``name`` (e.g. ``options=…, value=…``) without triggering :meth:`update`."""
@@ -169,7 +169,9 @@ class Explorer:
         finally:
             self._quiet -= 1
 
-    def _on_change(self, _change: object = None) -> None:
+    def changed(self) -> None:
+        """Show the controls' current values: :meth:`refresh`, then :meth:`publish` (what a control's change runs;
+        an explorer that sets its controls quietly, e.g. from a click on a view, calls it once after them)."""
         self.refresh()
         self.publish()
 

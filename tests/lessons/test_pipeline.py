@@ -105,7 +105,7 @@ def test_overflowing_outputs_are_refused_and_the_last_good_state_kept() -> None:
     e = PipelineExplorer("001")
     before = _data(e, "context").copy()
     e.inputs = torch.full((3, 4), 1e30)  # beyond what any edit allows: Q Kᵀ overflows float32
-    e._on_change()
+    e.changed()
     assert "scores contain NaN or +inf (shape (3, 3))" in e.message.value
     assert np.array_equal(_data(e, "context"), before)
 
