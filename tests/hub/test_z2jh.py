@@ -171,6 +171,17 @@ def test_the_values_pass_the_charts_schema(values: dict) -> None:
     assert len(list(validator.iter_errors(broken))) >= 2  # the schema does refuse wrong values
 
 
+def test_each_learners_server_sets_its_xsrf_cookie_secure_as_on_one_machine(values: dict) -> None:
+    spec = importlib.util.spec_from_file_location("classhub_settings", REPO / "deploy" / "classhub.py")
+    classhub = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(classhub)
+    (entry,) = values["singleuser"]["extraFiles"].values()
+    path = Path(entry["mountPath"])
+    assert path.parent == Path("/etc/jupyter/jupyter_server_config.d") and path.suffix == ".json", path
+    assert entry["data"]["ServerApp"]["tornado_settings"] == classhub.SERVER_TORNADO_SETTINGS
+    assert classhub.SERVER_TORNADO_SETTINGS["xsrf_cookie_kwargs"]["secure"] is True
+
+
 def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> None:
     single = values["singleuser"]
     assert single["extraResource"]["limits"]["ephemeral-storage"] == "1Gi"
