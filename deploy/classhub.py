@@ -109,11 +109,13 @@ def service_account(prefix: str = ACCOUNT_PREFIX) -> str:
     return f"{prefix}_svc"
 
 
-def as_service_account(die_with_parent: bool = False, low_ports: bool = False) -> list[str]:
+def as_service_account(
+    die_with_parent: bool = False, low_ports: bool = False, prefix: str = ACCOUNT_PREFIX
+) -> list[str]:
     """The command prefix that runs a program as the service account, without supplementary groups (and,
     with ``die_with_parent``, killed by the kernel when the process that started it dies; with
     ``low_ports``, allowed to listen on a port below 1024, such as 443, and given no other privilege)."""
-    name = service_account()
+    name = service_account(prefix)
     death = ["--pdeathsig=KILL"] if die_with_parent else []
     bind = ["--inh-caps=+net_bind_service", "--ambient-caps=+net_bind_service"] if low_ports else []
     return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", *death, *bind, "--"]

@@ -23,13 +23,14 @@ import re
 import shutil
 import socket
 import stat
+import subprocess
 import threading
 from pathlib import Path
 from typing import ClassVar
 
 import pytest
 
-from harness.hubclient import Hub, Learner
+from harness.hubclient import Hub, Learner, classhub
 from harness.labdriver import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.hub
@@ -211,6 +212,50 @@ def test_the_proxy_serves_the_test_certificate_and_learners_cannot_read_its_key(
     key = (copies / "key.pem").stat()
     assert (key.st_uid, stat.S_IMODE(key.st_mode)) == (service.pw_uid, 0o400)
     assert "https://" in hub.log() and f"{NAME}:{hub.port}/hub/signup" in hub.log()
+
+
+BIND = """
+import socket, sys
+s = socket.socket()
+try:
+    s.bind(("127.0.0.1", int(sys.argv[1])))
+    print("bound")
+except PermissionError:
+    print("refused")
+"""
+
+
+def test_the_proxys_account_may_listen_on_port_443_and_gains_nothing_else(hub: Hub) -> None:
+    """``HUB_PORT=443``: the proxy runs as the service account with the one capability to bind a port below
+    1024 (the command prefix ``make hub`` gives it), and without it could not."""
+    port = next(p for p in range(1023, 900, -1) if not _taken(p))
+    runs = {}
+    for low_ports in (True, False):
+        prefix = classhub.as_service_account(die_with_parent=True, low_ports=low_ports, prefix=hub.prefix)
+        done = subprocess.run(
+            [*prefix, "/usr/bin/python3", "-c", BIND + CAPS, str(port)], capture_output=True, text=True, timeout=60
+        )
+        runs[low_ports] = done.stdout.split()
+    assert runs[True][0] == "bound" and runs[False][0] == "refused", runs
+    service = pwd.getpwnam(f"{hub.prefix}_svc").pw_uid
+    for low_ports, (_, uids, effective) in runs.items():
+        assert set(uids.split(",")) == {str(service)}, runs  # never root
+        assert int(effective, 16) == (1 << 10 if low_ports else 0), runs  # CAP_NET_BIND_SERVICE (10) alone
+
+
+CAPS = """
+status = dict(line.split(":", 1) for line in open("/proc/self/status").read().splitlines())
+print(",".join(set(status["Uid"].split())), status["CapEff"].strip())
+"""
+
+
+def _taken(port: int) -> bool:
+    with socket.socket() as s:
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+    return False
 
 
 def test_login_cookies_are_secure_and_never_reach_a_plain_http_port(
