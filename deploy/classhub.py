@@ -27,12 +27,18 @@ variable                default                     meaning
 ``HUB_TRUSTED_PROXIES`` ``1``                       proxies appending to X-Forwarded-For: 2 behind nginx
 ``HUB_SIGNUPS_PER_ADDRESS`` ``30``                  sign-ups from one address per 10 minutes
 ``HUB_ROSTER``          none                        a file of the names that may sign up, one a line
+``HUB_SSL_CERT``        none                        the proxy serves HTTPS with this certificate
+``HUB_SSL_KEY``         none                        (PEM, a wildcard for the host and ``*.`` it)
+                                                    and its key: then HUB_PUBLIC_URL is https://
+``HUB_BIND_IP``         ``127.0.0.1``               where the proxy listens (0.0.0.0: every
+                                                    network; the two API ports stay on 127.0.0.1)
 ======================  ==========================  ===========================================
 
 Layout of ``HUB_STATE_DIR`` (owned by root, mode 0711: learners may pass through, not list):
 ``hub/`` (0700: database, cookie secret, pid files — the hub's alone), ``homes/<name>/`` (0700, owned
 by the learner's account), ``learner-env/`` (0755: the Python learners' servers run, see
-``learner_python``).
+``learner_python``), ``tls/`` (0700, the service account's: a copy of the certificate and key the proxy
+reads, made at each start).
 
 Why root: the hub runs as root only to create each learner's account (``useradd``), to start each
 learner's server as that account inside its limits (deploy/confine.py), and to end every process of that
@@ -76,6 +82,10 @@ MAX_PENDING = int(os.environ.get("HUB_MAX_PENDING", "60"))
 ACCOUNT_PREFIX = os.environ.get("HUB_ACCOUNT_PREFIX", "learn-")
 TRUSTED_PROXIES = int(os.environ.get("HUB_TRUSTED_PROXIES", "1"))
 ROSTER = os.environ.get("HUB_ROSTER", "")
+SSL_CERT = os.environ.get("HUB_SSL_CERT", "")
+SSL_KEY = os.environ.get("HUB_SSL_KEY", "")
+TLS = STATE / "tls"  # the proxy's copy of them (``tls_ready``)
+BIND_IP = os.environ.get("HUB_BIND_IP", "127.0.0.1")
 ACCOUNT_MARK = "attention class learner"  # the comment (GECOS) of every account the hub creates
 USERNAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,19}$"  # a learner's name must also make a valid OS account name
 NOBODY = "nobody"  # stands in for a learner account in the checks: it has no group and no home
@@ -99,12 +109,16 @@ def service_account(prefix: str = ACCOUNT_PREFIX) -> str:
     return f"{prefix}_svc"
 
 
-def as_service_account(die_with_parent: bool = False) -> list[str]:
+def as_service_account(
+    die_with_parent: bool = False, low_ports: bool = False, prefix: str = ACCOUNT_PREFIX
+) -> list[str]:
     """The command prefix that runs a program as the service account, without supplementary groups (and,
-    with ``die_with_parent``, killed by the kernel when the process that started it dies)."""
-    name = service_account()
+    with ``die_with_parent``, killed by the kernel when the process that started it dies; with
+    ``low_ports``, allowed to listen on a port below 1024, such as 443, and given no other privilege)."""
+    name = service_account(prefix)
     death = ["--pdeathsig=KILL"] if die_with_parent else []
-    return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", *death, "--"]
+    bind = ["--inh-caps=+net_bind_service", "--ambient-caps=+net_bind_service"] if low_ports else []
+    return ["setpriv", f"--reuid={name}", f"--regid={name}", "--clear-groups", *death, *bind, "--"]
 
 
 def learner_log(learner: str) -> Path:
@@ -254,6 +268,11 @@ def write_bytecode() -> None:
     stamp.touch()
 
 
+#: each learner's server: its own _xsrf cookie Secure too, like every cookie of the hub's, so never sent to a
+#: plain-http port of the learner's name (tests/hub/test_hub_tls.py; the Kubernetes values say the same)
+SERVER_TORNADO_SETTINGS = {"xsrf_cookie_kwargs": {"secure": True}}
+
+
 def learner_jupyter(python: Path) -> None:
     """The kernelspec and server settings every learner's server uses (``JUPYTER_PATH`` and the first folder
     of ``JUPYTER_CONFIG_PATH``, deploy/jupyterhub_config.py), root's, readable by all:
@@ -263,7 +282,8 @@ def learner_jupyter(python: Path) -> None:
       server's, the review's N2); its IOPub pipe, a TCP port, cannot open under the filter (N1): output
       of a forked subprocess is then not shown;
     - no other kernelspec (a learner's ~/.local/share/jupyter/kernels would start without the filter);
-    - terminals started through deploy/confined.py too.
+    - terminals started through deploy/confined.py too;
+    - the server's ``_xsrf`` cookie ``Secure``, as the hub's cookies are.
 
     In ``jupyter_config.json``: the server is started with ``--config`` (etc/jupyter_server_config.py), after
     which jupyter_server reads no other ``jupyter_server_config`` file, but every ``jupyter_config`` one.
@@ -289,7 +309,10 @@ def learner_jupyter(python: Path) -> None:
     (kernel / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
     settings = {
         "KernelSpecManager": {"allowed_kernelspecs": ["python3"], "ensure_native_kernel": False},
-        "ServerApp": {"terminado_settings": {"shell_command": [*confined, "/bin/bash", "-l"]}},
+        "ServerApp": {
+            "terminado_settings": {"shell_command": [*confined, "/bin/bash", "-l"]},
+            "tornado_settings": SERVER_TORNADO_SETTINGS,
+        },
     }
     (LEARNER_JUPYTER / "jupyter_config.json").write_text(json.dumps(settings, indent=1) + "\n")
     for path in (LEARNER_JUPYTER, LEARNER_JUPYTER / "kernels", kernel):
@@ -329,11 +352,11 @@ def port_owner(port: int) -> tuple[int | None, str, str] | None:
 
 
 def check_ports_free() -> None:
-    for port in PORTS:
+    for port, address in zip(PORTS, (BIND_IP, "127.0.0.1", "127.0.0.1"), strict=True):
         with socket.socket() as s:
             s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the servers bind: a just-closed port is free
             try:
-                s.bind(("127.0.0.1", port))
+                s.bind((address, port))
             except OSError:
                 owner = port_owner(port)
                 needs = f"the hub needs {PORTS[0]} (learners), {PORTS[1]} (hub API) and {PORTS[2]} (proxy API)"
@@ -381,6 +404,43 @@ def service_account_ready() -> str:
             capture_output=True,
         )
     return name
+
+
+def tls_ready() -> bool:
+    """With ``HUB_SSL_CERT`` and ``HUB_SSL_KEY``: both copied into ``tls/`` for the proxy, which runs as the
+    service account and cannot read root's key where certbot keeps it (learners cannot read the copy).
+    Copied at every start, so that a renewed certificate is served after the next ``make hub``."""
+    if not (SSL_CERT or SSL_KEY):
+        if TLS.exists():
+            shutil.rmtree(TLS)  # no key left behind from an earlier TLS class
+        if not BIND_IP.startswith("127."):
+            raise NotReady(
+                f"HUB_BIND_IP={BIND_IP} opens the hub to a network: serve it over HTTPS (HUB_SSL_CERT and "
+                "HUB_SSL_KEY), or leave it on 127.0.0.1 behind nginx (deploy/README.md)"
+            )
+        return False
+    if not (SSL_CERT and SSL_KEY):
+        raise NotReady("HTTPS needs both HUB_SSL_CERT (the certificate chain) and HUB_SSL_KEY (its private key)")
+    if not PUBLIC_URL.startswith("https://"):
+        raise NotReady(
+            f"with HUB_SSL_CERT the proxy serves HTTPS: set HUB_PUBLIC_URL to the https:// address learners open "
+            f"(it is {PUBLIC_URL})"
+        )
+    for what, path in (("HUB_SSL_CERT", SSL_CERT), ("HUB_SSL_KEY", SSL_KEY)):
+        if not Path(path).is_file():
+            raise NotReady(f"{what}={path}: no such file")
+    entry = pwd.getpwnam(service_account())
+    TLS.mkdir(mode=0o700, exist_ok=True)
+    os.chown(TLS, entry.pw_uid, entry.pw_gid)
+    os.chmod(TLS, 0o700)
+    for source, name in ((SSL_CERT, "cert.pem"), (SSL_KEY, "key.pem")):
+        target = TLS / name
+        target.unlink(missing_ok=True)
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o400)
+        with os.fdopen(fd, "wb") as copy:
+            copy.write(Path(source).read_bytes())
+        os.chown(target, entry.pw_uid, entry.pw_gid)
+    return True
 
 
 def running_hub() -> int | None:
@@ -444,6 +504,7 @@ def preflight() -> Path:
         raise NotReady("setpriv is missing (Debian: apt-get install util-linux): the proxy runs without root")
     make_folders()
     service_account_ready()
+    tls_ready()
     python = learner_python()
     check_learners_can_run(python)
     learner_jupyter(python)

@@ -7,9 +7,10 @@ and kernels run as that account — never as root, never as the hub's user — a
 the learner edition. What they cannot reach: other learners' homes, the hub's database and cookie
 secret (``HUB_STATE_DIR/hub``, root's alone), and the lesson source (read-only). Tested in tests/hub/.
 
-What it binds: 127.0.0.1 only (put a TLS-terminating reverse proxy in front to serve a real network).
+What it binds: 127.0.0.1 only, unless HUB_BIND_IP opens the proxy's port to a network, which needs HTTPS:
+the proxy's own (HUB_SSL_CERT, HUB_SSL_KEY) or a TLS-terminating reverse proxy in front (deploy/README.md).
 Learners open HUB_PUBLIC_URL (default http://hub.localhost:PORT); each learner's server is on its own
-origin, http://<name>.hub.localhost:PORT.
+origin, <name>. + that host.
 """
 
 from __future__ import annotations
@@ -34,15 +35,21 @@ c = get_config()  # noqa: F821 — provided by JupyterHub when it loads this fil
 
 LEARNER_PYTHON = os.environ.get("HUB_LEARNER_PYTHON", str(hub.VENV_BIN / "python"))
 
-# ---------------------------------------------------------------- network: 127.0.0.1 only
-c.JupyterHub.bind_url = f"http://127.0.0.1:{hub.PORTS[0]}"
+# ---------------------------------------------------------------- network: the proxy's port; the rest on 127.0.0.1
+# With HUB_SSL_CERT and HUB_SSL_KEY the proxy serves HTTPS itself (classhub.tls_ready copied them for it)
+TLS = bool(hub.SSL_CERT)
+c.JupyterHub.bind_url = f"{'https' if TLS else 'http'}://{hub.BIND_IP}:{hub.PORTS[0]}"
+if TLS:
+    c.JupyterHub.ssl_cert = str(hub.TLS / "cert.pem")
+    c.JupyterHub.ssl_key = str(hub.TLS / "key.pem")
 c.JupyterHub.hub_ip = "127.0.0.1"
 c.JupyterHub.hub_port = hub.PORTS[1]
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{hub.PORTS[2]}"
 # the real configurable-http-proxy, installed from npm by the project's package.json (`npm ci`), run as the
-# hub's service account (not root: it only forwards requests), killed by the kernel if the hub dies
+# hub's service account (not root: it only forwards requests; on port 443 it may bind that low port and
+# nothing more), killed by the kernel if the hub dies
 c.ConfigurableHTTPProxy.command = [
-    *hub.as_service_account(die_with_parent=True),
+    *hub.as_service_account(die_with_parent=True, low_ports=min(hub.PORTS) < 1024),
     str(hub.REPO / "node_modules" / ".bin" / "configurable-http-proxy"),
 ]
 c.ConfigurableHTTPProxy.pid_file = str(hub.PRIVATE / "proxy.pid")
@@ -64,7 +71,7 @@ c.JupyterHub.proxy_class = ClassProxy
 # learner's notebook, even one the teacher opens to help, runs outside the hub's origin and cannot use the
 # teacher's login (JupyterHub's "Security overview"). Cookies get the __Host- prefix, so a learner's
 # subdomain cannot plant ("toss") cookies for the hub's. A browser takes *.localhost for the loopback;
-# a real class needs wildcard DNS and a wildcard TLS certificate (deploy/README.md).
+# a real class needs wildcard DNS and a wildcard TLS certificate (deploy/README.md; tests/hub/test_hub_tls.py).
 c.JupyterHub.subdomain_host = hub.PUBLIC_URL
 c.JupyterHub.cookie_host_prefix_enabled = True
 # every cookie Secure, the hub's and the learners' servers' (passed on as JUPYTERHUB_COOKIE_OPTIONS): sent

@@ -1,7 +1,8 @@
 """What the class-hub test modules share: their hub, its teacher, approving a learner.
 
 Each module gets a hub of its own (``scope="module"``): a module sets the hub's limits by overriding the
-``hub_env`` fixture (and may skip there, before the hub starts, when this machine cannot apply them).
+``hub_env`` fixture (and may skip there, before the hub starts, when this machine cannot apply them), and
+how the hub is reached (its address, a test certificate: tests/hub/test_hub_tls.py) with ``hub_class``.
 """
 
 from __future__ import annotations
@@ -27,7 +28,13 @@ def hub_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def hub(hub_env: dict[str, str]):
+def hub_class() -> type[Hub]:
+    """The module's kind of hub: ``make hub``'s, at http://hub.localhost:PORT."""
+    return Hub
+
+
+@pytest.fixture(scope="module")
+def hub(hub_env: dict[str, str], hub_class: type[Hub]):
     """A hub started as ``make hub`` starts it, as root; removed, with its state, accounts and processes, at the end."""
     pytest.importorskip("jupyterhub", reason="JupyterHub is not installed (make env installs requirements.lock)")
     pytest.importorskip("nativeauthenticator", reason="NativeAuthenticator is not installed")
@@ -37,7 +44,7 @@ def hub(hub_env: dict[str, str]):
         subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=REPO, check=True, capture_output=True)
     if os.geteuid() != 0:
         pytest.skip("the class hub gives each learner an OS account: it runs as root (CI does)")
-    running = Hub(env=hub_env)
+    running = hub_class(env=hub_env)
     try:
         yield running.start()
     finally:

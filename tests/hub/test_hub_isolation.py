@@ -546,7 +546,90 @@ def test_a_detached_process_ends_with_its_learners_server(hub: Hub, people: dict
     assert _gone(pid), "a detached process outlived its learner's server"
     assert confine.processes_of(uid_of(hub, "iso-ann")) == []
     assert confine.find_cgroups(hub.account("iso-ann").pw_name) == []
-    person.start_server()
+    # the next test starts the server again, watching its start-up steps
+
+
+def _confinement(pid: int) -> dict[str, object] | None:
+    """What confines process ``pid``, read from outside (as root): its uids, seccomp mode, cgroups per
+    controller, whether its mount namespace is its own, the file systems on /tmp and /proc there; None
+    once it has ended (or while it is still the ``confined.py`` wrapper, before it became the step)."""
+    proc = Path(f"/proc/{pid}")
+    try:
+        argv = (proc / "cmdline").read_bytes().split(b"\0")
+        status = (proc / "status").read_text()
+        cgroups = (proc / "cgroup").read_text()
+        mounts = (proc / "mountinfo").read_text()
+        own_namespace = os.readlink(proc / "ns" / "mnt") != os.readlink("/proc/self/ns/mnt")
+    except OSError:
+        return None
+    if len(argv) < 2 or argv[1].endswith(b"confined.py"):
+        return None
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    groups = {}
+    for line in cgroups.splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(","):
+            groups[name] = Path(path).name
+    top: dict[str, tuple[str, str]] = {}  # mount point -> (file system, its options), the last mount wins
+    for line in mounts.splitlines():
+        left, right = line.split(" - ", 1)
+        fstype, _, options = right.split()[:3]
+        top[left.split()[4]] = (fstype, options)
+    return {
+        "argv": b" ".join(argv).decode(errors="replace")[:200],
+        "uids": set(map(int, fields["Uid"].split())),
+        "seccomp": fields["Seccomp"].strip(),
+        "cgroups": groups,
+        "own mount namespace": own_namespace,
+        "/tmp": top.get("/tmp", ("?", ""))[0],
+        "/proc hidepid": any(o in top.get("/proc", ("", ""))[1].split(",") for o in ("hidepid=2", "hidepid=invisible")),
+    }
+
+
+STEPS = {"lesson copy": b"build_editions.py", "font list": b"fontlist-"}  # how each start-up step's argv shows
+
+
+def test_start_up_steps_run_inside_the_learners_confinement(hub: Hub, people: dict[str, Learner]) -> None:
+    """N14: the steps before a learner's server starts (the lesson copy, the font list) run as the learner
+    inside the confinement their server and kernels get: their cgroups, their own mount namespace with a
+    private /tmp and a /proc showing only their processes, and the seccomp filter. Watched from outside
+    while the server starts again: the lesson copy runs for seconds, so it is always seen; the font list's
+    copy (a shell and a ``cp``) may end between two looks, and is judged when seen."""
+    person, uid = people["iso-ann"], uid_of(hub, "iso-ann")
+    account = hub.account("iso-ann").pw_name
+    person.stop_server()
+    seen: dict[str, dict[str, object]] = {}
+    watching = threading.Event()
+    watching.set()
+
+    def watch() -> None:
+        while watching.is_set():
+            for proc in Path("/proc").iterdir():
+                try:
+                    if not proc.name.isdigit() or proc.stat().st_uid != uid:
+                        continue
+                    argv = (proc / "cmdline").read_bytes()
+                except OSError:
+                    continue
+                for step, mark in STEPS.items():
+                    if mark in argv and step not in seen and (found := _confinement(int(proc.name))):
+                        seen[step] = found
+            time.sleep(0.005)
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        person.start_server()
+    finally:
+        watching.clear()
+        watcher.join()
+    assert "lesson copy" in seen, "the lesson copy was never seen running"
+    for step, found in seen.items():
+        assert found["uids"] == {uid}, (step, found)
+        assert found["seccomp"] == "2", (step, found)  # the filter: no IP socket, no ptrace
+        for controller in confine.cgroup_controllers():
+            assert found["cgroups"][controller] == f"classhub-{account}", (step, controller, found)
+        assert found["own mount namespace"] and found["/tmp"] == "tmpfs" and found["/proc hidepid"], (step, found)
 
 
 def _back(people: dict[str, Learner]) -> None:

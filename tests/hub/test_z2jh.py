@@ -25,7 +25,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 VALUES = REPO / "deploy" / "z2jh-values.yaml"
 GUIDE = REPO / "deploy" / "README.md"  # the hub manual; docs/teaching-guide.md links it
-CHART = "--version 4.3.3"  # the jupyterhub chart that ships JupyterHub 5.4 (NativeAuthenticator needs 5)
+CHART = "--version 4.4.0"  # the jupyterhub chart whose hub image runs JupyterHub 5.5.0
+CHART_JUPYTERHUB = (5, 5, 0)  # its images/hub/requirements.txt at tag 4.4.0
 
 
 class Recorder:
@@ -114,6 +115,17 @@ def test_the_chart_is_pinned_and_the_same_command_installs_and_upgrades(values: 
         assert "--set-file" not in text  # lost at the first upgrade that forgets it
 
 
+def test_the_charts_hub_runs_the_jupyterhub_line_the_hub_tests_run() -> None:
+    """The chart's JupyterHub and the one every hub test runs (requirements.lock) are one minor line, the
+    tested one no older; the manual names both, and why they differ in the last digit."""
+    jupyterhub = pytest.importorskip("jupyterhub")
+    tested = tuple(int(part) for part in jupyterhub.__version__.split(".")[:3])
+    assert tested[:2] == CHART_JUPYTERHUB[:2] and tested >= CHART_JUPYTERHUB, (tested, CHART_JUPYTERHUB)
+    guide = GUIDE.read_text(encoding="utf-8").replace("\n", " ")
+    chart = ".".join(map(str, CHART_JUPYTERHUB))
+    assert f"JupyterHub {chart}" in guide and f"{jupyterhub.__version__}" in guide
+
+
 def test_tls_comes_with_going_public_and_nothing_is_public_before_the_teacher_signs_up(values: dict) -> None:
     """The class becomes public in one switch (the ingress) that carries its TLS: a wildcard certificate from
     a DNS-01 issuer (cert-manager) for the hub's name and every learner's; the chart's Let's Encrypt proxy
@@ -143,7 +155,7 @@ def test_both_give_each_learner_their_own_origin_and_no_user_config(values: dict
 
 # The chart's values.yaml and values.schema.yaml: no package registry ships them and the project may not copy them,
 # so the schema check runs where a teacher or a CI with helm has the chart: `helm pull jupyterhub/jupyterhub
-# --version 4.3.3 --untar --untardir DIR`, then Z2JH_CHART=DIR/jupyterhub.
+# --version 4.4.0 --untar --untardir DIR`, then Z2JH_CHART=DIR/jupyterhub.
 CHART_FILES = Path(os.environ.get("Z2JH_CHART", "/nonexistent"))
 
 
@@ -156,10 +168,10 @@ def _merged(chart: dict, ours: dict) -> dict:
 
 
 def test_the_values_pass_the_charts_schema(values: dict) -> None:
-    """The chart's own values.yaml and values.schema.yaml at 4.3.3 (``Z2JH_CHART``: the pulled chart's folder),
+    """The chart's own values.yaml and values.schema.yaml at 4.4.0 (``Z2JH_CHART``: the pulled chart's folder),
     merged as helm merges them."""
     if not (CHART_FILES / "values.schema.yaml").is_file():
-        pytest.skip("no chart here: set Z2JH_CHART to a `helm pull --untar` of jupyterhub 4.3.3")
+        pytest.skip("no chart here: set Z2JH_CHART to a `helm pull --untar` of jupyterhub 4.4.0")
     jsonschema = pytest.importorskip("jsonschema")
     yaml = pytest.importorskip("ruamel.yaml").YAML(typ="safe")
     chart = yaml.load((CHART_FILES / "values.yaml").read_text(encoding="utf-8"))
@@ -169,6 +181,17 @@ def test_the_values_pass_the_charts_schema(values: dict) -> None:
     assert not errors, errors
     broken = _merged(chart, {"ingress": {"enabled": "yes"}, "proxy": {"https": {"typo": 1}}})
     assert len(list(validator.iter_errors(broken))) >= 2  # the schema does refuse wrong values
+
+
+def test_each_learners_server_sets_its_xsrf_cookie_secure_as_on_one_machine(values: dict) -> None:
+    spec = importlib.util.spec_from_file_location("classhub_settings", REPO / "deploy" / "classhub.py")
+    classhub = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(classhub)
+    (entry,) = values["singleuser"]["extraFiles"].values()
+    path = Path(entry["mountPath"])
+    assert path.parent == Path("/etc/jupyter/jupyter_server_config.d") and path.suffix == ".json", path
+    assert entry["data"]["ServerApp"]["tornado_settings"] == classhub.SERVER_TORNADO_SETTINGS
+    assert classhub.SERVER_TORNADO_SETTINGS["xsrf_cookie_kwargs"]["secure"] is True
 
 
 def test_scratch_disk_and_the_internet_are_closed_to_learners(values: dict) -> None:
