@@ -22,6 +22,7 @@ SLOW_FIRST = (
     "tests/browser/test_slides.py",  # 118
     "tests/browser/test_a11y.py",  # 95
     "tests/hub/test_hub_web.py",  # 89
+    "tests/hub/test_hub_tls.py",  # 51 (alone, load 4): one hub on a real name over TLS
     "tests/test_wheel.py",  # 36
     "tests/test_learner_env.py",  # 34
     "tests/show/test_table.py",  # 34
