@@ -128,10 +128,10 @@ def test_reordering_heads_changes_their_names_not_the_model():
     assert torch.allclose(reordered.attention_maps[0][:, 0], model.attention_maps[0][:, heads - 1])
     rotated = _permuted(model)  # what the checkers run: every head of every block under another index
     with torch.no_grad():
-        assert torch.allclose(rotated(ids), model(ids), atol=1e-5)
+        assert torch.allclose(rotated(ids), model(ids), atol=1e-4)  # the heads summed in another order
     for layer, (ours, theirs) in enumerate(zip(model.attention_maps, rotated.attention_maps, strict=True)):
         for head in range(heads):
-            same = [h for h in range(heads) if torch.allclose(theirs[:, h], ours[:, head])]
+            same = [h for h in range(heads) if torch.allclose(theirs[:, h], ours[:, head], atol=1e-5)]
             assert same and head not in same, (layer, head, same)
 
 
