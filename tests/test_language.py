@@ -171,7 +171,8 @@ def test_the_committed_checkpoint_and_its_figures(play: str) -> None:
 
 def test_the_model_trained_on_the_other_plays_against_the_counted_ngrams(play: str) -> None:
     """writer_plays (make train-models), Macbeth held out whole: on its last tenth it beats every n-gram counted on
-    Macbeth's training text, not the best counted on the plays it read (what lesson 17 asserts and says)."""
+    Macbeth's training text and every one counted on the plays it read (what lesson 17 asserts and says), trained in
+    at most 50 CPU minutes and shipped with its text in at most 10 MB."""
     import json
 
     from attnlib import pretrained
@@ -187,5 +188,7 @@ def test_the_model_trained_on_the_other_plays_against_the_counted_ngrams(play: s
     train, held_out = language.split(macbeth.encode(play))
     on_macbeth = ngrams.ngram_table(train, held_out, len(macbeth), (1, 2, 3, 4, 5))
     assert loss < min(row["loss"] for row in on_macbeth)
-    assert [row["n"] for row in on_plays] == [1, 2, 3, 4, 5, 6] and loss > min(row["loss"] for row in on_plays)
-    assert figures["cpu_minutes"] <= 60 and figures["curve"][-1]["step"] == figures["recipe"]["steps"]
+    assert [row["n"] for row in on_plays] == [1, 2, 3, 4, 5, 6] and loss < min(row["loss"] for row in on_plays)
+    assert figures["cpu_minutes"] <= 50 and figures["curve"][-1]["step"] == figures["recipe"]["steps"]
+    shipped = [CHECKPOINTS / name for name in ("writer_plays.pt", "writer_plays.json", "writer_plays_ngrams.json")]
+    assert sum(path.stat().st_size for path in [*shipped, language.CORPUS / "plays.txt.xz"]) <= 10 * 10**6

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import torch
 from torch import Tensor
 
 from .. import language, ngrams
+from .._validate import AttentionInputError
 from ..kv_cache import generate
 from ..show import plots, ui
 from ..show.explorer import Explorer, HeatmapView, Shown
@@ -36,6 +37,7 @@ __all__ = [
     "pick_yours",
     "probabilities",
     "same_character",
+    "stored_curve",
     "wrong_answers",
 ]
 
@@ -136,6 +138,50 @@ class LiveCurve:
             self._handle = display(fig, display_id=True)
         else:
             self._handle.update(fig)
+
+
+def stored_curve(
+    points: Sequence[Mapping[str, float]], baselines: Mapping[str, float], *, title: str | None = None
+) -> plots.Plot:
+    """A training run's stored curve against counted baselines, by training step.
+
+    ``points``: the run's checks in order, each ``{"step", "train_loss", "held_out_loss"}`` (as
+    ``attnlib/checkpoints/writer_plays.json`` keeps them: the training loss is the mean since the previous check);
+    ``baselines``: ``{name: held-out loss}``, each a grey horizontal line.
+    """
+    keys = ("step", "train_loss", "held_out_loss")
+    if isinstance(points, str | bytes) or not isinstance(points, Sequence) or not points:
+        raise AttentionInputError(f"points must be a non-empty list of checks with {keys}, got {points!r:.60}")
+    for i, point in enumerate(points):
+        if not isinstance(point, Mapping) or any(key not in point for key in keys):
+            raise AttentionInputError(f"points[{i}] must be a mapping with the keys {keys}, got {point!r:.80}")
+    steps = [int(point["step"]) for point in points]
+    if steps != sorted(set(steps)):
+        raise AttentionInputError(f"points must be in order of their steps, each once; got steps {steps}")
+    if len(baselines) > 4:
+        raise AttentionInputError(f"baselines: at most 4 lines, got {len(baselines)}: {sorted(baselines)}")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5, 3.4), layout="constrained")
+    ax = fig.add_subplot()
+    names = ("training loss (mean since the previous check)", "held-out loss")
+    ax.plot(steps, [float(point["train_loss"]) for point in points], label=names[0])
+    ax.plot(steps, [float(point["held_out_loss"]) for point in points], "o-", markersize=3, label=names[1])
+    for (name, value), style in zip(baselines.items(), (":", "--", "-.", (0, (1, 4))), strict=False):
+        ax.axhline(float(value), linestyle=style, color="grey", linewidth=1)
+        ax.annotate(
+            f"{name} {value:.2f}",
+            (steps[-1], float(value)),
+            textcoords="offset points",
+            xytext=(-4, 3),
+            ha="right",
+            fontsize=8,
+        )
+    ax.set_xlabel("training step")
+    ax.set_ylabel("cross-entropy (nats per character)")
+    ax.set_title(title or "")
+    ax.legend(fontsize=8)
+    return plots.Plot(fig, f"<training curves: {', '.join(names)}>")
 
 
 class WriterExplorer(Explorer):

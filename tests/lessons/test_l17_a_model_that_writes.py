@@ -134,6 +134,25 @@ def test_live_curve_records_and_draws_against_the_baselines():
     assert len(figure.fig.axes[0].lines) == 4  # the curve, the held-out points, two baselines
 
 
+def test_stored_curve_draws_a_run_by_its_steps_against_the_baselines_and_names_bad_points():
+    from attnlib import AttentionInputError
+
+    stored_curve = lesson_module(LESSON).stored_curve
+    points = [{"step": s, "train_loss": 3 - s / 1000, "held_out_loss": 3.1 - s / 1100} for s in (250, 500, 750)]
+    figure = stored_curve(points, {"trigram": 2.07, "5-gram": 1.70}, title="a run")
+    ax = figure.fig.axes[0]
+    assert repr(figure) == "<training curves: training loss (mean since the previous check), held-out loss>"
+    assert len(ax.lines) == 4 and list(ax.lines[1].get_xdata()) == [250, 500, 750]  # by step, not by index
+    assert list(ax.lines[1].get_ydata()) == [p["held_out_loss"] for p in points]
+    assert [line.get_ydata()[0] for line in ax.lines[2:]] == [2.07, 1.70]
+    with pytest.raises(AttentionInputError, match=r"points\[1\] must be a mapping"):
+        stored_curve([points[0], {"step": 500}], {})
+    with pytest.raises(AttentionInputError, match="in order of their steps"):
+        stored_curve(points[::-1], {})
+    with pytest.raises(AttentionInputError, match="non-empty list"):
+        stored_curve([], {})
+
+
 def test_writer_explorer_shows_the_next_character_probabilities_and_refuses_unknown_characters():
     from attnlib.transformer import TinyTransformer
 
