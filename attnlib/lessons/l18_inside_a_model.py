@@ -1,11 +1,12 @@
 """Lesson 18 · Inside a model you did not train: its explorer, its passages and its three exercise checkers.
 
-Lesson 18 explorer: any head of the course's character model on a passage of the play, with its scores beside
-those of a uniform head.
+Lesson 18 explorer: any head of the course's long-trained character model (``writer_plays``) on a passage of
+*Macbeth*, with its scores beside those of a uniform head.
 
 Lesson 18 exercises: the learner scores every head of a model, and concludes on models the lesson never opened.
-Each checker runs the learner's function on maps, passages and models the page never showed (lesson 14's
-fallback model, the course's model with its heads reordered) and compares with :mod:`attnlib.heads`; calling
+Each checker runs the learner's function on maps, passages and models the page never showed (``writer_plays``
+and lesson 17's Macbeth checkpoint ``writer``, their heads reordered, on short passages of the plays it trained
+on; lesson 14's model, its heads reordered, on random tokens) and compares with :mod:`attnlib.heads`; calling
 attnlib's own score functions is refused.
 
 - ``inside_a_model.1`` code: ``previous_token_scores(maps)``: ``(num_layers, num_heads)`` previous-token scores.
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import functools
 import html
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.nn.functional as F
@@ -43,17 +44,19 @@ __all__ = [
     "wrong_answers",
 ]
 
-#: The explorer's passages: a line of the play, and its first half repeated (where a copying head would look).
+#: The explorer's passages: a line of the play, and a line written twice (where a copying head would look).
 PASSAGES = {
     "a line of the play": "Fair is foul, and foul is fair:\n",
-    "a passage repeated": "When shall we th" * 2,
+    "a passage repeated": "When shall we three meet again\n" * 2,
 }
+
+#: The model lesson 18 opens: lesson 17's long-trained character model, trained on every play but Macbeth.
+MODEL = "writer_plays"
 
 
 def load_writer() -> tuple[TinyTransformer, language.Vocabulary]:
-    """The course's character model of Macbeth (lesson 17's 4000-step checkpoint) and its vocabulary."""
-    text = language.load_text()
-    return load_checkpoint(CHECKPOINTS / "writer.pt"), language.Vocabulary(text)
+    """The course's long-trained character model (``writer_plays``, :data:`MODEL`) and its vocabulary."""
+    return pretrained.load(MODEL), pretrained.text_vocabulary(MODEL)
 
 
 def repeated(ids: Tensor, half: int, count: int, generator: torch.Generator) -> Tensor:
@@ -146,8 +149,17 @@ class ModelHeadsExplorer(Explorer):
 
 
 # ---------------------------------------------------------------- what the checkers run the learner's code on
-def _permuted(model: TinyTransformer, orders: dict[int, Sequence[int]]) -> TinyTransformer:
-    """A copy of ``model`` whose heads of block ``layer`` come in ``orders[layer]``: the same model, other names."""
+def _permuted(model: TinyTransformer, orders: dict[int, Sequence[int]] | None = None) -> TinyTransformer:
+    """A copy of ``model`` whose heads of block ``layer`` come in ``orders[layer]``: the same model, other names.
+
+    ``orders=None``: every block's heads rotated, block ``l`` by ``1 + l mod (h - 1)`` places, so that no head keeps
+    its index (``h ≥ 2``) and a head's index learned from the page does not name the same head here."""
+    if orders is None:
+        heads = _config(model)["num_heads"]
+        orders = {
+            layer: torch.arange(heads).roll(1 + layer % max(1, heads - 1)).tolist()
+            for layer in range(len(model.blocks))
+        }
     copy = TinyTransformer(**_config(model))
     copy.load_state_dict(model.state_dict())
     with torch.no_grad():
@@ -178,29 +190,55 @@ def _config(model: TinyTransformer) -> dict:
     }
 
 
+#: The checkers' passages: ``count`` passages of ``half`` characters written twice (short, so a check is quick;
+#: the page scores passages of half its model's context).
+CHECK_PASSAGES = {"half": 12, "count": 16}
+
+
 @functools.cache
 def _cases() -> tuple[tuple[str, TinyTransformer, Tensor], ...]:
-    """(name, model, repeated passages) the page never showed: the course's model with its heads reordered on
-    passages of the training text, and lesson 14's model (heads reordered too) on repeated random tokens."""
+    """(name, model, repeated passages) the page never showed: lesson 14's model on repeated random tokens; lesson
+    17's Macbeth checkpoint and the page's model on short passages of Macbeth's training text and of the plays,
+    each model's heads reordered. Lesson 17's checkpoint does not copy a repeat: a conclusion "it copies" learned
+    from the page fails there."""
     writer, vocabulary = load_writer()
-    train, _ = language.split(vocabulary.encode(language.load_text()))
-    on_text = repeated(train, 16, 48, torch.Generator().manual_seed(1818))
-    writer_case = _permuted(writer, {0: (2, 0, 3, 1), 1: (3, 1, 0, 2)})
-    tokens = torch.randint(1, 64, (48, 11), generator=torch.Generator().manual_seed(1414))
-    lesson14 = _permuted(pretrained.load("induction"), {0: (1, 0), 1: (1, 0)})
-    return (
-        ("the course's model, its heads reordered, on passages of the play written twice", writer_case, on_text),
+    half, count = CHECK_PASSAGES["half"], CHECK_PASSAGES["count"]
+    plays = vocabulary.encode(language.load_text("plays")[:200_000])
+    on_plays = repeated(plays, half, count, torch.Generator().manual_seed(1818))
+    macbeth = language.Vocabulary(language.load_text("macbeth"))
+    train, _ = language.split(macbeth.encode(language.load_text("macbeth")))
+    on_macbeth = repeated(train, half, count, torch.Generator().manual_seed(1717))
+    tokens = torch.randint(1, 64, (count, 11), generator=torch.Generator().manual_seed(1414))
+    return (  # the smallest first: what a check hands the learner's code first is quick to copy and to run
         (
             "lesson 14's model, its heads reordered, on random tokens written twice",
-            lesson14,
+            _permuted(pretrained.load("induction")),
             torch.cat([tokens] * 2, 1),
         ),
+        (
+            "lesson 17's Macbeth model, its heads reordered, on passages of Macbeth written twice",
+            _permuted(load_checkpoint(CHECKPOINTS / "writer.pt")),
+            on_macbeth,
+        ),
+        ("the page's model, its heads reordered, on passages of the plays written twice", _permuted(writer), on_plays),
     )
 
 
-@torch.no_grad()
+@functools.cache
+def _case_maps(index: int) -> tuple[Tensor, ...]:
+    """The attention maps of case ``index`` of :func:`_cases`, computed once (each checker hands out clones)."""
+    _, model, ids = _cases()[index]
+    with torch.no_grad():
+        model(ids)
+    return tuple(m.clone() for m in model.attention_maps)
+
+
 def _maps(model: TinyTransformer, ids: Tensor) -> list[Tensor]:
-    model(ids)
+    for index, (_, case_model, case_ids) in enumerate(_cases()):
+        if model is case_model and ids.shape == case_ids.shape and torch.equal(ids, case_ids):
+            return [m.clone() for m in _case_maps(index)]
+    with torch.no_grad():
+        model(ids)
     return [m.clone() for m in model.attention_maps]
 
 
@@ -303,22 +341,43 @@ def _scores_answer(answer: object, want: Tensor, call: str, wrong: list, *args: 
     return None if feedback else feedback
 
 
+#: the typical wrong scores the checkers recognise (functions of :func:`wrong_answers`)
+WRONG_SCORES = ("own_key", "over_n", "copy_of_token", "over_every_query", "first_copy")
+
+
+@functools.cache
+def _expected(index: int) -> dict[str, Tensor]:
+    """Case ``index``'s right scores and its typical wrong ones, computed once: what every check compares with."""
+    _, _, ids = _cases()[index]
+    maps = _case_maps(index)
+    typical: dict[str, Callable[..., Tensor]] = {
+        getattr(f, "__name__", ""): f  # type: ignore[misc]
+        for f, _ in wrong_answers()["inside_a_model.1"] + wrong_answers()["inside_a_model.2"]
+    }
+    expected = {"previous_token": _reference_scores(maps), "induction": _reference_scores(maps, ids)}
+    for name in WRONG_SCORES:
+        expected[name] = typical[name](list(maps), *(() if name in ("own_key", "over_n") else (ids,)))
+    return expected
+
+
 @exercise("inside_a_model.1")
 def previous_token(answer: object) -> Feedback:
-    """18.1: ``previous_token_scores(maps)`` on the maps of two models on inputs the page never showed."""
+    """18.1: ``previous_token_scores(maps)`` on the maps of three models on inputs the page never showed."""
     call = "your previous_token_scores(maps)"
-    for _, model, ids in _cases():
-        maps = _maps(model, ids)
-        want = _reference_scores(maps)
-        own = torch.stack([torch.diagonal(m, dim1=-2, dim2=-1).mean((0, 2)) for m in maps])
-        over_n = torch.stack(
-            [torch.diagonal(m, offset=-1, dim1=-2, dim2=-1).sum(-1).mean(0) / m.shape[-1] for m in maps]
-        )
+    for index in range(len(_cases())):
+        expected = _expected(index)
         wrong = [
-            (own, "you read the diagonal (each query's own key): the previous token is one below it, offset=-1."),
-            (over_n, "you divided by n: only the n - 1 queries from the second on have a previous token (a mean)."),
+            (
+                expected["own_key"],
+                "you read the diagonal (each query's own key): the previous token is one below it, offset=-1.",
+            ),
+            (
+                expected["over_n"],
+                "you divided by n: only the n - 1 queries from the second on have a previous token (a mean).",
+            ),
         ]
-        failed = _scores_answer(answer, want, call, wrong, [m.clone() for m in maps])
+        maps = [m.clone() for m in _case_maps(index)]
+        failed = _scores_answer(answer, expected["previous_token"], call, wrong, maps)
         if failed is not None:
             return failed
     return Feedback(True, "Those are the previous-token scores of every head: the mean weight on the key just before.")
@@ -326,38 +385,43 @@ def previous_token(answer: object) -> Feedback:
 
 @exercise("inside_a_model.2")
 def induction(answer: object) -> Feedback:
-    """18.2: ``induction_scores(maps, ids)`` on the maps of two models on repeats the page never showed."""
+    """18.2: ``induction_scores(maps, ids)`` on the maps of three models on repeats the page never showed."""
     call = "your induction_scores(maps, ids)"
-    for _, model, ids in _cases():
-        maps = _maps(model, ids)
-        want = _reference_scores(maps, ids)
-        typical = dict(zip(("copy", "every", "first"), (f for f, _ in wrong_answers()["inside_a_model.2"])))
+    for index, (_, _, ids) in enumerate(_cases()):
+        expected = _expected(index)
         wrong = [
             (
-                typical["copy"]([m.clone() for m in maps], ids),  # type: ignore[operator]
+                expected["copy_of_token"],
                 "you scored the weight on the earlier copy of the same token (a duplicate-token head): an induction "
                 "head looks at the token right *after* that copy, the one it will predict.",
             ),
             (
-                typical["every"]([m.clone() for m in maps], ids),  # type: ignore[operator]
+                expected["over_every_query"],
                 "you averaged over every query: only the queries whose token occurred before have a target.",
             ),
             (
-                typical["first"]([m.clone() for m in maps], ids),  # type: ignore[operator]
+                expected["first_copy"],
                 "you used the first earlier occurrence: the target follows the latest one (the nearest copy).",
             ),
         ]
-        failed = _scores_answer(answer, want, call, wrong, [m.clone() for m in maps], ids.clone())
+        maps = [m.clone() for m in _case_maps(index)]
+        failed = _scores_answer(answer, expected["induction"], call, wrong, maps, ids.clone())
         if failed is not None:
             return failed
     return Feedback(True, "Those are the induction scores: the mean weight on the token after the earlier copy.")
 
 
+@functools.cache
+def _case_copies(index: int) -> tuple[float, float]:
+    _, model, ids = _cases()[index]
+    return _copies(model, ids)
+
+
 @exercise("inside_a_model.3")
 def find(answer: object) -> Feedback:
-    """18.3: ``find_heads(model, ids)`` on two models the page never opened, on other repeats."""
+    """18.3: ``find_heads(model, ids)`` on three models the page never opened, on other repeats."""
     call = "your find_heads(model, ids)"
-    for name, model, ids in _cases():
+    for index, (name, model, ids) in enumerate(_cases()):
         got = run_learner_code(answer, model, ids.clone(), name=call, write_it=_SCORES)
         if isinstance(got, Feedback):
             return got
@@ -366,9 +430,9 @@ def find(answer: object) -> Feedback:
             return Feedback(
                 False, f"{call} should return a dict with the keys {sorted(keys)}, got {type(got).__name__}: {got!r}"
             )
-        maps = _maps(model, ids)
-        for kind, want in (("previous_token", _reference_scores(maps)), ("induction", _reference_scores(maps, ids))):
-            pick = got[kind]
+        expected = _expected(index)
+        for kind in ("previous_token", "induction"):
+            want, pick = expected[kind], got[kind]
             if (
                 not isinstance(pick, tuple | list)
                 or len(pick) != 2
@@ -389,7 +453,7 @@ def find(answer: object) -> Feedback:
                     f"{(layer, head)} scores {best:.2f}: did you take the best of every layer and every head, with "
                     "indices from 0?",
                 )
-        first, second = _copies(model, ids)
+        first, second = _case_copies(index)
         if not isinstance(got["copies"], bool):
             return Feedback(False, f"{call}['copies'] should be True or False, got {got['copies']!r}.")
         if got["copies"] != (second < first):
@@ -401,5 +465,6 @@ def find(answer: object) -> Feedback:
             )
     return Feedback(
         True,
-        "Right on both models: the scores name the heads, and the loss on the repeat says whether the model copies.",
+        "Right on all three models: the scores name the heads, and the loss on the repeat says whether the model "
+        "copies.",
     )
