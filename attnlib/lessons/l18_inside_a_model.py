@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import html
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TypedDict, cast
 
 import torch
 import torch.nn.functional as F
@@ -31,7 +32,7 @@ from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
 from ..training import CHECKPOINTS, load_checkpoint
 from ..transformer import Block, TinyTransformer
-from ._check import Feedback, compare_tensor, exercise, run_learner_code
+from ._check import Feedback, Wrong, compare_tensor, exercise, run_learner_code
 
 __all__ = [
     "PASSAGES",
@@ -64,6 +65,14 @@ def repeated(ids: Tensor, half: int, count: int, generator: torch.Generator) -> 
     starts = torch.randint(0, len(ids) - half, (count,), generator=generator)
     runs = torch.stack([ids[s : s + half] for s in starts.tolist()])
     return torch.cat([runs, runs], dim=1)
+
+
+class ModelHeadsValues(TypedDict):
+    """What :meth:`ModelHeadsExplorer.compute` reads: the controls' values."""
+
+    layer: int
+    head: int
+    passage: str
 
 
 class ModelHeadsExplorer(Explorer):
@@ -116,8 +125,9 @@ class ModelHeadsExplorer(Explorer):
         )
 
     @torch.no_grad()
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """Run the model on the passage; show the chosen head's map; score it and a uniform head."""
+        values = cast(ModelHeadsValues, values)
         ids = self.ids[values["passage"]]
         layer, head = int(values["layer"]), int(values["head"])
         self.model(ids)
@@ -176,7 +186,19 @@ def _permuted(model: TinyTransformer, orders: dict[int, Sequence[int]] | None = 
     return copy.eval()
 
 
-def _config(model: TinyTransformer) -> dict:
+class _Config(TypedDict):
+    """What builds a :class:`TinyTransformer` like another: its arguments."""
+
+    vocab_size: int
+    d_model: int
+    num_heads: int
+    num_layers: int
+    max_len: int
+    causal: bool
+    mlp: bool
+
+
+def _config(model: TinyTransformer) -> _Config:
     first = model.blocks[0]
     assert isinstance(first, Block)
     return {
@@ -282,13 +304,13 @@ _SCORES = [previous_token_score, induction_score, induction_targets, language.sa
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
 
-    def own_key(maps):
+    def own_key(maps: Sequence[Tensor]) -> Tensor:
         return torch.stack([torch.diagonal(m, dim1=-2, dim2=-1).mean((0, 2)) for m in maps])
 
-    def over_n(maps):
+    def over_n(maps: Sequence[Tensor]) -> Tensor:
         return torch.stack([torch.diagonal(m, offset=-1, dim1=-2, dim2=-1).sum(-1).mean(0) / m.shape[-1] for m in maps])
 
-    def on(maps, ids, shift, every_query=False, first=False):
+    def on(maps: Sequence[Tensor], ids: Tensor, shift: int, every_query: bool = False, first: bool = False) -> Tensor:
         targets = _targets(ids, shift, first=first)
         valid = targets >= 0
         rows = []
@@ -299,19 +321,21 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             rows.append(picked.sum((0, 2)) / counted.sum())
         return torch.stack(rows)
 
-    def copy_of_token(maps, ids):  # the earlier copy itself: a duplicate-token head, not an induction head
+    def copy_of_token(
+        maps: Sequence[Tensor], ids: Tensor
+    ) -> Tensor:  # the earlier copy itself: a duplicate-token head, not an induction head
         return on(maps, ids, 0)
 
-    def over_every_query(maps, ids):
+    def over_every_query(maps: Sequence[Tensor], ids: Tensor) -> Tensor:
         return on(maps, ids, 1, every_query=True)
 
-    def first_copy(maps, ids):
+    def first_copy(maps: Sequence[Tensor], ids: Tensor) -> Tensor:
         return on(maps, ids, 1, first=True)
 
-    def find_by_first_head(model, ids):
+    def find_by_first_head(model: TinyTransformer, ids: Tensor) -> dict[str, object]:
         return {"previous_token": (0, 0), "induction": (1, 0), "copies": True}
 
-    def always_copies(model, ids):
+    def always_copies(model: TinyTransformer, ids: Tensor) -> dict[str, object]:
         model(ids)
         prev = torch.stack([torch.diagonal(m, -1, -2, -1).mean((0, 2)) for m in model.attention_maps])
         ind = on(model.attention_maps, ids, 1)
@@ -321,7 +345,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
             "copies": True,
         }
 
-    def library(maps):
+    def library(maps: Sequence[Tensor]) -> Tensor:
         return torch.tensor([[previous_token_score(m[:, h]) for h in range(m.shape[1])] for m in maps])
 
     return {
@@ -331,7 +355,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     }
 
 
-def _scores_answer(answer: object, want: Tensor, call: str, wrong: list, *args: object) -> Feedback | None:
+def _scores_answer(answer: object, want: Tensor, call: str, wrong: Sequence[Wrong], *args: object) -> Feedback | None:
     got = run_learner_code(answer, *args, name=call, write_it=_SCORES)
     if isinstance(got, Feedback):
         return got
