@@ -17,6 +17,7 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import torch
 from torch import Tensor
@@ -59,7 +60,7 @@ def _reference_pairs(ids: Tensor, starts: Tensor, n_tokens: int) -> tuple[Tensor
     return windows[:, :-1], windows[:, 1:]
 
 
-REFERENCES: dict[str, Callable] = {
+REFERENCES: dict[str, Callable[..., Any]] = {
     "pairs": _reference_pairs,
     "ngram": ngrams.ngram_loss,
     "probabilities": language.sampling_probabilities,
@@ -67,7 +68,7 @@ REFERENCES: dict[str, Callable] = {
 }
 
 
-def pick_yours(**answers: object) -> tuple[dict[str, Callable], str]:
+def pick_yours(**answers: object) -> tuple[dict[str, Callable[..., Any]], str]:
     """``({name: function}, sentence)``: each of yours that its exercise accepts, the reference otherwise.
 
     Names: ``pairs`` (17.1), ``ngram`` (17.2), ``probabilities`` (17.3), ``same_character`` (17.4).
@@ -76,7 +77,7 @@ def pick_yours(**answers: object) -> tuple[dict[str, Callable], str]:
     unknown = sorted(set(answers) - set(checkers))
     if unknown:
         raise TypeError(f"pick_yours takes {sorted(checkers)}, got {unknown}")
-    chosen: dict[str, Callable] = {}
+    chosen: dict[str, Callable[..., Any]] = {}
     said: list[str] = []
     for name, answer in answers.items():
         if checkers[name](answer) and callable(answer):  # an accepted answer is a function
@@ -242,10 +243,11 @@ class WriterExplorer(Explorer):
         return torch.tensor([[self.ids[ch] for ch in text]])
 
     @torch.no_grad()
-    def compute(self, values) -> Shown:
+    def compute(self, values: Mapping[str, object]) -> Shown:
         """The likeliest next characters and one seeded continuation of 60 characters, for the prompt."""
-        ids = self._encode(values["prompt"])
-        temperature, top_k = float(values["temperature"]), int(values["top_k"])
+        prompt = str(values["prompt"])
+        ids = self._encode(prompt)
+        temperature, top_k = float(cast(float, values["temperature"])), int(cast(int, values["top_k"]))
         n = self.model.max_len
         logits = self.model(ids[:, -n:])[0, -1]
         p = language.sampling_probabilities(logits, temperature, top_k)
@@ -260,9 +262,7 @@ class WriterExplorer(Explorer):
         generator = torch.Generator().manual_seed(0)
         out = generate(self.model, ids, 60, use_cache=False, temperature=temperature, top_k=top_k, generator=generator)
         written = "".join(self.characters[i] for i in out[0, ids.shape[1] :].tolist())
-        return Shown(
-            views={"next": frame}, texts={"caption": "<pre>" + html.escape(values["prompt"] + written) + "</pre>"}
-        )
+        return Shown(views={"next": frame}, texts={"caption": "<pre>" + html.escape(prompt + written) + "</pre>"})
 
     def summary(self) -> str:
         c = self.controls
@@ -276,18 +276,20 @@ class WriterExplorer(Explorer):
 def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
     """Per exercise, typical wrong answers and the mistake id each must reveal (None: a plain hint)."""
 
-    def unshifted(ids, starts, n_tokens):
+    def unshifted(ids: Tensor, starts: Tensor, n_tokens: int) -> tuple[Tensor, Tensor]:
         windows = torch.stack([ids[s : s + n_tokens] for s in starts.tolist()])
         return windows, windows
 
-    def shifted_back(ids, starts, n_tokens):
+    def shifted_back(ids: Tensor, starts: Tensor, n_tokens: int) -> tuple[Tensor, Tensor]:
         windows = torch.stack([ids[s : s + n_tokens + 1] for s in starts.tolist()])
         return windows[:, 1:], windows[:, :-1]
 
-    def counted(train, held_out, vocab_size, n, k, *, total_k=None):  # plain counts, as a learner writes them
+    def counted(
+        train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float, *, total_k: float | None = None
+    ) -> float:  # plain counts, as a learner writes them
         t, h = train.tolist(), held_out.tolist()
-        pair: dict = {}
-        context: dict = {}
+        pair: dict[tuple[int, ...], int] = {}
+        context: dict[tuple[int, ...], int] = {}
         for i in range(n - 1, len(t)):
             pair[tuple(t[i - n + 1 : i + 1])] = pair.get(tuple(t[i - n + 1 : i + 1]), 0) + 1
             context[tuple(t[i - n + 1 : i])] = context.get(tuple(t[i - n + 1 : i]), 0) + 1
@@ -300,37 +302,37 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         ]
         return -sum(logs) / len(logs)
 
-    def add_one(train, held_out, vocab_size, n, k):
+    def add_one(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
         return counted(train, held_out, vocab_size, n, 1.0)
 
-    def context_of_n(train, held_out, vocab_size, n, k):
+    def context_of_n(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
         return counted(train, held_out, vocab_size, n + 1, k)
 
-    def k_not_times_vocabulary(train, held_out, vocab_size, n, k):
+    def k_not_times_vocabulary(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
         return counted(train, held_out, vocab_size, n, k, total_k=k)
 
-    def times_t(logits, temperature=1.0, top_k=None):
+    def times_t(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
         scaled = logits * temperature
         if top_k is not None:
             kth = torch.topk(scaled, top_k, dim=-1).values[..., -1:]
             scaled = scaled.masked_fill(scaled < kth, -math.inf)
         return torch.softmax(scaled, dim=-1)
 
-    def no_top_k(logits, temperature=1.0, top_k=None):
+    def no_top_k(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
         return torch.softmax(logits / temperature, dim=-1)
 
-    def not_renormalised(logits, temperature=1.0, top_k=None):
+    def not_renormalised(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
         p = torch.softmax(logits / temperature, dim=-1)
         if top_k is not None:
             kth = torch.topk(p, top_k, dim=-1).values[..., -1:]
             p = torch.where(p < kth, torch.zeros_like(p), p)
         return p
 
-    def with_self(weights, ids):
+    def with_self(weights: Tensor, ids: Tensor) -> float:
         same = (ids[:, :, None] == ids[:, None, :]) & torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril()
         return float((weights * same).sum(-1).mean())
 
-    def every_query(weights, ids):
+    def every_query(weights: Tensor, ids: Tensor) -> float:
         same = (ids[:, :, None] == ids[:, None, :]) & torch.ones(ids.shape[1], ids.shape[1], dtype=torch.bool).tril(-1)
         return float((weights * same).sum(-1).mean())
 
