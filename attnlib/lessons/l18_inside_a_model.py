@@ -30,6 +30,7 @@ from .. import language, pretrained
 from ..heads import induction_score, induction_targets, previous_token_score, uniform_weights
 from ..show import ui
 from ..show.explorer import Explorer, HeatmapView, Shown
+from ..show.table import Part
 from ..training import CHECKPOINTS, load_checkpoint
 from ..transformer import Block, TinyTransformer
 from ._check import Feedback, Wrong, compare_tensor, exercise, run_learner_code
@@ -123,6 +124,11 @@ class ModelHeadsExplorer(Explorer):
         self.widget = ui.VBox(
             [ui.HBox([c["layer"], c["head"], c["passage"]]), self.message, self.views["weights"], self.texts["caption"]]
         )
+
+    def table_parts(self) -> list[Part]:
+        """One table of every output, in a chunk per layer (the page loads a layer's maps when it is chosen): the
+        maps of every layer, head and passage together are over a page's inline budget."""
+        return [Part(("layer", "head", "passage"), ("views/weights", "texts/caption"), chunk="layer")]
 
     @torch.no_grad()
     def compute(self, values: Mapping[str, object]) -> Shown:

@@ -124,7 +124,8 @@ def test_reordering_heads_changes_their_names_not_the_model():
     order = torch.arange(heads).flip(0).tolist()
     reordered = _permuted(model, {0: order})
     with torch.no_grad():
-        assert torch.allclose(reordered(ids), model(ids), atol=1e-5)
+        # the heads summed in another order: equal up to rounding, logits of up to about 7 (portable kernels too)
+        assert torch.allclose(reordered(ids), model(ids), atol=1e-4)
     assert torch.allclose(reordered.attention_maps[0][:, 0], model.attention_maps[0][:, heads - 1])
     rotated = _permuted(model)  # what the checkers run: every head of every block under another index
     with torch.no_grad():
