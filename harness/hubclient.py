@@ -449,3 +449,12 @@ def stored_outputs(notebook: dict) -> list[list[dict]]:
     cells = [c for c in notebook["cells"] if c["cell_type"] == "code"]
     source = lambda c: c["source"] if isinstance(c["source"], str) else "".join(c["source"])  # noqa: E731
     return [None if "# NBVAL_IGNORE_OUTPUT" in source(c).splitlines() else c["outputs"] for c in cells]
+
+
+def browser_log_in(page, hub: Hub, who: Learner) -> None:
+    """Log ``who`` in through the hub's login form in a Playwright ``page``, as a person would; wait for home."""
+    page.goto(f"{hub.url}/hub/login?next=%2Fhub%2Fhome")
+    page.fill("#username_input", who.name)
+    page.fill("#password_input", who.password)
+    page.click("#login_submit")
+    page.wait_for_url(re.compile(r".*/hub/home"), timeout=30_000)

@@ -30,7 +30,7 @@ from typing import ClassVar
 
 import pytest
 
-from harness.hubclient import Hub, Learner, classhub
+from harness.hubclient import Hub, Learner, browser_log_in, classhub
 from harness.labdriver import CHROMIUM_ARGS
 
 pytestmark = pytest.mark.hub
@@ -174,14 +174,6 @@ def browser():
             running.close()
 
 
-def log_in(page, hub: Hub, who: Learner) -> None:
-    page.goto(f"{hub.url}/hub/login?next=%2Fhub%2Fhome")
-    page.fill("#username_input", who.name)
-    page.fill("#password_input", who.password)
-    page.click("#login_submit")
-    page.wait_for_url(re.compile(r".*/hub/home"), timeout=30_000)
-
-
 def ours(cookies: list[dict]) -> list[dict]:
     """The browser's cookies for the hub's name and its subdomains."""
     return [c for c in cookies if c["domain"].lstrip(".") == NAME or c["domain"].endswith(f".{NAME}")]
@@ -266,7 +258,7 @@ def test_login_cookies_are_secure_and_never_reach_a_plain_http_port(
     port, seen = listener
     context = browser.new_context(ignore_https_errors=True)
     page = context.new_page()
-    log_in(page, hub, teacher)
+    browser_log_in(page, hub, teacher)
     cookies = ours(context.cookies())
     names = {c["name"] for c in cookies}
     assert "__Host-jupyterhub-hub-login" in names and "jupyterhub-hub-login" not in names, names
@@ -291,7 +283,7 @@ def test_a_learner_works_over_tls_on_their_own_name_and_keeps_their_cookies(
     assert person.contents("lessons").status_code == 200  # through the proxy's TLS, on the learner's name
     context = browser.new_context(ignore_https_errors=True)
     page = context.new_page()
-    log_in(page, hub, person)
+    browser_log_in(page, hub, person)
     # the hub's link to the learner's server: OAuth on the hub's name, then JupyterLab on the learner's
     page.goto(f"{hub.url}/user/{LEARNER}/lab", wait_until="domcontentloaded")
     page.wait_for_url(re.compile(rf"https://{LEARNER}\.{re.escape(NAME)}:\d+/user/{LEARNER}/lab"), timeout=60_000)

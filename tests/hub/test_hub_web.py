@@ -33,7 +33,7 @@ import pytest
 import requests
 from tornado.httputil import HTTPHeaders
 
-from harness.hubclient import REPO, Hub, Learner, execute
+from harness.hubclient import REPO, Hub, Learner, browser_log_in, execute
 from harness.labdriver import headless_chromium
 
 pytestmark = pytest.mark.hub
@@ -176,14 +176,6 @@ def write_signed_notebook(learner: Learner) -> None:
         ws.close()
         learner.api("DELETE", f"/user/{learner.name}/api/kernels/{kernel['id']}")
     assert [o.get("text") for o in outputs] == ["signed True\n"], outputs
-
-
-def browser_log_in(page, hub: Hub, who: Learner) -> None:
-    page.goto(f"{hub.url}/hub/login?next=%2Fhub%2Fhome")
-    page.fill("#username_input", who.name)
-    page.fill("#password_input", who.password)
-    page.click("#login_submit")
-    page.wait_for_url(re.compile(r".*/hub/home"), timeout=30_000)
 
 
 def test_each_learners_server_has_its_own_origin(hub: Hub, teacher: Learner, helped: Learner) -> None:
