@@ -310,12 +310,12 @@ def project_all(answer: object) -> Feedback:
 
 @exercise("queries_keys_values.3", alias="qkv.3")
 def column_convention(answer: object) -> Feedback:
-    """Document 003's ``q = U x`` for every row ``x`` of X ``(2, 2)``: ``X Uᵀ`` ``(2, 2)``."""
+    """Document 003's ``qᵀ = U xᵀ`` for every row ``x`` of X ``(2, 2)``: ``X Uᵀ`` ``(2, 2)``."""
     xs, u = torch.tensor(X_003), torch.tensor(U_003)
     wrong = [
         (
             xs @ u,
-            "X @ U treats U like this series' W. 003 applies U to a column, q = U x, so for rows it is "
+            "X @ U treats U like this series' W. 003 applies U to a column, qᵀ = U xᵀ, so for rows it is "
             "q = x Uᵀ: X @ U.T.",
             "transposed",
         ),
@@ -325,4 +325,4 @@ def column_convention(answer: object) -> Feedback:
             "transposed",
         ),
     ]
-    return compare_tensor(answer, xs @ u.T, name="the queries q_i = U x_i as rows (2×2)", wrong=wrong)
+    return compare_tensor(answer, xs @ u.T, name="the queries q_i as rows, from q_iᵀ = U_q x_iᵀ (2×2)", wrong=wrong)
