@@ -675,6 +675,7 @@ USES = {
     "test_python_back_to_the_last_state_it_sent_redraws": RACE_LESSON,
 }
 SHARED_BY_LESSON = ("test_lesson_in_jupyterlab", "test_in_page_and_kernel_draw_the_same")
+MAX_OPEN = 3  # lessons kept open between tests (each holds a kernel with torch loaded)
 
 
 def _uses(item) -> str | None:
@@ -742,12 +743,15 @@ class LessonPanels:
             _close(self.page, panel_id)
 
     def release_unneeded(self, item) -> None:
-        """Close every lesson no test after ``item`` (in this run's order) uses."""
+        """Close every lesson no test after ``item`` (in this run's order) uses; past :data:`MAX_OPEN` lessons
+        (`make browser`: every lesson's test comes before the other tests of 05, 11 and 15), close those used
+        furthest ahead too (each is run again when its turn comes)."""
         items = item.session.items
-        later = items[items.index(item) + 1 :] if item in items else []
-        needed = {_uses(other) for other in later}
-        for lesson in [n for n in self.panels if n not in needed]:
+        later = [_uses(other) for other in (items[items.index(item) + 1 :] if item in items else [])]
+        for lesson in [n for n in self.panels if n not in later]:
             self.close(lesson)
+        while len(self.panels) > MAX_OPEN:
+            self.close(max(self.panels, key=later.index))
 
 
 @pytest.fixture(scope="module")
