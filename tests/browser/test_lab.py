@@ -687,8 +687,8 @@ def _uses(item) -> str | None:
 class LessonPanels:
     """The lessons open in the module's page: one panel (and kernel) per lesson, run once (see above)."""
 
-    def __init__(self, server, page) -> None:
-        self.server, self.page = server, page
+    def __init__(self, page) -> None:
+        self.page = page
         self.panels: dict[str, str] = {}  # lesson → panel id
         self.after_run: dict[str, list] = {}  # lesson → RESTORED_JS right after its run
         self.times: dict[str, tuple[float, float]] = {}  # lesson → seconds to open, to run (the first time)
@@ -756,8 +756,7 @@ class LessonPanels:
 
 @pytest.fixture(scope="module")
 def _panels(lab):
-    page = lab[1]
-    panels = LessonPanels(server, page)
+    panels = LessonPanels(lab[1])  # the module's page
     yield panels
     for lesson in list(panels.panels):
         panels.close(lesson)
