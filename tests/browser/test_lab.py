@@ -1,11 +1,11 @@
 """Every lesson in a real JupyterLab in headless Chromium: runs, live views render, controls redraw; and
 the same explorers in a live deck (jupyterlab-slideshow) and in Jupyter Notebook 7.
 
-One server and one browser serve the whole module (module-scoped fixtures; the notebook package's server
-extension serves Notebook 7's pages from the same server); each lesson gets its own kernel, shut down
-after its test. The lessons are copied to a temporary directory first, so
-running them never touches the repository. Screenshots land in
-``test-artifacts/browser/``.
+One server, one browser and one JupyterLab page serve the whole module (module-scoped fixtures; the notebook
+package's server extension serves Notebook 7's pages from the same server). Each lesson is opened and run once,
+in its own kernel: the tests that use it get its panel set back to what it showed after the run (LessonPanels),
+and it is closed, its kernel stopped, after the last of them. The lessons are copied to a temporary directory
+first, so running them never touches the repository. Screenshots land in ``test-artifacts/browser/``.
 
 The explorers' views are SVG drawn by the browser (attnlib.show.HeatmapView): no widget output
 may show a PNG pushed by the kernel. Lesson 04 is also checked by hand: hovering a cell of the
@@ -143,6 +143,7 @@ def _wait_done(page, panel_id: str, timeout: float) -> dict:
 # drew a state ({source: "table" | "kernel" | "initial", values}).
 # sampled in every lesson BROWSER_LESSONS opens (make test: 04; make browser: all four)
 INPAGE_LESSONS = ("04_scores.ipynb", "05_softmax.ipynb", "11_multihead.ipynb", "15_attention_at_scale.ipynb")
+DECK_LESSON = "04_scores.ipynb"  # presented as a live deck (jupyterlab-slideshow)
 RACE_LESSON = "05_softmax.ipynb"  # SoftmaxExplorer: menus the table covers, scores typed into a textarea
 RACE_MENU = "example"  # its menu whose change resets the typed scores (so the page draws it from the table)
 SAMPLES = 4  # sampled states per explorer
@@ -607,19 +608,179 @@ def _edit_x_in_the_linked_explorer(page, panel_id: str) -> None:
     assert len(updates) == 1 and '"shown"' in updates[0], [u[:300] for u in updates]
 
 
-@pytest.mark.parametrize("lesson", LESSONS)
-def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
-    server, page, problems = lab
-    problems.clear()
-    start = time.perf_counter()
+# ----------------------------------------------------------------------------- in the page and through the kernel
+def _open_and_run(page, lesson: str) -> str:
     panel_id = page.evaluate(OPEN_NOTEBOOK_JS, f"notebooks/{lesson}")
     page.wait_for_selector(f"#{panel_id} .jp-Notebook", timeout=60_000)
-    opened = time.perf_counter() - start
+    page.evaluate(SHOWN_LOG_JS)
+    page.evaluate(RUN_ALL_JS, panel_id)
+    state = _wait_done(page, panel_id, RUN_TIMEOUT)
+    assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
+    page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)
+    return panel_id
+
+
+def _close(page, panel_id: str) -> None:
+    """Close a notebook panel and stop its kernel (only its own: other lessons may stay open for later tests)."""
+    page.evaluate(
+        "async (id) => { const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);"
+        " if (!w) return; await w.sessionContext.shutdown(); w.dispose(); }",
+        panel_id,
+    )
+
+
+# ----------------------------------------------------------------------------- one run per lesson, shared
+# Opening a lesson and running it (its kernel's start, the lesson's code, the page drawing every output) is most of
+# this module's CPU. A lesson is opened and run once; every test that needs it gets that panel, set back first to
+# what it showed right after its run: each explorer's state in the kernel is saved after the run (SAVE_STATE) and
+# set back (RESTORE_STATE: adopt, then changed(), which sends the page that state), the page's own state too (open
+# tables closed, no focus, no hover). The test then checks that the page shows what it showed after the run (every
+# explorer's views, texts and controls, RESTORED_JS); where it does not, the lesson is closed and run afresh, so a
+# test that broke the panel cannot hand the next one a different start. A panel is closed after the last test
+# (of those selected) that uses it (LessonPanels.release_unneeded).
+SAVE_STATE = """import copy as _copy, gc as _gc
+from attnlib.show.explorer import Explorer as _Explorer
+def _attn_copy(values):
     try:
+        return _copy.deepcopy(values)
+    except Exception:
+        return dict(values)
+_attn_saved = [(_o, _attn_copy(_o.values_now())) for _o in _gc.get_objects() if isinstance(_o, _Explorer)]
+"""
+RESTORE_STATE = """for _o, _values in _attn_saved:
+    _o.adopt(_attn_copy(_values))
+    _o.changed()
+"""
+# what every explorer of a panel shows (SNAPSHOT_JS) and its controls' values, in document order
+RESTORED_JS = f"""(id) => [...document.querySelectorAll(`#${{id}} .attnlib-explorer`)].map(root => ({{
+  shown: ({SNAPSHOT_JS})(root),
+  controls: [...root.querySelectorAll('[data-control]')].map(c => [c.dataset.control, c.value ?? null,
+    c.checked ?? null, c.getAttribute('aria-checked'),
+    [...c.querySelectorAll('[aria-checked="true"]')].map(b => b.textContent)]),
+}}))"""
+# the page's own state of a panel back to none: open tables closed, an open cell editor and the focus left
+UNTOUCH_JS = """(id) => {
+  for (const t of document.querySelectorAll(`#${id} .attn-heatmap-table-toggle[aria-pressed="true"]`)) t.click();
+  if (document.activeElement && document.getElementById(id).contains(document.activeElement)) {
+    document.activeElement.blur();
+  }
+}"""
+# the lessons that each test opens through LessonPanels (by its name; a test parametrized by "lesson": that one)
+USES = {
+    "test_widgets_stay_live_in_deck_mode": DECK_LESSON,
+    "test_controls_answer_after_a_typed_cell": "07_summing.ipynb",
+    "test_a_stale_kernel_answer_never_stays": RACE_LESSON,
+    "test_a_covered_change_sends_nothing_back": RACE_LESSON,
+    "test_a_slider_moves_from_the_keyboard": RACE_LESSON,
+    "test_python_back_to_the_last_state_it_sent_redraws": RACE_LESSON,
+}
+SHARED_BY_LESSON = ("test_lesson_in_jupyterlab", "test_in_page_and_kernel_draw_the_same")
+MAX_OPEN = 3  # lessons kept open between tests (each holds a kernel with torch loaded)
+
+
+def _uses(item) -> str | None:
+    if item.originalname in SHARED_BY_LESSON:
+        return item.callspec.params["lesson"]
+    return USES.get(item.originalname)
+
+
+class LessonPanels:
+    """The lessons open in the module's page: one panel (and kernel) per lesson, run once (see above)."""
+
+    def __init__(self, page) -> None:
+        self.page = page
+        self.panels: dict[str, str] = {}  # lesson → panel id
+        self.after_run: dict[str, list] = {}  # lesson → RESTORED_JS right after its run
+        self.times: dict[str, tuple[float, float]] = {}  # lesson → seconds to open, to run (the first time)
+
+    def open(self, lesson: str) -> str:
+        """The panel of ``lesson``, run, showing what it showed after its run; the active tab."""
+        page = self.page
+        if lesson in self.panels:
+            panel_id = self.panels[lesson]
+            try:
+                page.evaluate("(id) => window.jupyterapp.shell.activateById(id)", panel_id)
+                page.evaluate(UNTOUCH_JS, panel_id)
+                page.mouse.move(0, 0)
+                _kernel(page, panel_id, RESTORE_STATE)
+                page.evaluate(SETTLED_JS, panel_id)
+                page.wait_for_function(
+                    f"([id, want]) => JSON.stringify(({RESTORED_JS})(id)) === JSON.stringify(want)",
+                    arg=[panel_id, self.after_run[lesson]],
+                    timeout=20_000,
+                )
+                page.evaluate(SETTLED_JS, panel_id)
+                return panel_id
+            except Exception:  # not what the run showed: run the lesson afresh
+                TIMINGS[f"{lesson} run again"] = "its panel did not come back to the state after its run"
+                self.close(lesson)
+        start = time.perf_counter()
+        panel_id = page.evaluate(OPEN_NOTEBOOK_JS, f"notebooks/{lesson}")
+        self.panels[lesson] = panel_id
+        page.wait_for_selector(f"#{panel_id} .jp-Notebook", timeout=60_000)
+        opened = time.perf_counter() - start
+        page.evaluate(SHOWN_LOG_JS)
         page.evaluate(RUN_ALL_JS, panel_id)
         state = _wait_done(page, panel_id, RUN_TIMEOUT)
-        ran = time.perf_counter() - start
+        self.times[lesson] = (opened, time.perf_counter() - start)
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
+        page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)  # every widget output is on the page
+        page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
+            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
+            ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
+            arg=panel_id,
+            timeout=10_000,
+        )
+        _kernel(page, panel_id, SAVE_STATE)
+        page.evaluate(SETTLED_JS, panel_id)
+        self.after_run[lesson] = page.evaluate(RESTORED_JS, panel_id)
+        return panel_id
+
+    def close(self, lesson: str) -> None:
+        panel_id = self.panels.pop(lesson, None)
+        self.after_run.pop(lesson, None)
+        if panel_id is not None:
+            _close(self.page, panel_id)
+
+    def release_unneeded(self, item) -> None:
+        """Close every lesson no test after ``item`` (in this run's order) uses; past :data:`MAX_OPEN` lessons
+        (`make browser`: every lesson's test comes before the other tests of 05, 11 and 15), close those used
+        furthest ahead too (each is run again when its turn comes)."""
+        items = item.session.items
+        later = [_uses(other) for other in (items[items.index(item) + 1 :] if item in items else [])]
+        for lesson in [n for n in self.panels if n not in later]:
+            self.close(lesson)
+        while len(self.panels) > MAX_OPEN:
+            self.close(max(self.panels, key=later.index))
+
+
+@pytest.fixture(scope="module")
+def _panels(lab):
+    panels = LessonPanels(lab[1])  # the module's page
+    yield panels
+    for lesson in list(panels.panels):
+        panels.close(lesson)
+
+
+@pytest.fixture
+def lessons(_panels, request):
+    """The module's :class:`LessonPanels`; after the test, the lessons no later test uses are closed."""
+    yield _panels
+    _panels.release_unneeded(request.node)
+
+
+@pytest.mark.parametrize("lesson", LESSONS)
+def test_lesson_in_jupyterlab(lab, lessons, lesson: str) -> None:
+    """The lesson runs in JupyterLab without a traceback and every widget output renders (the run's checks are in
+    LessonPanels.open: this test opens the lesson first, its other tests get the panel set back to this state);
+    live views are vector, no PNG pushed, axe finds nothing, controls redraw, widget traffic leaves the kernel
+    idle; 07's typed cell, 04's hover and keyboard, 12's shapes."""
+    _, page, problems = lab
+    problems.clear()
+    start = time.perf_counter()
+    panel_id = lessons.open(lesson)  # run, no traceback, every widget output on the page, every view drawn
+    opened, ran = lessons.times.get(lesson, (0.0, 0.0))
+    try:
         page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)  # every widget output is on the page
         page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
             "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
@@ -668,16 +829,62 @@ def test_lesson_in_jupyterlab(lab, lesson: str) -> None:
             f"{len(outputs)} widget outputs, {changed} redrawn after a control moved ({'; '.join(log)})"
         )
     finally:
-        page.evaluate(
-            "(id) => { const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id);"
-            " if (w) { w.dispose(); } }",
-            panel_id,
-        )
-        server.shutdown_kernels()
+        TIMINGS.setdefault(lesson, f"open {opened:.1f} s, run-all done {ran:.1f} s (failed)")
+
+
+@pytest.mark.parametrize("lesson", [n for n in INPAGE_LESSONS if n in LESSONS])
+def test_in_page_and_kernel_draw_the_same(lab, lessons, lesson: str) -> None:
+    """At sampled states (random moves of the controls in the page), the explorer drawn from its table equals the
+    same explorer set to the same values from Python in the kernel, and both show Python's compute formatted by
+    attnlib.formatting.annotation."""
+    import random
+
+    _, page, problems = lab
+    problems.clear()
+    start = time.perf_counter()
+    panel_id = lessons.open(lesson)  # as after its run
+    names = page.evaluate(
+        "(id) => [...document.querySelectorAll(`#${id} .attnlib-explorer`)].map(e => e.dataset.explorer)",
+        panel_id,
+    )
+    assert names, f"{lesson}: no explorer of the one-model design on the page"
+    rng = random.Random(lesson)
+    states = 0
+    for name in names:
+        root = page.locator(f'#{panel_id} .attnlib-explorer[data-explorer="{name}"]').first
+        root.scroll_into_view_if_needed()
+        assert page.evaluate(MOVABLE_JS, root.element_handle()), f"{lesson}: {name} has no control to move"
+        sent = json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name)))  # the last state the kernel sent
+        for sample in range(SAMPLES):
+            for _step in range(rng.randint(1, 3)):  # in the page: one to three real changes
+                kind, control = rng.choice(page.evaluate(MOVABLE_JS, root.element_handle()))
+                n = _shown_count(root)
+                _move(page, root, kind, control, rng)
+                event = _wait_shown(page, root, n)
+                assert event["source"] == "table", f"{lesson}: {name}'s {control} went to the kernel: {event}"
+            values = event["values"]
+            in_page = page.evaluate(SNAPSHOT_JS, root.element_handle())
+            page.evaluate(SETTLED_JS, panel_id)  # the kernel adopted them
+            assert json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name))) == values
+            # the kernel path: from Python elsewhere (not back to the last state the kernel sent: see
+            # test_python_back_to_the_last_state_it_sent_redraws), then to the same values
+            n = _shown_count(root)
+            code = SET_ELSEWHERE.format(name=name, avoid=json.dumps([values, sent]), seed=sample)
+            elsewhere = json.loads(_kernel(page, panel_id, code))
+            assert _wait_shown(page, root, n, elsewhere)["source"] == "kernel"
+            n = _shown_count(root)
+            _kernel(page, panel_id, SET_FROM_PYTHON.format(name=name, values=json.dumps(values)))
+            assert _wait_shown(page, root, n, values)["source"] == "kernel"
+            sent = values
+            from_kernel = page.evaluate(SNAPSHOT_JS, root.element_handle())
+            assert from_kernel == in_page, f"{lesson}: {name} at {values}: the kernel drew otherwise than the page"
+            _assert_is_python(in_page, _expected(page, panel_id, name, values), f"{lesson}: {name} at {values}")
+            states += 1
+    assert not problems, f"{lesson}: browser errors: {problems}"
+    TIMINGS[f"in page = kernel, {lesson}"] = f"{time.perf_counter() - start:.1f} s, {states} states"
 
 
 # ----------------------------------------------------------------------------- a live deck (jupyterlab-slideshow)
-DECK_LESSON = "notebooks/04_scores.ipynb"
 
 # the cell holding the scores explorer, and whether the deck shows it now (on screen, not hidden)
 EXPLORER_ON_SCREEN_JS = """
@@ -705,63 +912,254 @@ FIRST_CELL_JS = """
 """
 
 
-def test_widgets_stay_live_in_deck_mode(browser, server) -> None:
+def test_widgets_stay_live_in_deck_mode(lab, lessons) -> None:
     """Lesson 04 presented with jupyterlab-slideshow ("Start Deck", the extension's ``deck:start``): forward
     slide by slide to the scores explorer, change its document in deck mode, and the live view redraws to
-    exactly the scores attnlib computes for the other document (screenshot in test-artifacts/browser/)."""
+    exactly the scores attnlib computes for the other document (screenshot in test-artifacts/browser/).
+    In the module's page, at 1280 × 800, on lesson 04 as after its run; the deck is stopped and the page's size
+    set back at the end, whatever happens."""
     from attnlib import score
     from attnlib.examples import four_inputs
 
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    open_lab(page, server, "deck-test")
-    panel_id = page.evaluate(OPEN_NOTEBOOK_JS, DECK_LESSON)
-    page.evaluate(RUN_ALL_JS, panel_id)
-    page.wait_for_function(
-        f"() => {{ const s = ({STATE_JS})('{panel_id}'); "
-        "return s.found && s.status === 'idle' && s.prompts.length && s.numbered === s.prompts.length; }",
-        timeout=120_000,
-    )
-    page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').found", timeout=30_000)
-    page.evaluate(FIRST_CELL_JS, panel_id)  # run-all left the last cell active: present from the top
-    page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
-    page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').deck", timeout=30_000)
-    for _ in range(60):  # forward, slide by slide (fragments included), until the explorer is on screen
-        if page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["onscreen"]:
-            break
-        page.evaluate(  # the deck has moved on and drawn its new slide
-            "async () => { await window.jupyterapp.commands.execute('deck:forward');"
-            " await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))); }"
-        )
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    state = page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)
-    assert state["deck"] and state["onscreen"], f"the scores explorer never came on screen in deck mode: {state}"
-
-    grid = live_view(page, panel_id, "scores Q Kᵀ")
-    document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
-    document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
+    _, page, problems = lab
+    at_start = len(problems)
+    panel_id = lessons.open(DECK_LESSON)  # as after its run: all cells run, the kernel idle
+    viewport = page.viewport_size
+    page.set_viewport_size({"width": 1280, "height": 800})
     try:
-        page.wait_for_function(  # the view redraws for 000's 4×4 scores: look its grid up afresh each time
-            '(id) => { const g = document.querySelector(`#${id} .attn-heatmap-grid[aria-label="scores Q Kᵀ"]`);'
-            " return g && Number(g.dataset.rows) * Number(g.dataset.cols) === 16; }",
-            arg=panel_id,
-            timeout=15_000,
+        page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').found", timeout=30_000)
+        page.evaluate(FIRST_CELL_JS, panel_id)  # run-all left the last cell active: present from the top
+        page.evaluate("() => window.jupyterapp.commands.execute('deck:start')")
+        page.wait_for_function(f"() => ({EXPLORER_ON_SCREEN_JS})('{panel_id}').deck", timeout=30_000)
+        for _ in range(60):  # forward, slide by slide (fragments included), until the explorer is on screen
+            if page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["onscreen"]:
+                break
+            page.evaluate(  # the deck has moved on and drawn its new slide
+                "async () => { await window.jupyterapp.commands.execute('deck:forward');"
+                " await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve))); }"
+            )
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        state = page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)
+        assert state["deck"] and state["onscreen"], f"the scores explorer never came on screen in deck mode: {state}"
+
+        grid = live_view(page, panel_id, "scores Q Kᵀ")
+        document = page.locator(f"#{panel_id} select").filter(has=page.locator("option", has_text="001 — three")).first
+        before = document.evaluate("s => s.options[s.selectedIndex].text")
+        assert not before.startswith("000"), f"the scores explorer shows document 000 before the change: {before!r}"
+        document.select_option(label="000 — four inputs, d_k = 5")  # in deck mode, as a presenter would
+        try:
+            page.wait_for_function(  # the view redraws for 000's 4×4 scores: look its grid up afresh each time
+                '(id) => { const g = document.querySelector(`#${id} .attn-heatmap-grid[aria-label="scores Q Kᵀ"]`);'
+                " return g && Number(g.dataset.rows) * Number(g.dataset.cols) === 16; }",
+                arg=panel_id,
+                timeout=15_000,
+            )
+        except Exception:
+            shown = document.evaluate("s => s.options[s.selectedIndex].text")
+            cells = grid.evaluate("g => Number(g.dataset.rows) * Number(g.dataset.cols)")
+            page.screenshot(path=str(ARTIFACTS / "deck_04_scores_failed.png"))
+            raise AssertionError(f"the view did not redraw in deck mode: document {shown!r}, {cells} cells") from None
+        queries, keys, _ = four_inputs.qkv()
+        assert table_numbers(view_root(grid)) == pytest.approx(score(queries, keys).flatten().tolist())
+        assert page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["deck"], "the deck closed"
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "deck_04_scores.png"))
+    finally:
+        page.evaluate(
+            "async () => { if ('jpDeckMode' in document.body.dataset)"
+            " await window.jupyterapp.commands.execute('deck:stop'); }"
         )
-    except Exception:
-        shown = document.evaluate("s => s.options[s.selectedIndex].text")
-        cells = grid.evaluate("g => Number(g.dataset.rows) * Number(g.dataset.cols)")
-        page.screenshot(path=str(ARTIFACTS / "deck_04_scores_failed.png"))
-        raise AssertionError(f"the view did not redraw in deck mode: document {shown!r}, {cells} cells") from None
-    queries, keys, _ = four_inputs.qkv()
-    assert table_numbers(view_root(grid)) == pytest.approx(score(queries, keys).flatten().tolist())
-    assert page.evaluate(EXPLORER_ON_SCREEN_JS, panel_id)["deck"], "the deck closed"
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / "deck_04_scores.png"))
-    page.evaluate("() => window.jupyterapp.commands.execute('deck:stop')")
+        page.set_viewport_size(viewport)
+    errors = [p for p in problems[at_start:] if p.startswith("page error: ")]
     assert not errors, errors
-    page.close()
-    server.shutdown_kernels()
+
+
+def test_controls_answer_after_a_typed_cell(lab, lessons) -> None:
+    """Lesson 07's linked explorer: a number typed into X, then a menu changed in the page: the kernel answers and
+    the page draws the new state."""
+    lesson = "07_summing.ipynb"
+    if lesson not in ALL_LESSONS:
+        pytest.skip(f"no {lesson}")
+    page = lab[1]
+    panel_id = lessons.open(lesson)  # as after its run
+    root = page.locator(f'#{panel_id} .attnlib-explorer[data-explorer="PipelineExplorer"]').first
+    x_view = live_view(page, panel_id, "X: inputs")
+    x_view.scroll_into_view_if_needed()
+    n = _shown_count(root)
+    x_view.click(position=cell_point(x_view, 0, 3))
+    editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
+    editor.fill("5")
+    editor.press("Enter")
+    page.evaluate(SETTLED_JS, panel_id)
+    _wait_shown(page, root, n)
+    n = _shown_count(root)
+    root.locator('select[data-control="query"]').select_option(index=1)
+    assert _wait_shown(page, root, n)["source"] == "kernel"
+
+
+def test_a_stale_kernel_answer_never_stays(lab, lessons) -> None:
+    """Type into a free control (the kernel answers) and change a menu at once (the page answers from its table):
+    the view ends on the menu's state, the kernel holds the same values, and the numbers are Python's; a kernel
+    answer that arrives after the menu's state is dropped. Repeated RACES times."""
+    if RACE_LESSON not in ALL_LESSONS:
+        pytest.skip(f"no {RACE_LESSON}")
+    _, page, problems = lab
+    problems.clear()
+    start = time.perf_counter()
+    panel_id = lessons.open(RACE_LESSON)  # as after its run
+    root = page.locator(f"#{panel_id} .attnlib-explorer").first
+    name = root.get_attribute("data-explorer")
+    root.scroll_into_view_if_needed()
+    typed = root.locator("textarea[data-control], input[type='text'][data-control]").first
+    menu = root.locator(f'select[data-control="{RACE_MENU}"]')
+    dropped = 0
+    for race in range(RACES):
+        frames = len(FRAMES)
+        n = _shown_count(root)
+        seen = page.evaluate("(name) => window.attnShown.filter(e => e.explorer === name).length", name)
+        typed.click()
+        page.keyboard.press("End")
+        page.keyboard.type(f"{race % 3}")  # one more digit: scores the table does not hold
+        # in one task: the text committed (the textarea loses the focus: to the kernel), then another example
+        # chosen (drawn by the page from its table), before any answer can come
+        page.evaluate(
+            "([area, menu]) => { area.blur(); menu.selectedIndex = (menu.selectedIndex + 1) % menu.options.length;"
+            " menu.dispatchEvent(new Event('change', {bubbles: true})); }",
+            [typed.element_handle(), menu.element_handle()],
+        )
+        _wait_shown(page, root, n)
+        page.evaluate(SETTLED_JS, panel_id)  # the kernel has answered both
+        events = page.evaluate(
+            "([name, seen]) => window.attnShown.filter(e => e.explorer === name).slice(seen)", [name, seen]
+        )
+        last = events[-1]
+        assert last["source"] == "table", f"race {race}: the kernel's answer to the typed text came last: {events}"
+        # the kernel answered the typed text, after the menu's state: the page dropped it as stale
+        answered = any('"shown"' in f and '"comm_id"' in f for f in FRAMES[frames:])
+        dropped += answered and all(e["source"] == "table" for e in events)
+        values = json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name)))
+        assert values == last["values"], f"race {race}: the kernel holds {values}, the page {last['values']}"
+        shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
+        _assert_is_python(shown, _expected(page, panel_id, name, values), f"race {race}")
+    assert dropped == RACES, f"the kernel's stale answer came and was dropped in {dropped} of {RACES} races"
+    assert not problems, f"browser errors: {problems}"
+    TIMINGS["stale answers"] = f"{time.perf_counter() - start:.1f} s, {RACES} races, {dropped} answers dropped"
+
+
+def test_a_covered_change_sends_nothing_back(lab, lessons) -> None:
+    """A change the table covers is drawn by the page, which sends the values; the kernel adopts them and sends
+    no widget message back (counted on the kernel's websocket until the kernel has answered everything)."""
+    import random
+
+    if RACE_LESSON not in ALL_LESSONS:
+        pytest.skip(f"no {RACE_LESSON}")
+    _, page, problems = lab
+    problems.clear()
+    panel_id = lessons.open(RACE_LESSON)  # as after its run
+    root = page.locator(f"#{panel_id} .attnlib-explorer").first
+    root.scroll_into_view_if_needed()
+    rng = random.Random(0)
+    moved = []
+    for kind, name in page.evaluate(MOVABLE_JS, root.element_handle()):
+        frames = len(FRAMES)
+        n = _shown_count(root)
+        _move(page, root, kind, name, rng)
+        event = _wait_shown(page, root, n)
+        assert event["source"] == "table", event
+        page.evaluate(SETTLED_JS, panel_id)
+        back = _widget_messages_since(frames)
+        assert not back, f"{name}: the kernel answered a covered change with {len(back)} widget messages"
+        moved.append(name)
+    assert moved, "no control to move"
+    assert not problems, f"browser errors: {problems}"
+    TIMINGS["covered changes, nothing back"] = ", ".join(moved)
+
+
+def test_a_slider_moves_from_the_keyboard(lab, lessons) -> None:
+    """A learner focuses an explorer's slider (a range input) and presses the arrow keys: it moves, and the
+    page draws the new state."""
+    if RACE_LESSON not in ALL_LESSONS:
+        pytest.skip(f"no {RACE_LESSON}")
+    page = lab[1]
+    panel_id = lessons.open(RACE_LESSON)  # as after its run
+    root = page.locator(f"#{panel_id} .attnlib-explorer").first
+    slider = root.locator("input[type='range'][data-control]").first
+    slider.scroll_into_view_if_needed()
+    now, lo = (float(x) for x in slider.evaluate("r => [r.value, r.min]"))
+    n = _shown_count(root)
+    slider.focus()
+    page.keyboard.press("ArrowLeft" if now > lo else "ArrowRight")
+    assert float(slider.evaluate("r => r.value")) != now, "the arrow key did not move the slider"
+    assert _wait_shown(page, root, n)["source"] == "table"
+
+
+def test_python_back_to_the_last_state_it_sent_redraws(lab, lessons) -> None:
+    """Lesson 05: a learner moves a control in the page (drawn from the table), then their code sets it back from
+    Python to the state the kernel last sent: the page redraws that state."""
+    import random
+
+    if RACE_LESSON not in ALL_LESSONS:
+        pytest.skip(f"no {RACE_LESSON}")
+    page = lab[1]
+    panel_id = lessons.open(RACE_LESSON)  # as after its run
+    root = page.locator(f"#{panel_id} .attnlib-explorer").first
+    root.scroll_into_view_if_needed()
+    name = root.get_attribute("data-explorer")
+    sent = json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name)))
+    kind, control = page.evaluate(MOVABLE_JS, root.element_handle())[-1]
+    n = _shown_count(root)
+    _move(page, root, kind, control, random.Random(0))
+    assert _wait_shown(page, root, n)["source"] == "table"
+    page.evaluate(SETTLED_JS, panel_id)
+    n = _shown_count(root)
+    _kernel(page, panel_id, SET_FROM_PYTHON.format(name=name, values=json.dumps(sent)))
+    _wait_shown(page, root, n, sent)
+
+
+PREFETCH_NOTEBOOK = "notebooks/prefetch_08.ipynb"  # lesson 08's explorer alone, written into the server's copy
+
+
+def test_a_small_tables_chunks_come_from_the_kernel_once_drawn(lab) -> None:
+    """Lesson 08's table sits in one chunk per seed, small enough together to be prefetched (page.py's
+    PREFETCH_CHUNKS): once the explorer has drawn, the page asks the kernel for the other chunks and marks its root
+    data-fetched. Every seed is then drawn by the page from the table with no widget message back (a chunk the page
+    still lacked would come back as one), showing Python's numbers."""
+    import random
+
+    import nbformat
+
+    server, page, problems = lab
+    problems.clear()
+    nb = nbformat.v4.new_notebook()  # with the kernel the lessons name (without one, JupyterLab asks which)
+    nb.metadata.kernelspec = json.loads((REPO / "notebooks" / "08_scaling.ipynb").read_text())["metadata"]["kernelspec"]
+    nb.cells = [nbformat.v4.new_code_cell("from attnlib.lessons.l08_scaling import ScalingExplorer\nScalingExplorer()")]
+    nbformat.write(nb, server.root / PREFETCH_NOTEBOOK)
+    panel_id = _open_and_run(page, Path(PREFETCH_NOTEBOOK).name)
+    try:
+        root = page.locator(f"#{panel_id} .attnlib-explorer").first
+        page.wait_for_function("(root) => root.dataset.fetched === 'true'", arg=root.element_handle(), timeout=20_000)
+        page.evaluate(SETTLED_JS, panel_id)
+        name = root.get_attribute("data-explorer")
+        slider = root.locator("input[type='range'][data-control='seed']")
+        rng = random.Random(8)
+        seeds = []
+        for _ in range(3):
+            frames = len(FRAMES)
+            n = _shown_count(root)
+            _move(page, root, "range", "seed", rng)  # a click on the track, off the thumb
+            seed = int(float(slider.evaluate("r => r.value")))
+            seeds.append(seed)
+            event = _wait_shown(page, root, n)
+            assert event["source"] == "table" and event["values"]["seed"] == seed, event
+            page.evaluate(SETTLED_JS, panel_id)
+            back = _widget_messages_since(frames)
+            assert not back, f"seed {seed}: the kernel answered with {len(back)} widget messages: {back[0][:200]}"
+            shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
+            _assert_is_python(shown, _expected(page, panel_id, name, event["values"]), f"lesson 08, seed {seed}")
+        assert not problems, f"browser errors: {problems}"
+        TIMINGS["lesson 08's chunks prefetched from the kernel"] = f"seeds {seeds} drawn from the table"
+    finally:
+        _close(page, panel_id)
 
 
 # ----------------------------------------------------------------------------- Jupyter Notebook 7
@@ -818,283 +1216,3 @@ def test_an_explorer_answers_in_the_page_in_notebook_7(browser, server) -> None:
     finally:
         page.close()
         server.shutdown_kernels()
-
-
-# ----------------------------------------------------------------------------- in the page and through the kernel
-def _open_and_run(page, lesson: str) -> str:
-    panel_id = page.evaluate(OPEN_NOTEBOOK_JS, f"notebooks/{lesson}")
-    page.wait_for_selector(f"#{panel_id} .jp-Notebook", timeout=60_000)
-    page.evaluate(SHOWN_LOG_JS)
-    page.evaluate(RUN_ALL_JS, panel_id)
-    state = _wait_done(page, panel_id, RUN_TIMEOUT)
-    assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
-    page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)
-    return panel_id
-
-
-def _close(page, server, panel_id: str) -> None:
-    page.evaluate(
-        "(id) => { const w = [...window.jupyterapp.shell.widgets('main')].find(w => w.id === id); w?.dispose(); }",
-        panel_id,
-    )
-    server.shutdown_kernels()
-
-
-@pytest.mark.parametrize("lesson", [n for n in INPAGE_LESSONS if n in LESSONS])
-def test_in_page_and_kernel_draw_the_same(lab, lesson: str) -> None:
-    """At sampled states (random moves of the controls in the page), the explorer drawn from its table equals the
-    same explorer set to the same values from Python in the kernel, and both show Python's compute formatted by
-    attnlib.formatting.annotation."""
-    import random
-
-    server, page, problems = lab
-    problems.clear()
-    start = time.perf_counter()
-    panel_id = _open_and_run(page, lesson)
-    try:
-        names = page.evaluate(
-            "(id) => [...document.querySelectorAll(`#${id} .attnlib-explorer`)].map(e => e.dataset.explorer)",
-            panel_id,
-        )
-        assert names, f"{lesson}: no explorer of the one-model design on the page"
-        rng = random.Random(lesson)
-        states = 0
-        for name in names:
-            root = page.locator(f'#{panel_id} .attnlib-explorer[data-explorer="{name}"]').first
-            root.scroll_into_view_if_needed()
-            assert page.evaluate(MOVABLE_JS, root.element_handle()), f"{lesson}: {name} has no control to move"
-            sent = json.loads(
-                _kernel(page, panel_id, KERNEL_VALUES.format(name=name))
-            )  # the last state the kernel sent
-            for sample in range(SAMPLES):
-                for _step in range(rng.randint(1, 3)):  # in the page: one to three real changes
-                    kind, control = rng.choice(page.evaluate(MOVABLE_JS, root.element_handle()))
-                    n = _shown_count(root)
-                    _move(page, root, kind, control, rng)
-                    event = _wait_shown(page, root, n)
-                    assert event["source"] == "table", f"{lesson}: {name}'s {control} went to the kernel: {event}"
-                values = event["values"]
-                in_page = page.evaluate(SNAPSHOT_JS, root.element_handle())
-                page.evaluate(SETTLED_JS, panel_id)  # the kernel adopted them
-                assert json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name))) == values
-                # the kernel path: from Python elsewhere (not back to the last state the kernel sent: see
-                # test_python_back_to_the_last_state_it_sent_redraws), then to the same values
-                n = _shown_count(root)
-                code = SET_ELSEWHERE.format(name=name, avoid=json.dumps([values, sent]), seed=sample)
-                elsewhere = json.loads(_kernel(page, panel_id, code))
-                assert _wait_shown(page, root, n, elsewhere)["source"] == "kernel"
-                n = _shown_count(root)
-                _kernel(page, panel_id, SET_FROM_PYTHON.format(name=name, values=json.dumps(values)))
-                assert _wait_shown(page, root, n, values)["source"] == "kernel"
-                sent = values
-                from_kernel = page.evaluate(SNAPSHOT_JS, root.element_handle())
-                assert from_kernel == in_page, f"{lesson}: {name} at {values}: the kernel drew otherwise than the page"
-                _assert_is_python(in_page, _expected(page, panel_id, name, values), f"{lesson}: {name} at {values}")
-                states += 1
-        assert not problems, f"{lesson}: browser errors: {problems}"
-        TIMINGS[f"in page = kernel, {lesson}"] = f"{time.perf_counter() - start:.1f} s, {states} states"
-    finally:
-        _close(page, server, panel_id)
-
-
-def test_a_stale_kernel_answer_never_stays(lab) -> None:
-    """Type into a free control (the kernel answers) and change a menu at once (the page answers from its table):
-    the view ends on the menu's state, the kernel holds the same values, and the numbers are Python's; a kernel
-    answer that arrives after the menu's state is dropped. Repeated RACES times."""
-    if RACE_LESSON not in ALL_LESSONS:
-        pytest.skip(f"no {RACE_LESSON}")
-    server, page, problems = lab
-    problems.clear()
-    start = time.perf_counter()
-    panel_id = _open_and_run(page, RACE_LESSON)
-    try:
-        root = page.locator(f"#{panel_id} .attnlib-explorer").first
-        name = root.get_attribute("data-explorer")
-        root.scroll_into_view_if_needed()
-        typed = root.locator("textarea[data-control], input[type='text'][data-control]").first
-        menu = root.locator(f'select[data-control="{RACE_MENU}"]')
-        dropped = 0
-        for race in range(RACES):
-            frames = len(FRAMES)
-            n = _shown_count(root)
-            seen = page.evaluate("(name) => window.attnShown.filter(e => e.explorer === name).length", name)
-            typed.click()
-            page.keyboard.press("End")
-            page.keyboard.type(f"{race % 3}")  # one more digit: scores the table does not hold
-            # in one task: the text committed (the textarea loses the focus: to the kernel), then another example
-            # chosen (drawn by the page from its table), before any answer can come
-            page.evaluate(
-                "([area, menu]) => { area.blur(); menu.selectedIndex = (menu.selectedIndex + 1) % menu.options.length;"
-                " menu.dispatchEvent(new Event('change', {bubbles: true})); }",
-                [typed.element_handle(), menu.element_handle()],
-            )
-            _wait_shown(page, root, n)
-            page.evaluate(SETTLED_JS, panel_id)  # the kernel has answered both
-            events = page.evaluate(
-                "([name, seen]) => window.attnShown.filter(e => e.explorer === name).slice(seen)", [name, seen]
-            )
-            last = events[-1]
-            assert last["source"] == "table", f"race {race}: the kernel's answer to the typed text came last: {events}"
-            # the kernel answered the typed text, after the menu's state: the page dropped it as stale
-            answered = any('"shown"' in f and '"comm_id"' in f for f in FRAMES[frames:])
-            dropped += answered and all(e["source"] == "table" for e in events)
-            values = json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name)))
-            assert values == last["values"], f"race {race}: the kernel holds {values}, the page {last['values']}"
-            shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
-            _assert_is_python(shown, _expected(page, panel_id, name, values), f"race {race}")
-        assert dropped == RACES, f"the kernel's stale answer came and was dropped in {dropped} of {RACES} races"
-        assert not problems, f"browser errors: {problems}"
-        TIMINGS["stale answers"] = f"{time.perf_counter() - start:.1f} s, {RACES} races, {dropped} answers dropped"
-    finally:
-        _close(page, server, panel_id)
-
-
-def test_a_covered_change_sends_nothing_back(lab) -> None:
-    """A change the table covers is drawn by the page, which sends the values; the kernel adopts them and sends
-    no widget message back (counted on the kernel's websocket until the kernel has answered everything)."""
-    import random
-
-    if RACE_LESSON not in ALL_LESSONS:
-        pytest.skip(f"no {RACE_LESSON}")
-    server, page, problems = lab
-    problems.clear()
-    panel_id = _open_and_run(page, RACE_LESSON)
-    try:
-        root = page.locator(f"#{panel_id} .attnlib-explorer").first
-        root.scroll_into_view_if_needed()
-        rng = random.Random(0)
-        moved = []
-        for kind, name in page.evaluate(MOVABLE_JS, root.element_handle()):
-            frames = len(FRAMES)
-            n = _shown_count(root)
-            _move(page, root, kind, name, rng)
-            event = _wait_shown(page, root, n)
-            assert event["source"] == "table", event
-            page.evaluate(SETTLED_JS, panel_id)
-            back = _widget_messages_since(frames)
-            assert not back, f"{name}: the kernel answered a covered change with {len(back)} widget messages"
-            moved.append(name)
-        assert moved, "no control to move"
-        assert not problems, f"browser errors: {problems}"
-        TIMINGS["covered changes, nothing back"] = ", ".join(moved)
-    finally:
-        _close(page, server, panel_id)
-
-
-PREFETCH_NOTEBOOK = "notebooks/prefetch_08.ipynb"  # lesson 08's explorer alone, written into the server's copy
-
-
-def test_a_small_tables_chunks_come_from_the_kernel_once_drawn(lab) -> None:
-    """Lesson 08's table sits in one chunk per seed, small enough together to be prefetched (page.py's
-    PREFETCH_CHUNKS): once the explorer has drawn, the page asks the kernel for the other chunks and marks its root
-    data-fetched. Every seed is then drawn by the page from the table with no widget message back (a chunk the page
-    still lacked would come back as one), showing Python's numbers."""
-    import random
-
-    import nbformat
-
-    server, page, problems = lab
-    problems.clear()
-    nb = nbformat.v4.new_notebook()  # with the kernel the lessons name (without one, JupyterLab asks which)
-    nb.metadata.kernelspec = json.loads((REPO / "notebooks" / "08_scaling.ipynb").read_text())["metadata"]["kernelspec"]
-    nb.cells = [nbformat.v4.new_code_cell("from attnlib.lessons.l08_scaling import ScalingExplorer\nScalingExplorer()")]
-    nbformat.write(nb, server.root / PREFETCH_NOTEBOOK)
-    panel_id = _open_and_run(page, Path(PREFETCH_NOTEBOOK).name)
-    try:
-        root = page.locator(f"#{panel_id} .attnlib-explorer").first
-        page.wait_for_function("(root) => root.dataset.fetched === 'true'", arg=root.element_handle(), timeout=20_000)
-        page.evaluate(SETTLED_JS, panel_id)
-        name = root.get_attribute("data-explorer")
-        slider = root.locator("input[type='range'][data-control='seed']")
-        rng = random.Random(8)
-        seeds = []
-        for _ in range(3):
-            frames = len(FRAMES)
-            n = _shown_count(root)
-            _move(page, root, "range", "seed", rng)  # a click on the track, off the thumb
-            seed = int(float(slider.evaluate("r => r.value")))
-            seeds.append(seed)
-            event = _wait_shown(page, root, n)
-            assert event["source"] == "table" and event["values"]["seed"] == seed, event
-            page.evaluate(SETTLED_JS, panel_id)
-            back = _widget_messages_since(frames)
-            assert not back, f"seed {seed}: the kernel answered with {len(back)} widget messages: {back[0][:200]}"
-            shown = page.evaluate(SNAPSHOT_JS, root.element_handle())
-            _assert_is_python(shown, _expected(page, panel_id, name, event["values"]), f"lesson 08, seed {seed}")
-        assert not problems, f"browser errors: {problems}"
-        TIMINGS["lesson 08's chunks prefetched from the kernel"] = f"seeds {seeds} drawn from the table"
-    finally:
-        _close(page, server, panel_id)
-
-
-def test_a_slider_moves_from_the_keyboard(lab) -> None:
-    """A learner focuses an explorer's slider (a range input) and presses the arrow keys: it moves, and the
-    page draws the new state."""
-    if RACE_LESSON not in ALL_LESSONS:
-        pytest.skip(f"no {RACE_LESSON}")
-    server, page, _ = lab
-    panel_id = _open_and_run(page, RACE_LESSON)
-    try:
-        root = page.locator(f"#{panel_id} .attnlib-explorer").first
-        slider = root.locator("input[type='range'][data-control]").first
-        slider.scroll_into_view_if_needed()
-        now, lo = (float(x) for x in slider.evaluate("r => [r.value, r.min]"))
-        n = _shown_count(root)
-        slider.focus()
-        page.keyboard.press("ArrowLeft" if now > lo else "ArrowRight")
-        assert float(slider.evaluate("r => r.value")) != now, "the arrow key did not move the slider"
-        assert _wait_shown(page, root, n)["source"] == "table"
-    finally:
-        _close(page, server, panel_id)
-
-
-def test_python_back_to_the_last_state_it_sent_redraws(lab) -> None:
-    """Lesson 05: a learner moves a control in the page (drawn from the table), then their code sets it back from
-    Python to the state the kernel last sent: the page redraws that state."""
-    import random
-
-    if RACE_LESSON not in ALL_LESSONS:
-        pytest.skip(f"no {RACE_LESSON}")
-    server, page, _ = lab
-    panel_id = _open_and_run(page, RACE_LESSON)
-    try:
-        root = page.locator(f"#{panel_id} .attnlib-explorer").first
-        root.scroll_into_view_if_needed()
-        name = root.get_attribute("data-explorer")
-        sent = json.loads(_kernel(page, panel_id, KERNEL_VALUES.format(name=name)))
-        kind, control = page.evaluate(MOVABLE_JS, root.element_handle())[-1]
-        n = _shown_count(root)
-        _move(page, root, kind, control, random.Random(0))
-        assert _wait_shown(page, root, n)["source"] == "table"
-        page.evaluate(SETTLED_JS, panel_id)
-        n = _shown_count(root)
-        _kernel(page, panel_id, SET_FROM_PYTHON.format(name=name, values=json.dumps(sent)))
-        _wait_shown(page, root, n, sent)
-    finally:
-        _close(page, server, panel_id)
-
-
-def test_controls_answer_after_a_typed_cell(lab) -> None:
-    """Lesson 07's linked explorer: a number typed into X, then a menu changed in the page: the kernel answers and
-    the page draws the new state."""
-    lesson = "07_summing.ipynb"
-    if lesson not in ALL_LESSONS:
-        pytest.skip(f"no {lesson}")
-    server, page, _ = lab
-    panel_id = _open_and_run(page, lesson)
-    try:
-        root = page.locator(f'#{panel_id} .attnlib-explorer[data-explorer="PipelineExplorer"]').first
-        x_view = live_view(page, panel_id, "X: inputs")
-        x_view.scroll_into_view_if_needed()
-        n = _shown_count(root)
-        x_view.click(position=cell_point(x_view, 0, 3))
-        editor = page.locator(f"#{panel_id} .attn-heatmap-editor").first
-        editor.fill("5")
-        editor.press("Enter")
-        page.evaluate(SETTLED_JS, panel_id)
-        _wait_shown(page, root, n)
-        n = _shown_count(root)
-        root.locator('select[data-control="query"]').select_option(index=1)
-        assert _wait_shown(page, root, n)["source"] == "kernel"
-    finally:
-        _close(page, server, panel_id)
