@@ -90,8 +90,9 @@ class SinusoidalPositions(nn.Module):
 class LearnedPositions(nn.Module):
     """Adds a learned vector per position: ``x (..., n, d_model) → x + table[offset : offset + n]``.
 
-    The table ``(max_len, d_model)`` starts small and random (N(0, 0.02²), as GPT-2 does) and is
-    trained with the rest of the model; positions beyond ``max_len`` do not exist.
+    The table ``(max_len, d_model)`` starts small and random (N(0, 0.02²), as BERT's position table does;
+    GPT-2's ``wpe`` draws at 0.01) and is trained with the rest of the model; positions beyond ``max_len``
+    do not exist.
     """
 
     def __init__(self, max_len: int, d_model: int) -> None:
@@ -143,7 +144,7 @@ def apply_rope(x: Tensor, *, offset: int = 0, base: float = 10000.0) -> Tensor:
 def permutation_equivariance_gap(
     function: Callable[[Tensor], Tensor], inputs: Tensor, permutation: Tensor | list[int]
 ) -> float:
-    """``max |f(P X) − P f(X)|``: how far ``function`` is from permutation-equivariant on ``inputs``.
+    """``max |Attn(P X) − P Attn(X)|``: how far ``function`` is from permutation-equivariant on ``inputs``.
 
     Args:
         function: maps ``(n_tokens, d_in)`` to ``(n_tokens, d_out)``, e.g. a self-attention layer.

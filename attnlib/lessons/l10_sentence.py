@@ -183,7 +183,7 @@ def ids_by_hand(answer: object) -> Feedback:
 
 @exercise("sentence.2")
 def simple_attention(answer: object) -> Feedback:
-    """A function ``simple_attention(X (n, d)) -> (n, d)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
+    """A function ``simple_attention(X (n, d_in)) -> (n, d_in)``: ``softmax(X Xᵀ)`` over each row, times ``X``."""
     x = _fresh_embedding()
     wrong: list[Wrong] = [
         (
@@ -194,14 +194,14 @@ def simple_attention(answer: object) -> Feedback:
         ),
         (
             _simple(x, scale=math.sqrt(x.shape[-1])),
-            "You scaled by √d: right for scaled dot-product attention, but 003's first form does not scale.",
+            "You scaled by √d_in: right for scaled dot-product attention, but 003's first form does not scale.",
         ),
         (
             softmax(x @ x.T),
-            "These are the weights (n, n); the context vectors weight the embeddings: weights @ X (n, d).",
+            "These are the weights (n, n); the context vectors weight the embeddings: weights @ X (n, d_in).",
             "weights-not-values",
         ),
-        (x.T @ x, "Xᵀ X is (d, d): it compares features, not words. The word-to-word scores are X Xᵀ (n, n)."),
+        (x.T @ x, "Xᵀ X is (d_in, d_in): it compares features, not words. The word-to-word scores are X Xᵀ (n, n)."),
     ]
     return compare_call(
         answer,
@@ -210,7 +210,7 @@ def simple_attention(answer: object) -> Feedback:
         expected=_simple(x),
         name="simple_attention(X) on a new 6-word embedding (6×5)",
         wrong=wrong,
-        success="ω = X Xᵀ, softmax per row, weights @ X.",
+        success="S = X Xᵀ (003's ω), softmax per row, weights @ X.",
         write_it=(ATTNLIB, ATTENTION_FAMILY),
     )
 
@@ -221,13 +221,13 @@ def context_of_word(answer: object) -> Feedback:
     wrong: list[Wrong] = [
         (
             _context(transposed=True),
-            "You took a column of ω (the key of 'this' against every query, K Qᵀ): its weights come from "
-            "its query against every key, the row ω[6] of Q Kᵀ.",
+            "You took a column of the scores S (the key of 'this' against every query, K Qᵀ): its weights come from "
+            "its query against every key, row 6 of S = Q Kᵀ.",
             "k-q-transposed",
         ),
         (
             _context(scaled=False),
-            "Divide the scores by √d = 4 before the softmax, as 003 does.",
+            "Divide the scores by √d_k = 4 before the softmax, as 003 does.",
             "scale-forgotten",
         ),
         (
@@ -237,7 +237,7 @@ def context_of_word(answer: object) -> Feedback:
         (
             _context(word=WORD + 1),
             "That is the context vector of 'sentence', the 8th word. 'this' is the 7th word, and Python counts "
-            f"from 0: its row is ω[{WORD}].",
+            f"from 0: its row is S[{WORD}].",
         ),
     ]
     return compare_tensor(answer, _context(), name='the context vector of "this" (16 numbers)', wrong=wrong)
