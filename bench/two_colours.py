@@ -7,13 +7,16 @@ items (uniform: 1/3 each), and the training time; then the best accuracy a head 
 or all the numbers equally, can reach (by enumeration), and the spread per h.
 
 Usage: python -m bench.two_colours [--seeds 5] [--steps 600] [--d-model 4] [--json PATH]
+
+Lesson 11 prints the figures stored with ``--json bench/results/two_colours.json`` (through results.write, which
+records the date, the commit, the machine and its load).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import time
+from pathlib import Path
 
 import torch
 
@@ -24,6 +27,7 @@ from attnlib.lessons.l11_multihead import (
     two_colours_report,
 )
 from attnlib.tasks import BLUE, RED, TwoColoursTask
+from bench import results
 
 
 def main() -> None:
@@ -60,10 +64,8 @@ def main() -> None:
         accuracies = [r["accuracy"] for r in rows if r["h"] == heads]
         print(f"h = {heads}: accuracy from {min(accuracies):.3f} to {max(accuracies):.3f} over {len(accuracies)} seeds")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump(
-                {"steps": args.steps, "d_model": args.d_model, "rows": rows, "one_colour": one, "bag": bag}, f, indent=1
-            )
+        figures = {"steps": args.steps, "d_model": args.d_model, "rows": rows, "one_colour": one, "bag": bag}
+        results.write(Path(args.json), figures)
 
 
 if __name__ == "__main__":

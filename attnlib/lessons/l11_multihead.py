@@ -16,13 +16,17 @@ Lesson 11 exercises: heads, their parameters and torch's mask convention.
 Lesson 11's "why several heads": :class:`TwoColoursModel` on :class:`attnlib.tasks.TwoColoursTask`, trained
 with one head and with two at the same width (:func:`train_two_colours`), measured by
 :func:`two_colours_report` against the best guesses a head that reads one colour, or all numbers equally, can
-make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.py``.
+make (:func:`best_guess_accuracy`). The spread over seeds: ``bench/two_colours.py``, whose stored results
+(``bench/results/two_colours.json``) the lesson prints with :func:`two_colours_bench`. :func:`without_head_mean`
+replaces a head's output by its mean over the sets (mean-ablation), beside exercise 11.6's zero.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypedDict, cast
 
 import torch
@@ -61,9 +65,11 @@ __all__ = [
     "self_attention_backward",
     "split",
     "train_two_colours",
+    "two_colours_bench",
     "two_colours_report",
     "window_mask",
     "without_head",
+    "without_head_mean",
     "wrong_answers",
     "yours_or_reference",
 ]
@@ -289,7 +295,7 @@ def split(answer: object) -> Feedback:
         expected=split_heads(x, 3),
         name="split(x, 3) on a new x (2, 5, 12)",
         wrong=wrong,
-        success="Head j holds feature columns 4j … 4j+3 of every token.",
+        success="Head r (index r − 1 in code) holds feature columns 4(r − 1) … 4r − 1 of every token.",
         write_it=(ATTNLIB, split_heads),
     )
 
@@ -530,8 +536,9 @@ def self_attention_backward(answer: object) -> Feedback:
     hints = {
         "one-path": "X feeds the queries, the keys and the values: dX is the sum of the three paths, "
         "dQ W_qᵀ + dK W_kᵀ + dV W_vᵀ.",
-        "no-jacobian": "The softmax has a Jacobian: dS = A ⊙ (dA − rowsum(dA ⊙ A)), not dA itself.",
-        "unscaled": "The scores were divided by √d_k on the way forward: dQ and dK carry that factor back.",
+        "no-jacobian": "The softmax has a Jacobian: dS = A ⊙ (dA − rowsum(dA ⊙ A)) / √d_k, not dA itself.",
+        "unscaled": "The scores were divided by √d_k on the way forward: dS carries that factor back, and with it "
+        "dQ = dS K and dK = dSᵀ Q.",
     }
     names = ["dx (5×4)", "dw_q (4×3)", "dw_k (4×3)", "dw_v (4×2)"]
     for i, (mine, want, name) in enumerate(zip(got, right, names)):
@@ -689,6 +696,42 @@ def _without_head(model: TwoColoursModel, head: int, colours: Tensor, numbers: T
     return logits
 
 
+@torch.no_grad()
+def without_head_mean(model: TwoColoursModel, head: int, colours: Tensor, numbers: Tensor) -> Tensor:
+    """The logits ``(batch, n_classes)`` with head ``head``'s output replaced by its mean over the ``batch`` sets
+    given (mean-ablation, as lesson 14 names it): the head still adds its typical output, only the part that
+    depends on the set is gone. Exercise 11.6's ``without_head`` replaces it by zeros instead."""
+    if not isinstance(model, TwoColoursModel):
+        raise AttentionInputError(f"model must be a TwoColoursModel, got {type(model).__name__}")
+    att = model.attention
+    h = att.num_heads
+    if not isinstance(head, int) or not 0 <= head < h:
+        raise AttentionInputError(f"head must be an index 0 … {h - 1} (the model has {h} heads), got {head!r}")
+    model.task.answer(colours, numbers)  # checks the shapes and ranges, with a message naming them
+    q = split_heads(att.w_query(model.query.expand(colours.shape[0], 1, -1)), h)  # (batch, h, 1, d_head)
+    k = split_heads(att.w_key(model.colour(colours)), h)  # (batch, h, n, d_head)
+    v = split_heads(att.w_value(model.number(numbers)), h)
+    heads = torch.softmax(q @ k.transpose(-2, -1) / att.d_head**0.5, dim=-1) @ v  # (batch, h, 1, d_head)
+    heads[:, head] = heads[:, head].mean(0)  # the head's mean output over the sets
+    logits: Tensor = model.readout(att.out_proj(combine_heads(heads))[:, 0])
+    return logits
+
+
+#: where ``python -m bench.two_colours --json bench/results/two_colours.json`` stores its five seeds, in a checkout
+TWO_COLOURS_BENCH = Path(__file__).resolve().parents[2] / "bench" / "results" / "two_colours.json"
+
+
+def two_colours_bench() -> dict[str, object] | None:
+    """The figures ``bench/two_colours.py`` stored in ``bench/results/two_colours.json``: ``steps``,
+    ``d_model``, ``one_colour`` and ``bag`` (the best guesses), and ``rows``, one per seed and number of heads
+    ``h``: ``accuracy`` on 2048 held-out sets and each head's total ``red`` and ``blue`` weight. None where the
+    file is not there (a learner's copy without the repository)."""
+    if not TWO_COLOURS_BENCH.is_file():
+        return None
+    stored: dict[str, object] = json.loads(TWO_COLOURS_BENCH.read_text(encoding="utf-8"))
+    return stored
+
+
 #: 11.6 is checked on models the lesson never built: ``(n_values, per_colour, n_grey, d_model, num_heads, head,
 #: seed)`` — random parameters (no training needed to check the arithmetic) and fresh sets.
 ABLATION_CASES = ((7, 3, 1, 12, 3, 1, 1106), (4, 1, 3, 6, 2, 0, 1107))
@@ -772,8 +815,9 @@ def without_head(answer: object) -> Feedback:
             wrong += [
                 (
                     _without_head(model, other, colours, numbers),
-                    f"You switched off head {other}, not head {head}: heads count from 0 in code, and head j's "
-                    "output is heads[:, j] (its columns j·d_head … (j + 1)·d_head − 1 side by side).",
+                    f"You switched off head {other}, not head {head}: `head` is an index, counted from 0 (the "
+                    "lesson's head r is index r − 1), and its output is heads[:, head] (its columns head·d_head … "
+                    "(head + 1)·d_head − 1 side by side).",
                 )
                 for other in range(model.attention.num_heads)
                 if other != head
