@@ -267,17 +267,51 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
     setting each control through its ``transition`` (which resets what a learner would type for another
     example). The lesson runs once in a fresh kernel (nbclient), as the site's build ran it; that kernel
     answers every later call for the lesson (``compute`` is pure: what one probe asked does not change what the
-    next finds) until :func:`close_kernels`."""
+    next finds) until :func:`close_kernels`. With :func:`share_answers` set (the browser tests' conftest.py), the
+    answers are kept in files of the run's shared folder too, under a lock per lesson: a module (or an xdist
+    worker) that asks what another asked reads the answer and starts no kernel."""
+    import hashlib
     import json
-
-    import nbformat
 
     asked = [
         [s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}] for s in states
     ]
-    key = json.dumps([str(lesson), asked])
+    # the lesson by name and content: a copy of it elsewhere (a deck's) asks the same kernel the same thing
+    key = json.dumps([lesson.name, hashlib.sha256(lesson.read_bytes()).hexdigest(), asked])
     if key in _ANSWERS:  # the same states from disk and over http: asked once
         return _ANSWERS[key]
+    if _SHARED:
+        from filelock import FileLock
+
+        folder = _SHARED[0]
+        folder.mkdir(parents=True, exist_ok=True)
+        file = folder / f"{lesson.stem}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        with FileLock(str(folder / f"{lesson.stem}.lock")):  # one kernel per lesson at a time, in the whole run
+            if file.is_file():
+                _ANSWERS[key] = json.loads(file.read_text(encoding="utf-8"))["answer"]
+                return _ANSWERS[key]
+            answer = _ask_kernel(lesson, asked)
+            part = file.with_suffix(".part")
+            part.write_text(json.dumps({"key": key, "answer": answer}), encoding="utf-8")
+            part.replace(file)
+    else:
+        answer = _ask_kernel(lesson, asked)
+    _ANSWERS[key] = answer
+    return answer
+
+
+def share_answers(folder: Path | None) -> None:
+    """Keep :func:`python_states`' answers in ``folder`` (a folder every worker of a test run shares; ``None``:
+    in this process only)."""
+    _SHARED[:] = [folder] if folder is not None else []
+
+
+def _ask_kernel(lesson: Path, asked: list) -> list[dict]:
+    """Run the probe for the states ``asked`` in the lesson's kernel (:func:`_lesson_kernel`)."""
+    import json
+
+    import nbformat
+
     client, ids = _lesson_kernel(lesson)
     probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": asked})))
     client.nb.cells.append(probe)
@@ -286,8 +320,7 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
     line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
     if line is None:
         raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
-    _ANSWERS[key] = json.loads(line.split(" ", 1)[1])
-    return _ANSWERS[key]
+    return json.loads(line.split(" ", 1)[1])
 
 
 def _lesson_kernel(lesson: Path):
@@ -321,8 +354,10 @@ def close_kernels() -> None:
     _STACK.close()
 
 
-#: python_states' answers, by lesson and states asked; its kernels, by lesson (closed by close_kernels)
+#: python_states' answers, by lesson and states asked; its kernels, by lesson (closed by close_kernels); the
+#: folder its answers are shared in (share_answers), if any
 _ANSWERS: dict[str, list[dict]] = {}
+_SHARED: list[Path] = []
 _KERNELS: dict[Path, tuple] = {}
 _STACK = ExitStack()
 atexit.register(close_kernels)
