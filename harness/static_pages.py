@@ -51,17 +51,77 @@ def serve(folder: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def open_page(browser, url: str, *, viewport: dict | None = None, loaded: list[str] | None = None):
+def open_page(
+    browser,
+    url: str,
+    *,
+    viewport: dict | None = None,
+    loaded: list[str] | None = None,
+    init_script: str | None = None,
+):
     """A new page of ``browser`` at ``url`` with every request but file:, data:, blob: and 127.0.0.1 blocked;
     returns (page, blocked URLs, page errors and console errors). ``loaded``: a list that receives the URL of
-    every request the page completes."""
+    every request the page completes; ``init_script``: a script run in the page before its own."""
     page = browser.new_page(viewport=viewport or {"width": 1280, "height": 900})
     blocked, errors = offline(page, local_servers=True)
     if loaded is not None:
         page.on("requestfinished", lambda request: loaded.append(request.url))
     page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
+    if init_script is not None:
+        page.add_init_script(init_script)
     page.goto(url, wait_until="load")
     return page, blocked, errors
+
+
+class Opened(NamedTuple):
+    """A page :class:`SharedPages` opened: the page, the requests it tried that were blocked, its page and
+    console errors, and every URL it loaded."""
+
+    page: object
+    blocked: list[str]
+    errors: list[str]
+    loaded: list[str]
+
+
+class SharedPages:
+    """Pages of ``browser`` that several tests read, each opened once (:func:`open_page`, ``init_script`` run in
+    each, then every widget drawn) instead of once per test: :meth:`get` gives the page of ``url``, opened on
+    the first call and kept; a test that changes its page (moves a control, a slide) calls :meth:`take`, which
+    gives the kept page and keeps it no more (or opens one, when none is kept: a test run alone), and closes it
+    when done. A module puts its tests that change a page after those that only read it, so every test sees the
+    page as it opened; a test's failure is its own (the blocked requests and the errors are the page's since it
+    opened, so a test sees any an earlier one caused too)."""
+
+    def __init__(self, browser, *, viewport: dict | None = None, init_script: str | None = None) -> None:
+        self.browser, self.viewport, self.init_script = browser, viewport, init_script
+        self.kept: dict[str, Opened] = {}
+
+    def _open(self, url: str) -> Opened:
+        loaded: list[str] = []
+        page, blocked, errors = open_page(
+            self.browser, url, viewport=self.viewport, loaded=loaded, init_script=self.init_script
+        )
+        try:
+            wait_for_widgets(page)
+        except BaseException:
+            page.close()
+            raise
+        return Opened(page, blocked, errors, loaded)
+
+    def get(self, url: str) -> Opened:
+        """The page at ``url``, its widgets drawn, for a test that only reads it."""
+        if url not in self.kept:
+            self.kept[url] = self._open(url)
+        return self.kept[url]
+
+    def take(self, url: str) -> Opened:
+        """The page at ``url``, its widgets drawn, for a test that changes it: the caller closes it."""
+        return self.kept.pop(url, None) or self._open(url)
+
+    def close(self) -> None:
+        for opened in self.kept.values():
+            opened.page.close()
+        self.kept.clear()
 
 
 def wait_for_widgets(page, timeout: float = 60_000) -> int:
