@@ -51,17 +51,77 @@ def serve(folder: Path) -> Iterator[str]:
         thread.join(timeout=5)
 
 
-def open_page(browser, url: str, *, viewport: dict | None = None, loaded: list[str] | None = None):
+def open_page(
+    browser,
+    url: str,
+    *,
+    viewport: dict | None = None,
+    loaded: list[str] | None = None,
+    init_script: str | None = None,
+):
     """A new page of ``browser`` at ``url`` with every request but file:, data:, blob: and 127.0.0.1 blocked;
     returns (page, blocked URLs, page errors and console errors). ``loaded``: a list that receives the URL of
-    every request the page completes."""
+    every request the page completes; ``init_script``: a script run in the page before its own."""
     page = browser.new_page(viewport=viewport or {"width": 1280, "height": 900})
     blocked, errors = offline(page, local_servers=True)
     if loaded is not None:
         page.on("requestfinished", lambda request: loaded.append(request.url))
     page.on("console", lambda message: message.type == "error" and errors.append(f"console: {message.text}"))
+    if init_script is not None:
+        page.add_init_script(init_script)
     page.goto(url, wait_until="load")
     return page, blocked, errors
+
+
+class Opened(NamedTuple):
+    """A page :class:`SharedPages` opened: the page, the requests it tried that were blocked, its page and
+    console errors, and every URL it loaded."""
+
+    page: object
+    blocked: list[str]
+    errors: list[str]
+    loaded: list[str]
+
+
+class SharedPages:
+    """Pages of ``browser`` that several tests read, each opened once (:func:`open_page`, ``init_script`` run in
+    each, then every widget drawn) instead of once per test: :meth:`get` gives the page of ``url``, opened on
+    the first call and kept; a test that changes its page (moves a control, a slide) calls :meth:`take`, which
+    gives the kept page and keeps it no more (or opens one, when none is kept: a test run alone), and closes it
+    when done. A module puts its tests that change a page after those that only read it, so every test sees the
+    page as it opened; a test's failure is its own (the blocked requests and the errors are the page's since it
+    opened, so a test sees any an earlier one caused too)."""
+
+    def __init__(self, browser, *, viewport: dict | None = None, init_script: str | None = None) -> None:
+        self.browser, self.viewport, self.init_script = browser, viewport, init_script
+        self.kept: dict[str, Opened] = {}
+
+    def _open(self, url: str) -> Opened:
+        loaded: list[str] = []
+        page, blocked, errors = open_page(
+            self.browser, url, viewport=self.viewport, loaded=loaded, init_script=self.init_script
+        )
+        try:
+            wait_for_widgets(page)
+        except BaseException:
+            page.close()
+            raise
+        return Opened(page, blocked, errors, loaded)
+
+    def get(self, url: str) -> Opened:
+        """The page at ``url``, its widgets drawn, for a test that only reads it."""
+        if url not in self.kept:
+            self.kept[url] = self._open(url)
+        return self.kept[url]
+
+    def take(self, url: str) -> Opened:
+        """The page at ``url``, its widgets drawn, for a test that changes it: the caller closes it."""
+        return self.kept.pop(url, None) or self._open(url)
+
+    def close(self) -> None:
+        for opened in self.kept.values():
+            opened.page.close()
+        self.kept.clear()
 
 
 def wait_for_widgets(page, timeout: float = 60_000) -> int:
@@ -267,17 +327,51 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
     setting each control through its ``transition`` (which resets what a learner would type for another
     example). The lesson runs once in a fresh kernel (nbclient), as the site's build ran it; that kernel
     answers every later call for the lesson (``compute`` is pure: what one probe asked does not change what the
-    next finds) until :func:`close_kernels`."""
+    next finds) until :func:`close_kernels`. With :func:`share_answers` set (the browser tests' conftest.py), the
+    answers are kept in files of the run's shared folder too, under a lock per lesson: a module (or an xdist
+    worker) that asks what another asked reads the answer and starts no kernel."""
+    import hashlib
     import json
-
-    import nbformat
 
     asked = [
         [s.k, s.values, {name: [cell for cell, _ in hovered] for name, hovered in s.hovers.items()}] for s in states
     ]
-    key = json.dumps([str(lesson), asked])
+    # the lesson by name and content: a copy of it elsewhere (a deck's) asks the same kernel the same thing
+    key = json.dumps([lesson.name, hashlib.sha256(lesson.read_bytes()).hexdigest(), asked])
     if key in _ANSWERS:  # the same states from disk and over http: asked once
         return _ANSWERS[key]
+    if _SHARED:
+        from filelock import FileLock
+
+        folder = _SHARED[0]
+        folder.mkdir(parents=True, exist_ok=True)
+        file = folder / f"{lesson.stem}-{hashlib.sha256(key.encode()).hexdigest()[:24]}.json"
+        with FileLock(str(folder / f"{lesson.stem}.lock")):  # one kernel per lesson at a time, in the whole run
+            if file.is_file():
+                _ANSWERS[key] = json.loads(file.read_text(encoding="utf-8"))["answer"]
+                return _ANSWERS[key]
+            answer = _ask_kernel(lesson, asked)
+            part = file.with_suffix(".part")
+            part.write_text(json.dumps({"key": key, "answer": answer}), encoding="utf-8")
+            part.replace(file)
+    else:
+        answer = _ask_kernel(lesson, asked)
+    _ANSWERS[key] = answer
+    return answer
+
+
+def share_answers(folder: Path | None) -> None:
+    """Keep :func:`python_states`' answers in ``folder`` (a folder every worker of a test run shares; ``None``:
+    in this process only)."""
+    _SHARED[:] = [folder] if folder is not None else []
+
+
+def _ask_kernel(lesson: Path, asked: list) -> list[dict]:
+    """Run the probe for the states ``asked`` in the lesson's kernel (:func:`_lesson_kernel`)."""
+    import json
+
+    import nbformat
+
     client, ids = _lesson_kernel(lesson)
     probe = nbformat.v4.new_code_cell(PROBE.format(ask=json.dumps({"ids": ids, "states": asked})))
     client.nb.cells.append(probe)
@@ -286,8 +380,7 @@ def python_states(lesson: Path, states: list[Sampled]) -> list[dict]:
     line = next((line for line in text.splitlines() if line.startswith("ATTNLIB-NUMBERS ")), None)
     if line is None:
         raise RuntimeError(f"{lesson.name}: the probe printed no numbers: {probe.outputs}")
-    _ANSWERS[key] = json.loads(line.split(" ", 1)[1])
-    return _ANSWERS[key]
+    return json.loads(line.split(" ", 1)[1])
 
 
 def _lesson_kernel(lesson: Path):
@@ -321,8 +414,10 @@ def close_kernels() -> None:
     _STACK.close()
 
 
-#: python_states' answers, by lesson and states asked; its kernels, by lesson (closed by close_kernels)
+#: python_states' answers, by lesson and states asked; its kernels, by lesson (closed by close_kernels); the
+#: folder its answers are shared in (share_answers), if any
 _ANSWERS: dict[str, list[dict]] = {}
+_SHARED: list[Path] = []
 _KERNELS: dict[Path, tuple] = {}
 _STACK = ExitStack()
 atexit.register(close_kernels)

@@ -13,13 +13,13 @@ import pytest
 #: setups added up (junit XML) in a fresh-clone make test of 2026-12-07 (three workers, load 17); a module of
 #: more than about 10 s missing here can start last and leave the other workers idle while one finishes it.
 SLOW_FIRST = (
-    "tests/browser/test_site.py",  # 140, the site's build included
+    "tests/browser/test_site.py",  # ~125 (was 140; CPU 181 -> 159 s in a -n 0 run), the site's build included
     "tests/browser/test_lab.py",  # 211: one run per lesson (was 268; its CPU 235 -> 163 s)
     "tests/hub/test_hub_isolation.py",  # 203
     "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
     "tests/hub/test_hub.py",  # 183
     "tests/test_exercise_fuzz.py",  # 161
-    "tests/browser/test_slides.py",  # 118
+    "tests/browser/test_slides.py",  # ~55 (was 118; CPU 113 -> 53 s): decks from the site's build
     "tests/browser/test_a11y.py",  # 95
     "tests/hub/test_hub_web.py",  # 89
     "tests/hub/test_hub_tls.py",  # 51 (alone, load 4): one hub on a real name over TLS

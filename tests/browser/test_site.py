@@ -27,6 +27,7 @@ import pytest
 
 from harness.labdriver import find_chromium, load_module, offline
 from harness.static_pages import (
+    SharedPages,
     check_chunk_walk,
     check_explorers,
     compare_with_python,
@@ -88,6 +89,16 @@ def server(site: Path):
         yield base
 
 
+@pytest.fixture(scope="module")
+def pages(browser):
+    """The lesson pages, each opened once (from disk or over http) for the tests that read it, then taken by the
+    test that moves its controls (test_explorers_answer_with_no_kernel, after the readers); a listener for the
+    explorers' "attnlib:shown" events runs in each before the page's own scripts (INITIAL_EVENTS_JS)."""
+    shared = SharedPages(browser, init_script=INITIAL_EVENTS_JS)
+    yield shared
+    shared.close()
+
+
 def test_every_lesson_has_a_page(site: Path) -> None:
     pages = sorted(p.stem for p in (site / "notebooks").glob("*.html"))
     assert pages == [p.stem for p in LESSONS]
@@ -121,21 +132,18 @@ def test_each_lesson_links_to_binder(site: Path) -> None:
 
 
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_live_page_over_http(site: Path, server: str, browser, lesson: Path) -> None:
+def test_live_page_over_http(site: Path, server: str, pages: SharedPages, lesson: Path) -> None:
     """Served over http, a lesson page loads its widget front end from the site only and draws its explorers."""
-    loaded: list[str] = []
-    page, blocked, errors = open_page(browser, f"{server}/notebooks/{lesson.stem}.html", loaded=loaded)
-    try:
-        drawn = wait_for_widgets(page)
-        texts = page.get_by_text("Error displaying widget").count()
-        page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
-        page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # its fonts loaded too
-    finally:
-        page.close()
+    page, blocked, errors, loaded = pages.get(f"{server}/notebooks/{lesson.stem}.html")
+    drawn = wait_for_widgets(page)
+    texts = page.get_by_text("Error displaying widget").count()
+    page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
+    page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # its fonts loaded too
     assert not blocked, f"requests to the network: {blocked}"
     assert not errors, f"page errors: {errors}"
     assert drawn == lesson_outputs(lesson)[1] and texts == 0
-    # everything the page loaded, each file gzip-compressed, within the budget site/build.py enforces
+    # everything the page loaded (its explorers not moved yet: no chunk file asked for by a change), each file
+    # gzip-compressed, within the budget site/build.py enforces
     files = {site / unquote(urlparse(url).path).lstrip("/") for url in loaded if url.startswith(server)}
     weight = sum(len(gzip.compress(f.read_bytes(), 9)) for f in files)
     assert weight <= _site_build().PAGE_BUDGET, f"{lesson.stem}: {weight / 1e6:.2f} MB gzip"
@@ -145,25 +153,6 @@ def _lesson_url(site: Path, request: pytest.FixtureRequest, lesson: Path, how: s
     if how == "file":
         return (site / "notebooks" / f"{lesson.stem}.html").as_uri()
     return f"{request.getfixturevalue('server')}/notebooks/{lesson.stem}.html"
-
-
-@pytest.mark.parametrize("how", ["file", "http"])
-@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_explorers_answer_with_no_kernel(
-    site: Path, browser, request: pytest.FixtureRequest, lesson: Path, how: str
-) -> None:
-    """Every control a page with no kernel can move moves its explorer's views (from the table); every other
-    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails (lesson 12's
-    d_model loads the chunk of the new size from its file beside the page)."""
-    page, blocked, errors = open_page(browser, _lesson_url(site, request, lesson, how))
-    try:
-        wait_for_widgets(page)
-        problems = check_explorers(page)
-    finally:
-        page.close()
-    assert not problems, "\n".join(problems)
-    assert not blocked, f"requests to the network: {blocked}"
-    assert not errors, f"page errors: {errors}"
 
 
 @pytest.mark.parametrize("how", ["file", "http"])
@@ -257,15 +246,11 @@ NO_KERNEL_NOTES_JS = """() => [...document.querySelectorAll('.attnlib-explorer')
 
 
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_controls_the_note_names_stay_disabled(site: Path, browser, lesson: Path) -> None:
+def test_controls_the_note_names_stay_disabled(site: Path, pages: SharedPages, lesson: Path) -> None:
     """With no kernel, a control the no-kernel note names stays disabled once the saved state is drawn (whose
     controls' traits say ``disabled: false``)."""
-    page, blocked, errors = open_page(browser, (site / "notebooks" / f"{lesson.stem}.html").as_uri())
-    try:
-        wait_for_widgets(page)
-        explorers = page.evaluate(NO_KERNEL_NOTES_JS)
-    finally:
-        page.close()
+    page, blocked, errors, _ = pages.get((site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    explorers = page.evaluate(NO_KERNEL_NOTES_JS)
     assert not blocked and not errors, (blocked, errors)
     named = [
         (e, c)
@@ -289,27 +274,41 @@ document.addEventListener('attnlib:shown', (event) => window.attnlibShown.push({
 
 
 @pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
-def test_a_listener_on_the_document_sees_each_explorers_initial_state(site: Path, browser, lesson: Path) -> None:
+def test_a_listener_on_the_document_sees_each_explorers_initial_state(
+    site: Path, pages: SharedPages, lesson: Path
+) -> None:
     """Each explorer's first "attnlib:shown" (source "initial") is dispatched once its root is in the document, so a
-    listener on the document sees one per explorer."""
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    blocked, errors = offline(page, local_servers=True)
-    page.add_init_script(INITIAL_EVENTS_JS)
-    try:
-        page.goto((site / "notebooks" / f"{lesson.stem}.html").as_uri(), wait_until="load")
-        wait_for_widgets(page)
-        page.wait_for_function(
-            "() => window.attnlibShown.filter(e => e.source === 'initial').length"
-            " >= document.querySelectorAll('.attnlib-explorer').length",
-            timeout=10_000,
-        )
-        roots = page.evaluate("() => document.querySelectorAll('.attnlib-explorer').length")
-        seen = page.evaluate("() => window.attnlibShown")
-    finally:
-        page.close()
+    listener on the document (``pages``' INITIAL_EVENTS_JS, run before the page's scripts) sees one per explorer."""
+    page, blocked, errors, _ = pages.get((site / "notebooks" / f"{lesson.stem}.html").as_uri())
+    page.wait_for_function(
+        "() => window.attnlibShown.filter(e => e.source === 'initial').length"
+        " >= document.querySelectorAll('.attnlib-explorer').length",
+        timeout=10_000,
+    )
+    roots = page.evaluate("() => document.querySelectorAll('.attnlib-explorer').length")
+    seen = page.evaluate("() => window.attnlibShown")
     assert not blocked and not errors, (blocked, errors)
     initial = [e for e in seen if e["source"] == "initial"]
     assert roots > 0 and len(initial) == roots and all(e["connected"] for e in initial), (roots, seen)
+
+
+@pytest.mark.parametrize("how", ["file", "http"])
+@pytest.mark.parametrize("lesson", LIVE_LESSONS, ids=[p.stem for p in LIVE_LESSONS])
+def test_explorers_answer_with_no_kernel(
+    site: Path, pages: SharedPages, request: pytest.FixtureRequest, lesson: Path, how: str
+) -> None:
+    """Every control a page with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note; nothing leaves the page, nothing fails (lesson 12's
+    d_model loads the chunk of the new size from its file beside the page). It moves the controls of the page the
+    tests above read (``pages``), so it comes after them: it takes the page, which no later test reads."""
+    page, blocked, errors, _ = pages.take(_lesson_url(site, request, lesson, how))
+    try:
+        problems = check_explorers(page)
+    finally:
+        page.close()
+    assert not problems, "\n".join(problems)
+    assert not blocked, f"requests to the network: {blocked}"
+    assert not errors, f"page errors: {errors}"
 
 
 POSITIONS = REPO / "notebooks" / "12_positions.ipynb"

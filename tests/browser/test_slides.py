@@ -3,10 +3,11 @@ http: no CDN, no page or console error, math typeset, every explorer drawn live 
 nothing left animating once the deck is shown, slides advance; no slide has a WCAG 2.x A/AA violation that
 axe-core finds, and nothing moves for a reader who asks for reduced motion.
 
-The deck is built as `make slides` builds it: scripts/build_slides.py executes a copy of lesson 04 with its
-widget state (scripts/widget_state.py) into a temporary folder, so it shows what the next `make slides` will
-give; with lesson 12 too when BROWSER_LESSONS selects it (unset or ``all``: it does), whose deck loads the chunks
-of its table from the files beside it (``slides/attnlib-chunks/``). Every request that is not ``file://`` (or
+The deck is built as `make slides` builds it: scripts/build_slides.py shows lesson 04 executed with its widget
+state (scripts/widget_state.py: the execution the site's build ran, the fixture ``site``, when BROWSER_LESSONS
+selects the lesson; else a copy executed here) in a temporary folder, so it shows what the next `make slides`
+will give; with lesson 12 too when BROWSER_LESSONS selects it (unset or ``all``: it does), whose deck loads the
+chunks of its table from the files beside it (``slides/attnlib-chunks/``). Every request that is not ``file://`` (or
 the test's own server on 127.0.0.1) is blocked and recorded; the test fails if the deck tried any. Nothing
 waits on the clock: each step waits for what it checks. Skipped only when there is no Chromium or no npm
 (needed once to fetch reveal.js, MathJax … from package-lock.json into node_modules/).
@@ -14,6 +15,7 @@ waits on the clock: each step waits for what it checks. Skipped only when there 
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -24,6 +26,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.labdriver import find_chromium, load_module
 from harness.static_pages import (
+    SharedPages,
     axe_violations,
     check_chunk_walk,
     check_explorers,
@@ -52,8 +55,10 @@ def _build_slides():
 
 
 @pytest.fixture(scope="module")
-def decks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The decks of lesson 04 (and 12: :data:`POSITIONS`), built into one folder as `make slides` builds them."""
+def decks(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> dict[str, Path]:
+    """The decks of lesson 04 (and 12: :data:`POSITIONS`), built into one folder as `make slides` builds them:
+    from the lessons the site's build executed with their widget state (the fixture ``site``, once per run) when
+    it executed them, else from copies executed here (``make slides``' own step, scripts/widget_state.py)."""
     if CHROMIUM is None:
         pytest.skip("no chromium executable on this machine (install it with `make chromium`, needs root and apt-get)")
     build_slides = _build_slides()
@@ -64,12 +69,32 @@ def decks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         pytest.skip("no lesson in notebooks/ yet")
     root = tmp_path_factory.mktemp("deck")
     (root / "images").symlink_to(REPO / "images")  # decks show ../images/*.png like the lessons
-    (root / "notebooks").mkdir()
-    lessons = [root / "notebooks" / p.name for p in (DECK_LESSON, POSITIONS) if p is not None]
-    for lesson in lessons:
-        shutil.copy(REPO / "notebooks" / lesson.name, lesson)
-    built = build_slides.build(lessons, root / "slides", executed=root / "executed")
+    wanted = [p for p in (DECK_LESSON, POSITIONS) if p is not None]
+    if _site_executes(wanted):  # the same execution (scripts/widget_state.execute) `make slides` runs first
+        site = request.getfixturevalue("site")
+        executed = load_module(REPO / "site" / "build.py").executed_folder(site.parent / "src")
+        built = build_slides.build([executed / p.name for p in wanted], root / "slides", executed=None)
+    else:
+        (root / "notebooks").mkdir()
+        lessons = [root / "notebooks" / p.name for p in wanted]
+        for lesson in lessons:
+            shutil.copy(REPO / "notebooks" / lesson.name, lesson)
+        executed = root / "executed"
+        built = build_slides.build(lessons, root / "slides", executed=executed)
+    EXECUTED[:] = [executed]
     return {deck.name.split(".")[0]: deck for deck in built}
+
+
+#: the folder of the executed lessons the decks show (set by the fixture ``decks``)
+EXECUTED: list[Path] = []
+
+
+def _site_executes(lessons: list[Path]) -> bool:
+    """Whether the site's build (tests/browser/conftest.py ``site``) executes every one of ``lessons`` with its
+    widget state and can be built here (Sphinx and myst-nb installed)."""
+    if not all(importlib.util.find_spec(name) for name in ("sphinx", "myst_nb")):
+        return False
+    return all(LIVE == "all" or p.name[:2] in LIVE.split(",") for p in lessons)
 
 
 @pytest.fixture(scope="module")
@@ -84,22 +109,58 @@ def server(deck: Path):
         yield base
 
 
+@pytest.fixture(scope="module")
+def pages(browser):
+    """Lesson 04's deck opened once from disk and once over http for the tests that only read it, then taken by
+    those that change it (a slide, a control), which come after the readers: :class:`SharedPages`."""
+    shared = SharedPages(browser, viewport={"width": 1280, "height": 800})
+    yield shared
+    shared.close()
+
+
 @pytest.fixture(params=["file", "http"])
-def opened(request, deck: Path, browser):
-    """The deck opened from disk or over http; yields (page, blocked requests, page and console errors)."""
-    if request.param == "file":
-        url = deck.as_uri()
-    else:
-        url = f"{request.getfixturevalue('server')}/slides/{deck.name}"
-    page, blocked, errors = open_page(browser, url, viewport={"width": 1280, "height": 800})
+def opened(request, deck: Path, pages: SharedPages):
+    """The deck opened from disk or over http, for a test that only reads it (the page ``pages`` keeps); yields
+    (page, blocked requests, page and console errors since it opened)."""
+    page, blocked, errors, _ = pages.get(_url(deck, request, request.param))
+    page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
+    return page, blocked, errors
+
+
+@pytest.fixture(params=["file", "http"])
+def taken(request, deck: Path, pages: SharedPages):
+    """The deck opened from disk or over http, for a test that changes it: the page the readers had (no longer
+    kept, so no later test reads it) or a new one; closed after the test."""
+    page, blocked, errors, _ = pages.take(_url(deck, request, request.param))
     page.wait_for_selector(".reveal .slides section.present", timeout=30_000)
     yield page, blocked, errors
     page.close()
 
 
 def _widget_outputs(deck: Path) -> int:
-    nb = nbformat.read(deck.parent.parent / "executed" / f"{deck.name.split('.')[0]}.ipynb", as_version=4)
+    nb = nbformat.read(EXECUTED[0] / f"{deck.name.split('.')[0]}.ipynb", as_version=4)
     return sum(WIDGET_VIEW in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+
+
+# the CSS animations and transitions still running, each with its name and the element it moves
+RUNNING_JS = """() => document.getAnimations().filter((a) => a.playState === 'running').map((a) => {
+  const target = a.effect?.target;
+  return `${a.animationName || a.transitionProperty || 'animation'} on ${target?.className || target?.tagName}`;
+})"""
+
+
+def test_nothing_animates_once_the_deck_is_shown(opened) -> None:
+    """While anything animates, Chromium draws a frame at every tick and an explorer's change waits for the next
+    one: reveal.js's controls tutorial bounced the "next" arrow for 100 s after a deck opened (build_slides'
+    NO_BOUNCE). A slide's own short transitions end within the wait. The first test to read the deck: the page is
+    opened here (``pages``), so the wait starts once it is drawn, as for a reader."""
+    page, _, errors = opened
+    wait_for_widgets(page)
+    try:
+        page.wait_for_function(f"() => ({RUNNING_JS})().length === 0", timeout=10_000)
+    except PlaywrightTimeout:
+        pytest.fail(f"still animating 10 s after the deck was drawn: {page.evaluate(RUNNING_JS)}")
+    assert errors == []
 
 
 def test_deck_loads_nothing_remote(deck: Path, opened) -> None:
@@ -135,16 +196,6 @@ def test_explorers_are_drawn_from_their_saved_state(deck: Path, opened) -> None:
     assert errors == []
 
 
-def test_explorers_answer_with_no_kernel(opened) -> None:
-    """Every control a deck with no kernel can move moves its explorer's views (from the table); every other
-    control is disabled and named by the no-kernel note."""
-    page, blocked, errors = opened
-    wait_for_widgets(page)
-    problems = check_explorers(page)
-    assert not problems, "\n".join(problems)
-    assert blocked == [] and errors == [], (blocked, errors)
-
-
 def _url(deck: Path, request: pytest.FixtureRequest, how: str) -> str:
     return deck.as_uri() if how == "file" else f"{request.getfixturevalue('server')}/slides/{deck.name}"
 
@@ -163,8 +214,7 @@ def test_deck_numbers_and_hovers_are_pythons(deck: Path, browser, request: pytes
         page.close()
     assert states, "lesson 04's explorers have controls a deck can move"
     assert not blocked and not errors, (blocked, errors)
-    lesson = deck.parent.parent / "notebooks" / DECK_LESSON.name
-    python = python_states(lesson, states)
+    python = python_states(DECK_LESSON, states)  # the lesson the deck shows, run again in a kernel
     problems = compare_with_python(states, python)
     assert not problems, "\n".join(problems)
     explained = [why for py in python for cells in py["cells"].values() for _, _, why in cells if why]
@@ -181,33 +231,14 @@ def test_lesson_12s_deck_loads_each_chunk_from_its_file(
         pytest.skip("lesson 12 is not selected here (BROWSER_LESSONS)")
     deck = decks[POSITIONS.stem]
     assert any((deck.parent / "attnlib-chunks").glob("*.js")), "the chunk files beside the deck"
-    lesson = deck.parent.parent / "notebooks" / POSITIONS.name
-    problems = check_chunk_walk(browser, _url(deck, request, how), lesson, counted=how == "http")
+    problems = check_chunk_walk(browser, _url(deck, request, how), POSITIONS, counted=how == "http")
     assert not problems, "\n".join(problems)
 
 
-# the CSS animations and transitions still running, each with its name and the element it moves
-RUNNING_JS = """() => document.getAnimations().filter((a) => a.playState === 'running').map((a) => {
-  const target = a.effect?.target;
-  return `${a.animationName || a.transitionProperty || 'animation'} on ${target?.className || target?.tagName}`;
-})"""
-
-
-def test_nothing_animates_once_the_deck_is_shown(opened) -> None:
-    """While anything animates, Chromium draws a frame at every tick and an explorer's change waits for the next
-    one: reveal.js's controls tutorial bounced the "next" arrow for 100 s after a deck opened (build_slides'
-    NO_BOUNCE). A slide's own short transitions end within the wait."""
-    page, _, errors = opened
-    wait_for_widgets(page)
-    try:
-        page.wait_for_function(f"() => ({RUNNING_JS})().length === 0", timeout=10_000)
-    except PlaywrightTimeout:
-        pytest.fail(f"still animating 10 s after the deck was drawn: {page.evaluate(RUNNING_JS)}")
-    assert errors == []
-
-
-def test_slides_advance(opened) -> None:
-    page, _, errors = opened
+def test_slides_advance(taken) -> None:
+    """Arrow keys move on, Home goes back to the first slide. It changes slides: after the tests that read the
+    deck (it takes the page they read)."""
+    page, _, errors = taken
     page.wait_for_function("() => location.hash.startsWith('#/')", timeout=30_000)
     before = page.evaluate("location.hash")
     for _ in range(3):  # fragments may take a key press or two first
@@ -216,6 +247,16 @@ def test_slides_advance(opened) -> None:
     page.keyboard.press("Home")
     page.wait_for_function("() => ['#/', '#/0', ''].includes(location.hash)", timeout=10_000)
     assert errors == []
+
+
+def test_explorers_answer_with_no_kernel(taken) -> None:
+    """Every control a deck with no kernel can move moves its explorer's views (from the table); every other
+    control is disabled and named by the no-kernel note. It moves controls: after the tests that read the deck."""
+    page, blocked, errors = taken
+    wait_for_widgets(page)
+    problems = check_explorers(page)
+    assert not problems, "\n".join(problems)
+    assert blocked == [] and errors == [], (blocked, errors)
 
 
 HIDDEN_SLIDES_JS = (
