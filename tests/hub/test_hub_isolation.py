@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -51,12 +52,16 @@ def hub_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def people(teacher: Learner, approve) -> dict[str, Learner]:
-    found = {}
-    for name in ("iso-ann", "iso-ben"):
-        found[name] = approve(name)
-        found[name].start_server()
+    found = {name: approve(name) for name in ("iso-ann", "iso-ben")}
+    _start_servers(found.values())
     found["teacher"] = teacher
     return found
+
+
+def _start_servers(people) -> None:
+    """Start each learner's server at once, as a class starts (the waits overlap)."""
+    with ThreadPoolExecutor() as pool:
+        list(pool.map(Learner.start_server, people))
 
 
 class Kernel:
@@ -646,7 +651,7 @@ def _back(people: dict[str, Learner]) -> None:
     for person in ("iso-ann", "iso-ben"):
         assert people[person].log_in()
         people[person].request_token()
-        people[person].start_server()
+    _start_servers([people["iso-ann"], people["iso-ben"]])
 
 
 def test_a_hub_killed_outright_leaves_no_server_and_no_port(hub: Hub, people: dict[str, Learner]) -> None:
