@@ -15,14 +15,14 @@ import pytest
 SLOW_FIRST = (
     "tests/browser/test_site.py",  # ~125 (was 140; CPU 181 -> 159 s in a -n 0 run), the site's build included
     "tests/browser/test_lab.py",  # 211: one run per lesson (was 268; its CPU 235 -> 163 s)
-    "tests/hub/test_hub_isolation.py",  # 203
+    "tests/hub/test_hub_isolation.py",  # ~150: 203 before shared kernels (wall x0.74, s3hub)
     "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
     "tests/hub/test_hub.py",  # 183
     "tests/test_exercise_fuzz.py",  # 161
     "tests/browser/test_slides.py",  # ~55 (was 118; CPU 113 -> 53 s): decks from the site's build
     "tests/browser/test_a11y.py",  # 95
-    "tests/hub/test_hub_web.py",  # 89
-    "tests/hub/test_hub_tls.py",  # 51 (alone, load 4): one hub on a real name over TLS
+    "tests/hub/test_hub_web.py",  # ~83: 89 before one Chromium (wall x0.93, s3hub)
+    "tests/hub/test_hub_tls.py",  # ~47 (51 alone, load 4, less a Chromium launch): one hub on a real name, TLS
     "tests/test_wheel.py",  # 36
     "tests/test_learner_env.py",  # 34
     "tests/show/test_table.py",  # 34

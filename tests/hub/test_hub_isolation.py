@@ -5,7 +5,7 @@ against learner B, and refused.
 One hub (started as `make hub` starts it, as root) with two learners, ``iso-ann`` (the attacker) and
 ``iso-ben``, and small limits so that the attacks end quickly: 1 GiB of memory, 64 MiB per private
 temporary folder. Every attack is bounded in count and time; every process and account is removed at
-the end, also after a failure (the ``hub`` fixture, and ``aftercourse`` for the accounts made here).
+the end, also after a failure (the ``hub`` fixture, and ``_remove_accounts`` for the accounts made here).
 """
 
 from __future__ import annotations
@@ -21,9 +21,12 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+import requests
 import websocket
 
 from harness.hubclient import LAUNCHER, REPO, Hub, Learner, execute, execute_request
@@ -49,12 +52,16 @@ def hub_env() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def people(teacher: Learner, approve) -> dict[str, Learner]:
-    found = {}
-    for name in ("iso-ann", "iso-ben"):
-        found[name] = approve(name)
-        found[name].start_server()
+    found = {name: approve(name) for name in ("iso-ann", "iso-ben")}
+    _start_servers(found.values())
     found["teacher"] = teacher
     return found
+
+
+def _start_servers(people) -> None:
+    """Start each learner's server at once, as a class starts (the waits overlap)."""
+    with ThreadPoolExecutor() as pool:
+        list(pool.map(Learner.start_server, people))
 
 
 class Kernel:
@@ -100,6 +107,21 @@ def send(ws: websocket.WebSocket, code: str) -> None:
 
 def uid_of(hub: Hub, name: str) -> int:
     return hub.account(name).pw_uid
+
+
+@pytest.fixture(scope="module")
+def kernels(people: dict[str, Learner]) -> Iterator[dict[str, Kernel]]:
+    """One kernel of iso-ann's and one of iso-ben's, shared by the tests that only run code in them (each
+    kernel start costs a second or two of CPU). None of those tests kills, restarts or leaves anything
+    running in them: a test whose kernel must die (the memory limit) or that leaves threads behind (the
+    eavesdropper) starts its own; the tests that stop a server come after every user of these."""
+    shared = {name: Kernel(people[name]) for name in ("iso-ann", "iso-ben")}
+    yield shared
+    for kernel in shared.values():
+        try:
+            kernel.close()
+        except (OSError, requests.RequestException, websocket.WebSocketException):
+            pass  # its server or the hub was stopped by a later test: the kernel went with it
 
 
 # ---------------------------------------------------------------- A12, A13: kernels are private
@@ -156,18 +178,14 @@ listener.start()
 """
 
 
-def test_kernels_use_unix_sockets_in_a_private_folder_not_tcp(hub: Hub, people: dict[str, Learner]) -> None:
-    ben = Kernel(people["iso-ben"])
-    try:
-        seen = ben.json(
-            "import json, os, ipykernel.connect\n"
-            "f = ipykernel.connect.get_connection_file()\n"
-            "info = json.load(open(f))\n"
-            "print(json.dumps({'transport': info['transport'], 'file': f, 'ip': info['ip'],\n"
-            "                  'mode': oct(os.stat(os.path.dirname(f)).st_mode & 0o777)}))"
-        )
-    finally:
-        ben.close()
+def test_kernels_use_unix_sockets_in_a_private_folder_not_tcp(kernels: dict[str, Kernel]) -> None:
+    seen = kernels["iso-ben"].json(
+        "import json, os, ipykernel.connect\n"
+        "f = ipykernel.connect.get_connection_file()\n"
+        "info = json.load(open(f))\n"
+        "print(json.dumps({'transport': info['transport'], 'file': f, 'ip': info['ip'],\n"
+        "                  'mode': oct(os.stat(os.path.dirname(f)).st_mode & 0o777)}))"
+    )
     assert seen["transport"] == "ipc" and seen["mode"] == "0o700", seen
     assert seen["file"].startswith("/tmp/jupyter-runtime/")  # in ben's private /tmp: nobody else's path reaches it
 
@@ -221,51 +239,25 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
     assert all(m["content"]["name"] == "stderr" for m in refused), refused[:3]
 
 
-def test_a_learner_sees_only_their_own_processes(hub: Hub, people: dict[str, Learner]) -> None:
+def test_a_learner_sees_only_their_own_processes(hub: Hub, kernels: dict[str, Kernel]) -> None:
     """A6: other accounts' command lines (kernels' paths, the proxy's ports) are not listed to a learner."""
-    ann = Kernel(people["iso-ann"])
-    try:
-        seen = ann.json(
-            "import json, os\n"
-            "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
-            "foreign = [p for p in pids if os.stat(f'/proc/{p}').st_uid != os.getuid()]\n"
-            "print(json.dumps({'pids': pids, 'foreign': foreign}))"
-        )
-    finally:
-        ann.close()
+    seen = kernels["iso-ann"].json(
+        "import json, os\n"
+        "pids = [p for p in os.listdir('/proc') if p.isdigit()]\n"
+        "foreign = [p for p in pids if os.stat(f'/proc/{p}').st_uid != os.getuid()]\n"
+        "print(json.dumps({'pids': pids, 'foreign': foreign}))"
+    )
     ben = confine.processes_of(uid_of(hub, "iso-ben"))
     assert ben and seen["pids"] and seen["foreign"] == []
     assert not set(map(str, ben)) & set(seen["pids"])
 
 
 # ---------------------------------------------------------------- table 3: limits, per learner
-def test_each_learner_runs_in_their_own_cgroups_with_one_torch_thread(hub: Hub, people: dict[str, Learner]) -> None:
-    ann = Kernel(people["iso-ann"])
-    try:
-        seen = ann.json(
-            "import json, os, torch\n"
-            "print(json.dumps({'pid': os.getpid(), 'omp': os.environ.get('OMP_NUM_THREADS'),"
-            " 'threads': torch.get_num_threads()}))"
-        )
-        groups = {}
-        for line in Path(f"/proc/{seen['pid']}/cgroup").read_text().splitlines():
-            _, names, path = line.split(":", 2)
-            for name in names.split(","):
-                groups[name] = Path("/sys/fs/cgroup") / name / path.lstrip("/")
-    finally:
-        ann.close()
-    assert seen["omp"] == "1" and seen["threads"] == 1
-    account = hub.account("iso-ann").pw_name
-    for controller in confine.cgroup_controllers():
-        assert groups[controller].name == f"classhub-{account}", (controller, groups[controller])
-    read = lambda c, f: (groups[c] / f).read_text().strip()  # noqa: E731
-    assert int(read("memory", "memory.limit_in_bytes")) == confine.parse_size(MEMORY)
-    assert int(read("cpu", "cpu.cfs_quota_us")) == int(read("cpu", "cpu.cfs_period_us")) == 100_000  # one core
-    assert read("pids", "pids.max") == str(TASKS)
-
-
-def test_a_kernel_over_the_memory_limit_dies_and_another_learners_lives(hub: Hub, people: dict[str, Learner]) -> None:
-    ann, ben = Kernel(people["iso-ann"]), Kernel(people["iso-ben"])
+def test_a_kernel_over_the_memory_limit_dies_and_another_learners_lives(
+    hub: Hub, people: dict[str, Learner], kernels: dict[str, Kernel]
+) -> None:
+    """A kernel of its own for iso-ann (it dies); iso-ben's shared kernel must live through it."""
+    ann, ben = Kernel(people["iso-ann"]), kernels["iso-ben"]
     try:
         ben_pid = ben.json("import os; print(os.getpid())")
         ann_pid = ann.json("import os; print(os.getpid())")
@@ -280,62 +272,74 @@ def test_a_kernel_over_the_memory_limit_dies_and_another_learners_lives(hub: Hub
     finally:
         ann.ws.close()
         people["iso-ann"].api("DELETE", f"/user/iso-ann/api/kernels/{ann.id}")
-        ben.close()
 
 
-def test_a_fork_bomb_stays_inside_its_learner(hub: Hub, people: dict[str, Learner]) -> None:
-    """Bounded: at most 1000 processes (each sleeps 30 s) or 15 s, then every one is killed."""
-    ann, ben = Kernel(people["iso-ann"]), Kernel(people["iso-ben"])
-    try:
-        seen = ann.json(
-            "import json, subprocess, time\n"
-            "started, stopped, end = [], None, time.monotonic() + 15\n"
-            "while len(started) < 1000 and time.monotonic() < end:\n"
-            "    try:\n"
-            "        started.append(subprocess.Popen(['sleep', '30']))\n"
-            "    except OSError as error:\n"
-            "        stopped = type(error).__name__\n"
-            "        break\n"
-            "print(json.dumps({'started': len(started), 'stopped': stopped}))\n"
-            "for p in started: p.kill()\n"
-            "for p in started: p.wait()\n",
-            timeout=120,
-        )
-        assert (
-            ben.run(
-                "import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True, text=True).stdout)"
-            ).strip()
-            == "ben forks"
-        )
-    finally:
-        ann.close()
-        ben.close()
+def test_each_learner_runs_in_their_own_cgroups_with_one_torch_thread(hub: Hub, kernels: dict[str, Kernel]) -> None:
+    seen = kernels["iso-ann"].json(
+        "import json, os, torch\n"
+        "print(json.dumps({'pid': os.getpid(), 'omp': os.environ.get('OMP_NUM_THREADS'),"
+        " 'threads': torch.get_num_threads()}))"
+    )
+    groups = {}
+    for line in Path(f"/proc/{seen['pid']}/cgroup").read_text().splitlines():
+        _, names, path = line.split(":", 2)
+        for name in names.split(","):
+            groups[name] = Path("/sys/fs/cgroup") / name / path.lstrip("/")
+    assert seen["omp"] == "1" and seen["threads"] == 1
+    account = hub.account("iso-ann").pw_name
+    for controller in confine.cgroup_controllers():
+        assert groups[controller].name == f"classhub-{account}", (controller, groups[controller])
+    read = lambda c, f: (groups[c] / f).read_text().strip()  # noqa: E731
+    assert int(read("memory", "memory.limit_in_bytes")) == confine.parse_size(MEMORY)
+    assert int(read("cpu", "cpu.cfs_quota_us")) == int(read("cpu", "cpu.cfs_period_us")) == 100_000  # one core
+    assert read("pids", "pids.max") == str(TASKS)
+
+
+def test_a_fork_bomb_stays_inside_its_learner(kernels: dict[str, Kernel]) -> None:
+    """Bounded: at most 1000 processes (each sleeps 30 s) or 15 s, then every one is killed (and waited for:
+    the shared kernel is left as it was)."""
+    ann, ben = kernels["iso-ann"], kernels["iso-ben"]
+    seen = ann.json(
+        "import json, subprocess, time\n"
+        "started, stopped, end = [], None, time.monotonic() + 15\n"
+        "while len(started) < 1000 and time.monotonic() < end:\n"
+        "    try:\n"
+        "        started.append(subprocess.Popen(['sleep', '30']))\n"
+        "    except OSError as error:\n"
+        "        stopped = type(error).__name__\n"
+        "        break\n"
+        "print(json.dumps({'started': len(started), 'stopped': stopped}))\n"
+        "for p in started: p.kill()\n"
+        "for p in started: p.wait()\n",
+        timeout=120,
+    )
+    assert (
+        ben.run(
+            "import subprocess; print(subprocess.run(['echo', 'ben forks'], capture_output=True, text=True).stdout)"
+        ).strip()
+        == "ben forks"
+    )
     assert seen["stopped"] == "BlockingIOError" and seen["started"] < TASKS, seen
 
 
-def test_temporary_folders_are_private_bounded_and_go_with_the_server(hub: Hub, people: dict[str, Learner]) -> None:
+def test_temporary_folders_are_private_bounded_and_go_with_the_server(kernels: dict[str, Kernel]) -> None:
     name = f"ann-{secrets.token_hex(3)}"
-    ann, ben = Kernel(people["iso-ann"]), Kernel(people["iso-ben"])
-    try:
-        seen = ann.json(
-            "import errno, json, os\n"
-            f"with open('/dev/shm/{name}', 'wb') as f: f.write(b'x' * 1024)\n"
-            f"with open('/tmp/{name}', 'wb') as f: f.write(b'x' * 1024)\n"
-            "full = None\n"
-            "try:\n"
-            f"    with open('/dev/shm/{name}-big', 'wb') as f:\n"
-            "        for _ in range(200): f.write(b'x' * 2**20)\n"
-            "except OSError as error:\n"
-            "    full = errno.errorcode[error.errno]\n"
-            f"os.remove('/dev/shm/{name}-big')\n"
-            "print(json.dumps({'full': full}))"
-        )
-        others = ben.json(
-            f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), os.path.exists('/tmp/{name}')]))"
-        )
-    finally:
-        ann.close()
-        ben.close()
+    seen = kernels["iso-ann"].json(
+        "import errno, json, os\n"
+        f"with open('/dev/shm/{name}', 'wb') as f: f.write(b'x' * 1024)\n"
+        f"with open('/tmp/{name}', 'wb') as f: f.write(b'x' * 1024)\n"
+        "full = None\n"
+        "try:\n"
+        f"    with open('/dev/shm/{name}-big', 'wb') as f:\n"
+        "        for _ in range(200): f.write(b'x' * 2**20)\n"
+        "except OSError as error:\n"
+        "    full = errno.errorcode[error.errno]\n"
+        f"os.remove('/dev/shm/{name}-big')\n"
+        "print(json.dumps({'full': full}))"
+    )
+    others = kernels["iso-ben"].json(
+        f"import json, os; print(json.dumps([os.path.exists('/dev/shm/{name}'), os.path.exists('/tmp/{name}')]))"
+    )
     assert seen["full"] == "ENOSPC"  # 200 MiB into a 64 MiB /dev/shm
     assert others == [False, False]
     assert not Path(f"/dev/shm/{name}").exists() and not Path(f"/tmp/{name}").exists()  # not the machine's
@@ -386,22 +390,22 @@ def _cmdline(pid: int) -> str:
     return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
 
 
-def test_learner_code_cannot_listen_on_any_address(hub: Hub, people: dict[str, Learner]) -> None:
+def test_learner_code_cannot_listen_on_any_address(
+    hub: Hub, people: dict[str, Learner], kernels: dict[str, Kernel]
+) -> None:
     """N3, A23: no kernel, terminal or anything they start opens an IP socket, on any port, in any
     namespace; the one TCP listener of the learner's account is their server (the kernel's IOPub pipe,
     N1's carrier, is gone)."""
     person = people["iso-ann"]
-    ann = Kernel(person)
     terminal = person.api("POST", f"/user/{person.name}/api/terminals")
     try:
         assert terminal.status_code == 200, terminal.text
-        report = ann.json(LISTEN.format(port=hub.port))
+        report = kernels["iso-ann"].json(LISTEN.format(port=hub.port))
         uid = uid_of(hub, "iso-ann")
         listeners = _tcp_listeners(uid)
         processes = {pid: _cmdline(pid) for pid in confine.processes_of(uid)}
         seccomp = {pid: _seccomp(pid) for pid in processes}
     finally:
-        ann.close()
         person.api("DELETE", f"/user/{person.name}/api/terminals/{terminal.json().get('name', '1')}")
     eacces = 13
     assert report["hub port"] == report["any port"] == report["ipv6"] == eacces, report
@@ -432,16 +436,12 @@ print(json.dumps(report))
 """
 
 
-def test_learner_code_cannot_take_over_its_own_server(people: dict[str, Learner]) -> None:
+def test_learner_code_cannot_take_over_its_own_server(kernels: dict[str, Kernel]) -> None:
     """The server listens on 127.0.0.1 and holds the learner's hub token: their kernel can neither ptrace
     it nor open its memory; not dumpable, it is not even listed in the learner's /proc."""
-    ann = Kernel(people["iso-ann"])
-    try:
-        report = ann.json(TAKEOVER)
-        parent = int(Path(f"/proc/{report['kernel']}/status").read_text().split("PPid:")[1].split()[0])
-        server = _cmdline(report["server"])
-    finally:
-        ann.close()
+    report = kernels["iso-ann"].json(TAKEOVER)
+    parent = int(Path(f"/proc/{report['kernel']}/status").read_text().split("PPid:")[1].split()[0])
+    server = _cmdline(report["server"])
     assert parent == report["server"] and "learner_server.py" in server, (report, server)
     assert report["ptrace"] == 1, report  # EPERM
     assert report["mem"] in (2, 13) and report["listed"] is False, report  # ENOENT or EACCES: hidden
@@ -462,15 +462,11 @@ print(json.dumps(targets))
 """
 
 
-def test_learner_output_goes_to_their_own_log_never_the_hubs(hub: Hub, people: dict[str, Learner]) -> None:
+def test_learner_output_goes_to_their_own_log_never_the_hubs(hub: Hub, kernels: dict[str, Kernel]) -> None:
     """N1, N2: what a kernel writes to its file descriptors lands in the learner's log (root's to read),
     not in the hub's output; the kernel holds no terminal and no descriptor of the hub's output."""
     marker = f"marker-{secrets.token_hex(4)}"
-    ann = Kernel(people["iso-ann"])
-    try:
-        targets = ann.json(OUTPUT.format(marker=marker))
-    finally:
-        ann.close()
+    targets = kernels["iso-ann"].json(OUTPUT.format(marker=marker))
     log = hub.private / "logs" / "iso-ann.log"
     assert not any(t.startswith(("/dev/pts", "/dev/tty")) for t in targets), targets
     assert str(hub.private / "hub.log") not in targets, targets
@@ -499,17 +495,37 @@ print(ran)
 """
 
 
-def test_a_learners_own_jupyter_config_and_kernels_are_ignored(hub: Hub, people: dict[str, Learner]) -> None:
-    """N4 (and N5 through it): ~/.jupyter config never runs in the learner's server, and a kernelspec of
-    their own (which would start without the filter) is neither offered nor started."""
-    person = people["iso-ann"]
+@pytest.fixture(scope="module")
+def restart(hub: Hub, people: dict[str, Learner]) -> dict[str, object]:
+    """iso-ann's server stopped (as the idle culler stops it: DELETE /hub/api/users/<name>/server) and
+    started again, once, for the three tests that each need a restart (a start copies the lessons and starts
+    JupyterLab: seconds of CPU). Before the stop, her kernel writes a Jupyter config and a kernelspec of her
+    own (N4) and starts a detached process; what the stop left, and each start-up step of the new start as
+    seen from outside (N14), are recorded here; each test asserts its part. Her server runs again after."""
+    person, uid = people["iso-ann"], uid_of(hub, "iso-ann")
     ann = Kernel(person)
     try:
         ran = Path(ann.run(USER_CONFIG).strip())
+        detached = int(ann.run(DETACH).strip())
     finally:
-        ann.close()
+        ann.ws.close()  # the kernel is left running: the stop ends it
+    found = {"config ran": ran, "detached": detached, "detached ran": Path(f"/proc/{detached}").exists()}
     person.stop_server()
-    person.start_server()
+    found["detached gone"] = _gone(detached)
+    found["processes"] = confine.processes_of(uid)
+    found["cgroups"] = confine.find_cgroups(hub.account("iso-ann").pw_name)
+    found["steps"] = _start_watched(person, uid)
+    return found
+
+
+def test_a_learners_own_jupyter_config_and_kernels_are_ignored(
+    people: dict[str, Learner], restart: dict[str, object]
+) -> None:
+    """N4 (and N5 through it): ~/.jupyter config never runs in the learner's server, and a kernelspec of
+    their own (which would start without the filter) is neither offered nor started. The config and the
+    kernelspec are written before the ``restart``; the restarted server is asked here."""
+    person = people["iso-ann"]
+    ran = restart["config ran"]
     specs = person.api("GET", f"/user/{person.name}/api/kernelspecs").json()["kernelspecs"]
     started = person.api("POST", f"/user/{person.name}/api/kernels", json={"name": "mine"})
     if started.status_code < 300:
@@ -534,19 +550,13 @@ def _gone(pid: int, seconds: float = 15) -> bool:
     return not Path(f"/proc/{pid}").exists()
 
 
-def test_a_detached_process_ends_with_its_learners_server(hub: Hub, people: dict[str, Learner]) -> None:
-    person = people["iso-ann"]
-    ann = Kernel(person)
-    try:
-        pid = int(ann.run(DETACH).strip())
-    finally:
-        ann.ws.close()
-    assert Path(f"/proc/{pid}").exists()
-    person.stop_server()  # as the idle culler stops it: DELETE /hub/api/users/<name>/server
-    assert _gone(pid), "a detached process outlived its learner's server"
-    assert confine.processes_of(uid_of(hub, "iso-ann")) == []
-    assert confine.find_cgroups(hub.account("iso-ann").pw_name) == []
-    # the next test starts the server again, watching its start-up steps
+def test_a_detached_process_ends_with_its_learners_server(restart: dict[str, object]) -> None:
+    """A detached process started in iso-ann's kernel; her server stopped as the idle culler stops it (the
+    ``restart``): the process, every other of her account and her cgroups are gone."""
+    assert restart["detached ran"], f"the detached process {restart['detached']} was not running before the stop"
+    assert restart["detached gone"], "a detached process outlived its learner's server"
+    assert restart["processes"] == []
+    assert restart["cgroups"] == []
 
 
 def _confinement(pid: int) -> dict[str, object] | None:
@@ -589,15 +599,9 @@ def _confinement(pid: int) -> dict[str, object] | None:
 STEPS = {"lesson copy": b"build_editions.py", "font list": b"fontlist-"}  # how each start-up step's argv shows
 
 
-def test_start_up_steps_run_inside_the_learners_confinement(hub: Hub, people: dict[str, Learner]) -> None:
-    """N14: the steps before a learner's server starts (the lesson copy, the font list) run as the learner
-    inside the confinement their server and kernels get: their cgroups, their own mount namespace with a
-    private /tmp and a /proc showing only their processes, and the seccomp filter. Watched from outside
-    while the server starts again: the lesson copy runs for seconds, so it is always seen; the font list's
-    copy (a shell and a ``cp``) may end between two looks, and is judged when seen."""
-    person, uid = people["iso-ann"], uid_of(hub, "iso-ann")
-    account = hub.account("iso-ann").pw_name
-    person.stop_server()
+def _start_watched(person: Learner, uid: int) -> dict[str, dict[str, object]]:
+    """Start ``person``'s server while watching, from outside, each start-up step running as ``uid``: what
+    confines each step seen (:func:`_confinement`), by step."""
     seen: dict[str, dict[str, object]] = {}
     watching = threading.Event()
     watching.set()
@@ -623,6 +627,17 @@ def test_start_up_steps_run_inside_the_learners_confinement(hub: Hub, people: di
     finally:
         watching.clear()
         watcher.join()
+    return seen
+
+
+def test_start_up_steps_run_inside_the_learners_confinement(hub: Hub, restart: dict[str, object]) -> None:
+    """N14: the steps before a learner's server starts (the lesson copy, the font list) run as the learner
+    inside the confinement their server and kernels get: their cgroups, their own mount namespace with a
+    private /tmp and a /proc showing only their processes, and the seccomp filter. Watched from outside
+    while the server starts again (the ``restart``): the lesson copy runs for seconds, so it is always seen;
+    the font list's copy (a shell and a ``cp``) may end between two looks, and is judged when seen."""
+    uid, account = uid_of(hub, "iso-ann"), hub.account("iso-ann").pw_name
+    seen = restart["steps"]
     assert "lesson copy" in seen, "the lesson copy was never seen running"
     for step, found in seen.items():
         assert found["uids"] == {uid}, (step, found)
@@ -636,7 +651,7 @@ def _back(people: dict[str, Learner]) -> None:
     for person in ("iso-ann", "iso-ben"):
         assert people[person].log_in()
         people[person].request_token()
-        people[person].start_server()
+    _start_servers([people["iso-ann"], people["iso-ben"]])
 
 
 def test_a_hub_killed_outright_leaves_no_server_and_no_port(hub: Hub, people: dict[str, Learner]) -> None:
@@ -767,14 +782,8 @@ def test_a_learner_holding_the_port_is_named_and_no_other_port_is_suggested(hub:
         assert f"port {port} on 127.0.0.1 is held by a class learner's process {squatter.pid}" in done.stderr
         assert entry.pw_name in done.stderr and "Do not move the hub to another port" in done.stderr
         assert "HUB_PORT=9000" not in done.stderr
-    finally:
-        subprocess.run(
-            [sys.executable, str(REPO / "deploy" / "aftercourse.py")],
-            capture_output=True,
-            env={**os.environ, "HUB_ACCOUNT_PREFIX": prefix},
-            timeout=120,
-        )
-        subprocess.run(["rm", "-rf", str(homes)], check=False)
+    finally:  # sly left no files (the squatter only listened): the account and its home are all there is
+        _remove_accounts(prefix, homes)
 
 
 def test_after_the_course_everything_goes_even_with_leftover_processes() -> None:
@@ -813,10 +822,15 @@ def test_after_the_course_everything_goes_even_with_leftover_processes() -> None
         assert all(p.wait(timeout=5) == -signal.SIGKILL for p in leftovers)
         assert [f for f in files if f.exists()] == []
     finally:
-        for entry in [e for e in pwd.getpwall() if e.pw_name.startswith(prefix)]:
-            confine.end(entry.pw_name)
-            subprocess.run(["userdel", "-r", entry.pw_name], capture_output=True)
-        subprocess.run(["rm", "-rf", str(homes)], check=False)
+        _remove_accounts(prefix, homes)
+
+
+def _remove_accounts(prefix: str, homes: Path) -> None:
+    """End the processes of every account ``prefix`` names, delete them with their homes, then ``homes``."""
+    for entry in [e for e in pwd.getpwall() if e.pw_name.startswith(prefix)]:
+        confine.end(entry.pw_name)
+        subprocess.run(["userdel", "-r", entry.pw_name], capture_output=True)
+    subprocess.run(["rm", "-rf", str(homes)], check=False)
 
 
 # ---------------------------------------------------------------- the hub's own processes, the lab's settings

@@ -159,8 +159,9 @@ def listener():
         server.shutdown()
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def browser():
+    """One Chromium for the module (each test opens a context of its own: its own cookies)."""
     chromium = shutil.which("chromium")
     if chromium is None:
         pytest.skip("no chromium executable on this machine (make chromium)")
@@ -270,6 +271,7 @@ def test_login_cookies_are_secure_and_never_reach_a_plain_http_port(
     # the same browser still holds its login for the hub itself (the cookies exist; they were withheld)
     page.goto(f"{hub.url}/hub/home")
     assert "/hub/logout" in page.content()
+    context.close()
 
 
 def test_a_learner_works_over_tls_on_their_own_name_and_keeps_their_cookies(
@@ -295,3 +297,4 @@ def test_a_learner_works_over_tls_on_their_own_name_and_keeps_their_cookies(
     assert all(c["secure"] for c in cookies), [(c["name"], c["secure"]) for c in cookies]
     got = sent_to(page, port, [f"{LEARNER}.{NAME}", NAME], seen)
     assert all(s["cookie"] == "" for s in got), got
+    context.close()

@@ -65,6 +65,13 @@ def helped(hub: Hub, approve) -> Learner:
     return person
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium for the module's browser attacks (each opens a context of its own: its own cookies)."""
+    with headless_chromium() as running:
+        yield running
+
+
 def approval_page(teacher: Learner) -> str:
     page = teacher.http.get(f"{teacher.hub.url}/hub/authorize", timeout=30)
     assert page.status_code == 200
@@ -187,12 +194,13 @@ def test_each_learners_server_has_its_own_origin(hub: Hub, teacher: Learner, hel
 
 
 def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(
-    hub: Hub, teacher: Learner, helped: Learner
+    hub: Hub, teacher: Learner, helped: Learner, browser
 ) -> None:
     write_signed_notebook(helped)
     probes: list[str] = []
-    with headless_chromium() as browser:
-        page = browser.new_context().new_page()
+    context = browser.new_context()
+    try:
+        page = context.new_page()
         page.on("console", lambda msg: probes.append(msg.text) if msg.text.startswith("A20-PROBE ") else None)
         browser_log_in(page, hub, teacher)
         page.goto(f"{hub.server_url(HELPED)}/user/{HELPED}/lab/tree/help.ipynb")
@@ -200,6 +208,8 @@ def test_the_teacher_helping_in_a_learners_notebook_gives_the_learner_nothing(
             page.click("form [type=submit]")
         if not probes:  # the notebook's script prints its findings once it has tried every probe
             page.wait_for_event("console", predicate=lambda msg: msg.text.startswith("A20-PROBE "), timeout=120_000)
+    finally:
+        context.close()
     assert probes, "the notebook's script never ran in the teacher's browser"
     seen = json.loads(probes[0].removeprefix("A20-PROBE "))
     assert seen["own server"] == 200, seen  # the script ran with the teacher's access to the learner's server
@@ -229,7 +239,7 @@ class _ForeignPage(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_foreign_page_cannot_approve_or_discard(hub: Hub, teacher: Learner, helped: Learner) -> None:
+def test_a_foreign_page_cannot_approve_or_discard(hub: Hub, teacher: Learner, helped: Learner, browser) -> None:
     approve, discard = f"{hub.url}/hub/authorize/{WAITING}", f"{hub.url}/hub/discard/{DOOMED}"
     _ForeignPage.body = f"""<html><body>
       <img src="{approve}"><img src="{discard}">
@@ -242,20 +252,21 @@ def test_a_foreign_page_cannot_approve_or_discard(hub: Hub, teacher: Learner, he
       </script></body></html>""".encode()
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _ForeignPage)
     threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context()
     try:
-        with headless_chromium() as browser:
-            page = browser.new_context().new_page()
-            browser_log_in(page, hub, teacher)
-            visited: list[str] = []
-            page.on("response", lambda r: visited.append(f"{r.status} {r.url}") if "/hub/" in r.url else None)
-            # the foreign page's last attack that can run: the page itself sent to the approval URL (which
-            # unloads the page, so its later timer to the discard URL never fires)
-            with page.expect_response(
-                lambda r: r.url == approve and r.request.is_navigation_request() and r.frame == page.main_frame,
-                timeout=30_000,
-            ):
-                page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
+        page = context.new_page()
+        browser_log_in(page, hub, teacher)
+        visited: list[str] = []
+        page.on("response", lambda r: visited.append(f"{r.status} {r.url}") if "/hub/" in r.url else None)
+        # the foreign page's last attack that can run: the page itself sent to the approval URL (which
+        # unloads the page, so its later timer to the discard URL never fires)
+        with page.expect_response(
+            lambda r: r.url == approve and r.request.is_navigation_request() and r.frame == page.main_frame,
+            timeout=30_000,
+        ):
+            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
     finally:
+        context.close()
         server.shutdown()
     assert any(approve in v for v in visited), visited  # the teacher's browser did send the requests
     assert_approvals_unchanged(hub, teacher)
