@@ -68,6 +68,7 @@ class MatrixExample:
     printed_weighted_1: Rows | None = None  # its rounded weighted values of Input 1 (001, step 6)
     printed_output_1: tuple[float, ...] | None = None  # its rounded output of Input 1 (001, step 7)
     printed_context_2_0: float | None = None  # the context entry [2, 0] it prints, rounded (004)
+    printed_projections: tuple[Rows, Rows, Rows] | None = None  # W_q, W_k, W_v as it prints them, (d_in, d_out) (004)
 
     @property
     def inputs(self) -> Tensor:
@@ -218,6 +219,11 @@ encodings = MatrixExample(
     seed=42,
     d_model=2,
     printed_context_2_0=-0.9534,
+    printed_projections=(
+        ((0.5406, -0.1657), (0.5869, 0.6496)),  # "Query Weight Matrix", W_q.weight.transpose(0, 1)
+        ((0.6233, 0.6146), (-0.5188, 0.1323)),  # "Key Weight Matrix"
+        ((-0.1549, -0.3443), (0.1427, 0.4153)),  # "Value Weight Matrix"
+    ),
 )
 
 
