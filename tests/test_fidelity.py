@@ -463,3 +463,13 @@ def test_output_texts_reads_plain_text_and_streams_only(tmp_path: Path) -> None:
     output_1 = BY_ID["001.output_1"]  # only in markdown here: not shown as an output
     assert not contains_run(numbers_in(texts), values_of(output_1), fact_tolerances(output_1))
     assert [8, 16] in shapes_in(texts)
+
+
+def test_the_printed_projections_lesson_20_shows_are_the_documents() -> None:
+    """examples.encodings.printed_projections (lesson 20 prints them as "what 004 prints") holds exactly the
+    numbers of the reference's 004.w_query_T, w_key_T, w_value_T facts, as strings, in their order."""
+    printed = examples.encodings.printed_projections
+    assert printed is not None
+    for matrix, name in zip(printed, ("w_query_T", "w_key_T", "w_value_T"), strict=True):
+        written = [f"{v:.4f}" for row in matrix for v in row]
+        assert written == BY_ID[f"004.{name}"]["numbers"], (name, written)
