@@ -18,9 +18,9 @@ SLOW_FIRST = (
     "tests/hub/test_hub_isolation.py",  # 203
     "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
     "tests/hub/test_hub.py",  # 183
-    "tests/test_exercise_fuzz.py",  # 161
     "tests/browser/test_slides.py",  # 118
     "tests/browser/test_a11y.py",  # 95
+    "tests/test_exercise_fuzz.py",  # 90
     "tests/hub/test_hub_web.py",  # 89
     "tests/hub/test_hub_tls.py",  # 51 (alone, load 4): one hub on a real name over TLS
     "tests/test_wheel.py",  # 36
