@@ -25,7 +25,7 @@ SLOW_FIRST = (
     "tests/hub/test_hub_tls.py",  # 51 (alone, load 4): one hub on a real name over TLS
     "tests/test_wheel.py",  # 36
     "tests/test_learner_env.py",  # 34
-    "tests/show/test_table.py",  # 34
+    "tests/show/test_table.py",  # 29
     "tests/show/test_page.py",  # 32
     "tests/test_exercise_loopholes.py",  # 24
     "tests/test_exercise_robustness.py",  # 13
