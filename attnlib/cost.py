@@ -7,6 +7,8 @@
 - :func:`largest_intermediate` — runs a call and records the shape of every tensor a torch operation
   returns inside it: the largest is what the call held at least once (deterministic, unlike a
   process's peak memory, which ``bench/bench_scale.py`` measures in fresh processes);
+- :class:`TorchCalls` — the torch-function mode under it (and under the exercises' watches of torch calls):
+  every torch call shown to a hook before it runs and to another with the tensors it returned;
 - :func:`median_seconds` — the median wall time of repeated calls (it varies: plot it, never print it
   into a stored notebook output).
 """
@@ -27,6 +29,7 @@ __all__ = [
     "GIB",
     "MIB",
     "LayerFlops",
+    "TorchCalls",
     "kv_cache_bytes",
     "largest_intermediate",
     "layer_flops",
@@ -88,12 +91,19 @@ def layer_flops(n_tokens: int, d_model: int, *, d_mlp: int | None = None) -> Lay
     return LayerFlops(projections=8 * n * d * d, scores_and_values=4 * n * n * d, mlp=4 * n * d * d_mlp)
 
 
-class _Shapes(TorchFunctionMode):
-    """Records the shape and size of every tensor returned by a torch operation while active."""
+class TorchCalls(TorchFunctionMode):
+    """While active, runs every torch function as usual and shows each call to two hooks a subclass overrides:
+    :meth:`called` with the function before it runs (so a call that raises is seen too), :meth:`returned`
+    with the tensors it returned (a tuple or list of results counted one by one).
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.largest: tuple[tuple[int, ...], int] = ((), 0)
+    Through torch's public ``__torch_function__`` protocol (:class:`torch.overrides.TorchFunctionMode`).
+    """
+
+    def called(self, func: Callable[..., Any]) -> None:
+        """Called before ``func`` runs."""
+
+    def returned(self, tensors: list[torch.Tensor]) -> None:
+        """Called with the tensors ``func`` returned, once it has."""
 
     def __torch_function__(
         self,
@@ -102,13 +112,26 @@ class _Shapes(TorchFunctionMode):
         args: tuple[Any, ...] = (),
         kwargs: dict[str, Any] | None = None,
     ) -> Any:
-        out = func(*args, **(kwargs or {}))
-        for t in out if isinstance(out, tuple | list) else (out,):
-            if isinstance(t, torch.Tensor):
-                size = t.numel() * t.element_size()
-                if size > self.largest[1]:
-                    self.largest = (tuple(t.shape), size)
-        return out
+        self.called(func)
+        result = func(*args, **(kwargs or {}))
+        self.returned(
+            [t for t in (result if isinstance(result, tuple | list) else (result,)) if isinstance(t, torch.Tensor)]
+        )
+        return result
+
+
+class _Shapes(TorchCalls):
+    """Records the shape and size of every tensor returned by a torch operation while active."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.largest: tuple[tuple[int, ...], int] = ((), 0)
+
+    def returned(self, tensors: list[torch.Tensor]) -> None:
+        for t in tensors:
+            size = t.numel() * t.element_size()
+            if size > self.largest[1]:
+                self.largest = (tuple(t.shape), size)
 
 
 def largest_intermediate(fn: Callable[..., object], *args: object, **kwargs: object) -> tuple[tuple[int, ...], int]:

@@ -274,11 +274,84 @@ def _fails_first(form, args: tuple) -> bool:
     return False
 
 
+class _Bound(BaseException):
+    """Raised by a probe (:func:`_probe`) once its arguments bind: the function's body would run next. A
+    BaseException, so that no form's ``except TypeError`` or ``except Exception`` takes it for a failure."""
+
+
+#: the name a probe's default values and its raise use (no parameter of attnlib or torch is called so)
+_PROBE_NAMES = {"_fuzz_default_": None, "_fuzz_bound_": _Bound}
+
+
+def _probe(function) -> object | None:
+    """For a Python function: a function with the same parameters (names, kinds, which have defaults) whose body
+    only raises :class:`_Bound`. Python binds a call's arguments before the body runs, so a form of the probe
+    raises an exception before ``_Bound`` exactly when that form of ``function`` raises before ``function``'s
+    body runs (its arguments do not bind, or the form's own code fails): nothing of the arguments was touched,
+    and no copy of them is needed to know it. None for builtins and callable objects (no parameters to copy)."""
+    if not inspect.isfunction(function) or "__signature__" in vars(function):
+        return None
+    signature = inspect.signature(function, follow_wrapped=False)
+    if set(_PROBE_NAMES) & set(signature.parameters):
+        return None
+    parameters = [
+        p.replace(annotation=p.empty, default=p.empty if p.default is p.empty else _ProbeDefault())
+        for p in signature.parameters.values()
+    ]
+    namespace = dict(_PROBE_NAMES)
+    exec(
+        f"def probe{signature.replace(parameters=parameters, return_annotation=signature.empty)}:\n"
+        "    raise _fuzz_bound_\n",
+        namespace,
+    )
+    return namespace["probe"]
+
+
+class _ProbeDefault:
+    def __repr__(self) -> str:
+        return "_fuzz_default_"
+
+
+def _refused_before_the_body(probe_form, args: tuple) -> bool:
+    """Whether the form of a probe (:func:`_probe`) raises before the probed function's body would run."""
+    try:
+        probe_form(*args)
+    except _Bound:
+        return False
+    except Exception:
+        return True
+    return False
+
+
 def _forwarding(function):
     def forwarded(*args):
         return function(*args)
 
     return forwarded
+
+
+#: the probe of every candidate and reference that is a Python function (:func:`_probe`), by label
+PROBES = {label: _probe(function) for label, function in {**CANDIDATES, **REFERENCES}.items()}
+
+
+def _fails(form: str, answer, probe, args: tuple, fails: dict[str, bool], copyable: bool) -> bool:
+    """:func:`_fails_first` of ``answer``, the form ``form`` of one function, with the same verdict for less work:
+
+    - "forwarded" (``lambda *a: function(*a)``) makes the very call "itself" makes: "itself"'s verdict is reused;
+    - "in a worker thread" never raises (the thread keeps the exception and the form returns None), so it fails
+      first only where copying the arguments does (``copyable``, found once per exercise);
+    - a form that raises before the function's body runs (its probe says so) fails first, without a deep copy of
+      the arguments; only a form whose function would run gets the copy and the real call.
+    """
+    if form == "in a worker thread":
+        return not copyable
+    if form == "forwarded" and "itself" in fails:
+        return fails["itself"]
+    if probe is not None and _refused_before_the_body(probe, args):
+        fails[form] = True
+    else:
+        fails[form] = _fails_first(answer, args)
+    return fails[form]
 
 
 def _accepted(name: str) -> tuple[list[str], int, int]:
@@ -290,30 +363,35 @@ def _accepted(name: str) -> tuple[list[str], int, int]:
     """
     accepted, tried, checked = [], 0, 0
     args = _first_call(name)
+    copyable = args is not None and not _fails_first(lambda *a: None, args)
     kinds: set[type] = set()
     quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
     with warnings.catch_warnings(), quiet[0], quiet[1]:
         warnings.simplefilter("ignore")
         for label, function in CANDIDATES.items():
+            probes = _adapted(PROBES[label]) if PROBES[label] is not None else {}
+            fails: dict[str, bool] = {}
             for form, answer in _adapted(function).items():
                 tried += 1
                 if args is None:
                     if type(answer) in kinds:
                         continue
                     kinds.add(type(answer))
-                elif _fails_first(answer, args):
+                elif _fails(form, answer, probes.get(form), args, fails, copyable):
                     continue
                 checked += 1
                 if check(name, answer).correct:
                     accepted.append(f"{label} ({form})")
         for label, function in REFERENCES.items():
+            probe = PROBES[label]
+            fails = {}
             for form, answer in (("itself", function), ("forwarded", _forwarding(function))):
                 tried += 1
                 if args is None:
                     if type(answer) in kinds:
                         continue
                     kinds.add(type(answer))
-                elif _fails_first(answer, args):
+                elif _fails(form, answer, probe, args, fails, copyable):
                     continue
                 checked += 1
                 if check(name, answer).correct:

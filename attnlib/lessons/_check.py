@@ -25,12 +25,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any
 
 import torch
 from torch import Tensor
-from torch.overrides import TorchFunctionMode
+
+from ..cost import TorchCalls
 
 __all__ = [
     "ATTENTION_FAMILY",
@@ -449,6 +450,23 @@ _MACHINERY = frozenset(
 )
 
 
+#: the machinery's part that lives in the maths core: the torch-function mode under the watches (attnlib.cost),
+#: whose methods run around every torch call the learner's code makes while a watch is active
+def _codes_within(code: CodeType) -> Iterator[CodeType]:
+    """``code`` and the code of every comprehension and function defined within it."""
+    yield code
+    for constant in code.co_consts:
+        if isinstance(constant, CodeType):
+            yield from _codes_within(constant)
+
+
+_MACHINERY_CODES = frozenset(
+    inner
+    for name in ("__torch_function__", "called", "returned")
+    for inner in _codes_within(getattr(TorchCalls, name).__code__)
+)
+
+
 def _label(function: object) -> str:
     module = getattr(function, "__module__", None) or "torch"
     if module.split(".")[0] == "attnlib":  # the course's own: its dotted place, attnlib.tiled.tiled_attention
@@ -467,7 +485,7 @@ def _attnlib_name(code: object) -> str:
 def _in_attnlib(code: object) -> bool:
     """Whether ``code`` is attnlib's own (maths, views, lessons' helpers and references), not the exercise machinery."""
     filename = getattr(code, "co_filename", "")
-    return bool(filename) and _attnlib_file(filename)
+    return bool(filename) and code not in _MACHINERY_CODES and _attnlib_file(filename)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -588,7 +606,7 @@ def course_code() -> Iterator[None]:
         _COURSE_CODE.reset(token)
 
 
-class TensorWork(TorchFunctionMode):
+class TensorWork(TorchCalls):
     """While active, counts the numbers torch computes: :attr:`numbers`, the elements of every tensor a torch
     function returns. A derivation does a fixed amount of work; finite differences evaluate the forward pass
     once or twice per input entry, and so compute many times more (exercise 11.5 refuses them by this count).
@@ -598,38 +616,21 @@ class TensorWork(TorchFunctionMode):
         super().__init__()
         self.numbers = 0
 
-    def __torch_function__(
-        self,
-        func: Callable[..., Any],
-        types: object,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
-        result = func(*args, **(kwargs or {}))
-        for each in result if isinstance(result, tuple | list) else (result,):
-            if isinstance(each, Tensor):
-                self.numbers += each.numel()
-        return result
+    def returned(self, tensors: list[Tensor]) -> None:
+        self.numbers += sum(each.numel() for each in tensors)
 
 
-class _TorchWatch(TorchFunctionMode):
+class _TorchWatch(TorchCalls):
     """Notes the first call of a torch function of one of ``families`` (by name)."""
 
     def __init__(self, families: Sequence[TorchFamily], found: Callable[[str], None]) -> None:
         super().__init__()
         self.families, self.found = families, found
 
-    def __torch_function__(
-        self,
-        func: Callable[..., Any],
-        types: object,
-        args: tuple[Any, ...] = (),
-        kwargs: dict[str, Any] | None = None,
-    ) -> Any:
+    def called(self, func: Callable[..., Any]) -> None:
         name = getattr(func, "__name__", "") or ""
         if any(family.matches(name) for family in self.families):
             self.found(f"torch's {name.split('.')[0]}")
-        return func(*args, **(kwargs or {}))
 
 
 class _LibraryWatch:

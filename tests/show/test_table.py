@@ -156,14 +156,15 @@ def test_each_table_fits_its_budget(name: str) -> None:
 def test_every_explorer_with_no_model_has_a_table() -> None:
     """Every explorer with no model builds its table (how long it takes is bench.bench_tables' figure, not a
     test's: a timed test fails on a loaded machine and passes on a fast one whatever the code does)."""
-    explorers = {name: LESSONS[name]() for name in LESSONS if name not in WITH_MODEL}
-    rows = {name: sum(len(part.keys) for part in build_tables(e).parts) for name, e in explorers.items()}
+    built = {name: tables_of(name)[1] for name in LESSONS if name not in WITH_MODEL}  # each built once a session
+    rows = {name: sum(len(part.keys) for part in tables.parts) for name, tables in built.items()}
     assert all(rows.values()), {name: n for name, n in rows.items() if not n}
     assert rows["05 SoftmaxExplorer"] == 51 * (3 + 4 + 3)  # every temperature × the queries of 001, 000 and 004
 
 
 def test_lesson_08_is_chunked_by_seed_on_its_d_k_grid_and_lesson_12_is_factored() -> None:
-    tables = build_tables(ScalingExplorer())
+    assert LESSONS["08 ScalingExplorer"] is ScalingExplorer  # the lesson's explorer is built with no arguments
+    _, tables = tables_of("08 ScalingExplorer")
     (part,) = tables.parts
     assert part.chunk == "seed" and len(tables.chunk_values(0)) == 21
     assert sorted({key[part.controls.index("d_k")] for key in part.keys}) == list(ScalingExplorer.D_K)
@@ -291,7 +292,8 @@ def test_a_chunked_part_has_its_explanations_row_by_row_per_chunk() -> None:
     from attnlib.lessons.l05_softmax import SoftmaxExplorer
     from attnlib.show.table import Part
 
-    outputs = build_tables(SoftmaxExplorer()).parts[0].outputs
+    assert LESSONS["05 SoftmaxExplorer"] is SoftmaxExplorer  # the lesson's explorer is built with no arguments
+    outputs = tables_of("05 SoftmaxExplorer")[1].parts[0].outputs
 
     class Chunked(SoftmaxExplorer):
         def table_parts(self) -> list[Part]:
