@@ -124,6 +124,18 @@ def lab(browser, server):
         server.shutdown_kernels()
 
 
+def _wait_drawn(page, panel_id: str) -> None:
+    """Wait until every widget output of the panel is on the page and every live view has drawn its cells
+    (hidden ones included)."""
+    page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)
+    page.wait_for_function(
+        "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
+        ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
+        arg=panel_id,
+        timeout=10_000,
+    )
+
+
 def _wait_done(page, panel_id: str, timeout: float) -> dict:
     """Wait until the kernel is idle and every code cell shows its execution count; the notebook's state."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
@@ -724,13 +736,7 @@ class LessonPanels:
         state = _wait_done(page, panel_id, RUN_TIMEOUT)
         self.times[lesson] = (opened, time.perf_counter() - start)
         assert not state["tracebacks"], f"{lesson} raised: {state['tracebacks']}"
-        page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)  # every widget output is on the page
-        page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
-            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
-            ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
-            arg=panel_id,
-            timeout=10_000,
-        )
+        _wait_drawn(page, panel_id)
         _kernel(page, panel_id, SAVE_STATE)
         page.evaluate(SETTLED_JS, panel_id)
         self.after_run[lesson] = page.evaluate(RESTORED_JS, panel_id)
@@ -781,13 +787,7 @@ def test_lesson_in_jupyterlab(lab, lessons, lesson: str) -> None:
     panel_id = lessons.open(lesson)  # run, no traceback, every widget output on the page, every view drawn
     opened, ran = lessons.times.get(lesson, (0.0, 0.0))
     try:
-        page.wait_for_function(ATTACHED_JS, arg=panel_id, timeout=30_000)  # every widget output is on the page
-        page.wait_for_function(  # every live view has drawn its cells (hidden ones included)
-            "(id) => [...document.querySelectorAll(`#${id} .attn-heatmap svg.attn-heatmap-grid`)]"
-            ".every(g => Number(g.dataset.rows) * Number(g.dataset.cols) > 0)",
-            arg=panel_id,
-            timeout=10_000,
-        )
+        _wait_drawn(page, panel_id)
         outputs = page.evaluate(WIDGETS_JS, panel_id)
         errors = [k for k, out in enumerate(outputs) if out["error"]]
         assert not errors, f"{lesson}: 'Error displaying widget' in widget outputs {errors}"
