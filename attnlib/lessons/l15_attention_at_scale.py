@@ -156,8 +156,8 @@ class TiledExplorer(Explorer):
                         else f"Keys {state.stop + 1}–{n_k} not seen yet: acc / ℓ is attention over the first "
                         f"{state.stop}."
                     )
-                    + f" With {n_q} tokens the state outweighs the scores; it grows as n·(b + d_v + 2), the scores "
-                    "as n²."
+                    + f" With {n_q} tokens the tile and state outweigh the scores; together they grow as "
+                    "n·(n_b + d_v + 2), the scores as n²."
                 )
             },
             controls={"block": {"max": n_blocks, "value": block}},
