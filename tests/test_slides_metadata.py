@@ -58,6 +58,7 @@ def test_static_decks_point_at_local_copies_only() -> None:
     assert build_slides.remote_references(html) == []
     # a link the reader may follow is not something the deck loads; a script, a stylesheet or an image would be
     assert not build_slides.remote_references('<a href="https://arxiv.org/abs/1706.03762">Vaswani</a>')
+    assert not build_slides.remote_references('<a href="https://cdn.openai.com/paper.pdf">GPT-2</a>')  # a cdn link
     assert build_slides.remote_references('<script src="https://cdn.example.org/x.js"></script>')
     assert build_slides.remote_references('<link rel="stylesheet" href="//fonts.example.org/a.css">')
     # the lessons store no widget state (readers without a kernel see each explorer's PNG fallback), and
