@@ -691,9 +691,10 @@ MAX_OPEN = 3  # lessons kept open between tests (each holds a kernel with torch 
 
 
 def _uses(item) -> str | None:
-    if item.originalname in SHARED_BY_LESSON:
+    name = getattr(item, "originalname", None)  # a test function's name (nbval's cells have none)
+    if name in SHARED_BY_LESSON:
         return item.callspec.params["lesson"]
-    return USES.get(item.originalname)
+    return USES.get(name) if name else None
 
 
 class LessonPanels:
@@ -753,7 +754,8 @@ class LessonPanels:
         (`make browser`: every lesson's test comes before the other tests of 05, 11 and 15), close those used
         furthest ahead too (each is run again when its turn comes)."""
         items = item.session.items
-        later = [_uses(other) for other in (items[items.index(item) + 1 :] if item in items else [])]
+        after = items[items.index(item) + 1 :] if item in items else []
+        later = [_uses(other) for other in after if other.path == item.path]  # this module's tests (not nbval's cells)
         for lesson in [n for n in self.panels if n not in later]:
             self.close(lesson)
         while len(self.panels) > MAX_OPEN:
@@ -1174,6 +1176,11 @@ def test_an_explorer_answers_in_the_page_in_notebook_7(browser, server) -> None:
     import random
 
     pytest.importorskip("notebook", reason="Jupyter Notebook 7 is not installed (make env installs it)")
+    # a fresh kernel of its own: the server gives a notebook path's open session (a JupyterLab panel of the same
+    # lesson, say) to every page that opens it, and the lesson would then run a second time in that kernel
+    for session in server.api("sessions") or []:  # type: ignore[union-attr]
+        if session["path"].endswith(NB7_LESSON):
+            server.api(f"sessions/{session['id']}", method="DELETE")
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"{exc}\n{exc.stack}"))
