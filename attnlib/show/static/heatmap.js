@@ -404,10 +404,10 @@ function colourBar() {
   const bands = svg("g", { "shape-rendering": "crispEdges", transform: "" });
   const outline = svg("rect", { x: 0, y: 0, width: 0, height: 0, fill: "none", stroke: "#444", "stroke-width": 0.5 });
   root.append(bands, outline);
-  return { root, bands, outline, /** @type {string} */ palette: "" };
+  return { root, bands, outline, /** @type {SVGRectElement[]} */ rects: [], /** @type {string} */ palette: "" };
 }
 
-/** The colour bar at (x, y), w × h: top = vmax. Its bands are made when the palette changes, in units of one
+/** The colour bar at (x, y), w × h: top = vmax. Its bands are recoloured when the palette changes, in units of one
  * band (band k spans rows k to the bottom, so that each one covers the seam under the next), and scaled into
  * place. @param {ReturnType<typeof colourBar>} bar @param {Drawn} model @param {number} x @param {number} y
  * @param {number} w @param {number} h */
@@ -417,12 +417,11 @@ function placeBar(bar, model, x, y, w, h) {
   const shows = String(model.get("palette"));
   if (bar.palette !== shows) {
     bar.palette = shows;
-    bar.bands.replaceChildren(
-      ...Array.from({ length: steps }, (_, k) => {
-        const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-        return svg("rect", { x: 0, y: k, width: 1, height: steps - k, fill: `rgb(${r},${g},${b})` });
-      }),
-    );
+    fitPool(bar.bands, bar.rects, steps, () => svg("rect", { x: 0, width: 1 }));
+    bar.rects.forEach((band, k) => {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      placeText(band, { y: k, height: steps - k, fill: `rgb(${r},${g},${b})` });
+    });
   }
   setAttribute(bar.bands, "transform", `translate(${x} ${y}) scale(${w} ${h / Math.max(1, steps)})`);
   placeText(bar.outline, { x, y, width: w, height: h });
