@@ -65,6 +65,9 @@ export function formatValue(v, decimals) {
   if (v === 0) return "0";
   const sign = v < 0 ? "-" : "";
   const a = Math.abs(v);
+  // no tie at `decimals` digits unless a · 2^(decimals+1) is a whole number (a tie, k + 1/2 units of the last digit,
+  // has at most decimals + 1 binary fraction digits): then toFixed's nearest, from the exact binary value, is Python's
+  if (a >= 10 ** -decimals && a < 1e5 && !Number.isInteger(a * 2 ** (decimals + 1))) return sign + a.toFixed(decimals);
   const exact = exactDecimal(a);
   if (!exact) {
     // more than 100 fraction digits: a value this small is never a tie at 2 significant digits (its 5s in the
@@ -129,12 +132,18 @@ export function inkOn(rgb) {
   return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? "#000" : "#fff";
 }
 
-/** @param {number} v @param {number} lo @param {number} hi @param {[number, number, number][]} pal */
-export function colourOf(v, lo, hi, pal) {
+/** The palette entry (of `n`) that shows `v` between `lo` and `hi`, clamped.
+ * @param {number} v @param {number} lo @param {number} hi @param {number} n */
+export function colourIndex(v, lo, hi, n) {
   let t = hi > lo ? (v - lo) / (hi - lo) : 0.5;
   if (!Number.isFinite(t)) t = v > 0 ? 1 : 0;
   t = Math.min(1, Math.max(0, t));
-  return pal[Math.min(pal.length - 1, Math.floor(t * pal.length))];
+  return Math.min(n - 1, Math.floor(t * n));
+}
+
+/** @template T @param {number} v @param {number} lo @param {number} hi @param {T[]} pal */
+export function colourOf(v, lo, hi, pal) {
+  return pal[colourIndex(v, lo, hi, pal.length)];
 }
 
 /** @param {Drawn} model @returns {Matrix} */
@@ -395,25 +404,24 @@ function colourBar() {
   const bands = svg("g", { "shape-rendering": "crispEdges", transform: "" });
   const outline = svg("rect", { x: 0, y: 0, width: 0, height: 0, fill: "none", stroke: "#444", "stroke-width": 0.5 });
   root.append(bands, outline);
-  return { root, bands, outline, /** @type {string} */ palette: "" };
+  return { root, bands, outline, /** @type {SVGRectElement[]} */ rects: [], /** @type {string} */ palette: "" };
 }
 
-/** The colour bar at (x, y), w × h: top = vmax. Its bands are made when the palette changes, in units of one
+/** The colour bar at (x, y), w × h: top = vmax. Its bands are recoloured when the palette changes, in units of one
  * band (band k spans rows k to the bottom, so that each one covers the seam under the next), and scaled into
  * place. @param {ReturnType<typeof colourBar>} bar @param {Drawn} model @param {number} x @param {number} y
  * @param {number} w @param {number} h */
 function placeBar(bar, model, x, y, w, h) {
-  const pal = palette(model);
+  const pal = palette(model).rgb;
   const steps = Math.min(pal.length, 64);
   const shows = String(model.get("palette"));
   if (bar.palette !== shows) {
     bar.palette = shows;
-    bar.bands.replaceChildren(
-      ...Array.from({ length: steps }, (_, k) => {
-        const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
-        return svg("rect", { x: 0, y: k, width: 1, height: steps - k, fill: `rgb(${r},${g},${b})` });
-      }),
-    );
+    fitPool(bar.bands, bar.rects, steps, () => svg("rect", { x: 0, width: 1 }));
+    bar.rects.forEach((band, k) => {
+      const [r, g, b] = pal[Math.floor(((steps - 1 - k) / steps) * pal.length)];
+      placeText(band, { y: k, height: steps - k, fill: `rgb(${r},${g},${b})` });
+    });
   }
   setAttribute(bar.bands, "transform", `translate(${x} ${y}) scale(${w} ${h / Math.max(1, steps)})`);
   placeText(bar.outline, { x, y, width: w, height: h });
@@ -463,19 +471,45 @@ function buildGrid(v, cell, gridW, gridH, x0, y0) {
   }
 }
 
-/** Exactly `n` elements in `pool` and in `layer`: the ones there are kept (a new shape creates only
- * the cells it adds). @template {Element} E @param {Element} layer @param {E[]} pool @param {number} n @param {() => E} make */
+/** @type {WeakMap<Element[], Element[]>} the elements a pool took out of its layer, kept for when it grows again */
+const spares = new WeakMap();
+
+/** Exactly `n` elements in `pool` and in `layer` (which holds nothing else), in order: the ones there are kept, the
+ * ones a smaller `n` takes out are kept aside, and a larger `n` puts those back before it creates any (a view that
+ * goes back to a shape it showed makes no element, and finds them where they were).
+ * @template {Element} E @param {Element} layer @param {E[]} pool @param {number} n @param {() => E} make */
 function fitPool(layer, pool, n, make) {
-  for (const el of pool.splice(n)) el.remove();
+  const spare = /** @type {E[]} */ (spares.get(pool) || []);
+  spares.set(pool, spare);
+  if (pool.length > n) {
+    const out = pool.splice(n);
+    // most go: the layer emptied at once and the few kept put back
+    if (out.length > n) layer.replaceChildren(...pool);
+    else for (const el of out) el.remove();
+    spare.push(...out.reverse()); // the last taken out comes back first: each to where it was
+  }
   if (pool.length === n) return;
   const added = document.createDocumentFragment();
-  while (pool.length < n) added.appendChild(pool[pool.push(make()) - 1]);
+  while (pool.length < n) added.appendChild(pool[pool.push(spare.pop() || make()) - 1]);
   layer.appendChild(added);
 }
 
-/** @param {Drawn} model */
+/** @typedef {{rgb: [number, number, number][], fill: string[], ink: string[]}} Palette */
+/** @type {Map<string, Palette>} each palette's colours, made once: a cell's fill and a number's ink per entry */
+const palettes = new Map();
+
+/** The view's palette: each entry's rgb, its fill (`rgb(r,g,b)`) and the ink of a number on it (inkOn).
+ * @param {Drawn} model @returns {Palette} */
 function palette(model) {
-  return (model.get("palette") || ["#000000", "#ffffff"]).map(hexToRgb);
+  const hex = model.get("palette") || ["#000000", "#ffffff"];
+  const key = hex.join();
+  let got = palettes.get(key);
+  if (!got) {
+    const rgb = hex.map(hexToRgb);
+    got = { rgb, fill: rgb.map(([r, g, b]) => `rgb(${r},${g},${b})`), ink: rgb.map(inkOn) };
+    palettes.set(key, got);
+  }
+  return got;
 }
 
 // ---------------------------------------------------------------------------------------- paint
@@ -485,22 +519,23 @@ function paintCells(v) {
   const lo = m.get("vmin");
   const hi = m.get("vmax");
   const pal = palette(m);
+  const n = pal.rgb.length;
   const decimals = m.get("decimals");
   const fontSize = m.get("font_size") * 0.9;
   const cell = m.get("cell_size");
   const { nRows, nCols } = v.matrix;
-  if (nRows * nCols > VECTOR_MAX) return paintPixels(v.parts.pixels, v.matrix, (x) => colourOf(x, lo, hi, pal));
+  if (nRows * nCols > VECTOR_MAX) return paintPixels(v.parts.pixels, v.matrix, (x) => colourOf(x, lo, hi, pal.rgb));
   let k = 0;
   for (const row of v.matrix.rows) {
     for (const value of row) {
-      const [r, g, b] = colourOf(value, lo, hi, pal);
-      setAttribute(v.rects[k], "fill", `rgb(${r},${g},${b})`);
+      const c = colourIndex(value, lo, hi, n);
+      setAttribute(v.rects[k], "fill", pal.fill[c]);
       const text = v.texts[k];
       if (text) {
         const shown = formatValue(value, decimals);
         setText(text, shown);
         setAttribute(text, "font-size", String(fitted(shown, fontSize, cell)));
-        setAttribute(text, "fill", inkOn([r, g, b]));
+        setAttribute(text, "fill", pal.ink[c]);
       }
       k++;
     }
