@@ -213,7 +213,7 @@ def make_test(data: dict) -> str:
             else "."
         )
         + (
-            "\n\nSlowest steps of its pytest session (two workers, so each shares the cores):\n\n"
+            "\n\nSlowest steps of its pytest session (`JOBS` workers, three by default, so each shares the cores):\n\n"
             + "\n".join(f"- {line}" for line in data["slowest"])
             if data.get("slowest")
             else ""
