@@ -450,8 +450,6 @@ _MACHINERY = frozenset(
 )
 
 
-#: the machinery's part that lives in the maths core: the torch-function mode under the watches (attnlib.cost),
-#: whose methods run around every torch call the learner's code makes while a watch is active
 def _codes_within(code: CodeType) -> Iterator[CodeType]:
     """``code`` and the code of every comprehension and function defined within it."""
     yield code
@@ -460,6 +458,8 @@ def _codes_within(code: CodeType) -> Iterator[CodeType]:
             yield from _codes_within(constant)
 
 
+#: the machinery's part that lives in the maths core: the torch-function mode under the watches (attnlib.cost),
+#: whose methods run around every torch call the learner's code makes while a watch is active
 _MACHINERY_CODES = frozenset(
     inner
     for name in ("__torch_function__", "called", "returned")
