@@ -5,9 +5,10 @@
     sudo .venv/bin/python deploy/aftercourse.py --processes-only   # end leftover processes, keep the accounts
 
 For every account the hub created (``HUB_ACCOUNT_PREFIX``, default ``learn-``, and the hub's comment), in
-this order, so that a leftover process cannot make a step fail: every process of the account is killed
-(a detached one too), its cgroups are removed, everything it owns in ``/tmp``, ``/var/tmp``, ``/dev/shm``
-and ``/run/lock`` is deleted, then ``userdel --remove`` deletes the account, its group and its home.
+this order, so that a leftover process cannot make a step fail: every process of every account is killed
+(a detached one too), their cgroups are removed, everything they own in ``/tmp``, ``/var/tmp``, ``/dev/shm``
+and ``/run/lock`` is deleted (one walk for all of them), then ``userdel --remove`` deletes each account, its
+group and its home.
 The hub's own state (``HUB_STATE_DIR``: database, approvals) is left for you to delete or keep.
 Exit status 0 when every account is gone; otherwise 1, naming what is left.
 """
@@ -26,36 +27,50 @@ import classhub
 import confine
 
 
-def remove_account(entry: pwd.struct_passwd, dry_run: bool = False, processes_only: bool = False) -> list[str]:
-    """Remove one account the hub made; returns what is left of it (empty when it is all gone)."""
-    if dry_run:
-        files = [p for p in confine.SHARED_TMP if Path(p).is_dir()]
+def remove_accounts(accounts: list[pwd.struct_passwd], processes_only: bool = False) -> list[str]:
+    """Remove the accounts the hub made; returns what is left of them (empty when it is all gone)."""
+    left: list[str] = []
+    killed = {}
+    for entry in accounts:  # every process first: one account's process cannot hold another's files or cgroups
+        killed[entry.pw_name] = confine.kill_account(entry.pw_uid)
+    for entry in accounts:
+        left += [f"{entry.pw_name}: its cgroup {path} is still there" for path in confine.remove_cgroups(entry.pw_name)]
+    if processes_only:
+        for entry in accounts:
+            print(f"{entry.pw_name}: ended {len(killed[entry.pw_name])} process(es)")
+        return left
+    homes = [entry.pw_dir for entry in accounts]
+    removed = confine.remove_files_of(
+        [entry.pw_uid for entry in accounts], spare=(*homes, str(classhub.STATE), str(classhub.REPO))
+    )
+    for entry in accounts:
+        done = subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True, text=True)
+        gone = []
+        try:
+            pwd.getpwnam(entry.pw_name)
+            gone.append(f"{entry.pw_name}: userdel failed ({done.returncode}): {done.stderr.strip()}")
+        except KeyError:
+            pass
+        if Path(entry.pw_dir).exists() and Path(entry.pw_dir).stat().st_uid == entry.pw_uid:
+            gone.append(f"{entry.pw_name}: its home {entry.pw_dir} is still there")
+        print(
+            f"{entry.pw_name}: ended {len(killed[entry.pw_name])} process(es), removed "
+            f"{len(removed[entry.pw_uid])} file(s) in the shared temporary folders, "
+            f"{'removed the account and its home' if not gone else 'NOT removed'}"
+        )
+        left += gone
+    return left
+
+
+def describe(accounts: list[pwd.struct_passwd]) -> None:
+    """--dry-run: what would be removed."""
+    files = [p for p in confine.SHARED_TMP if Path(p).is_dir()]
+    for entry in accounts:
         running = confine.processes_of(entry.pw_uid)
         print(
             f"{entry.pw_name}: would end {len(running)} process(es), remove its files in {', '.join(files)}, "
             f"its cgroups and the account with its home {entry.pw_dir}"
         )
-        return []
-    killed = confine.kill_account(entry.pw_uid)
-    confine.remove_cgroups(entry.pw_name)
-    if processes_only:
-        print(f"{entry.pw_name}: ended {len(killed)} process(es)")
-        return []
-    removed = confine.remove_files_of(entry.pw_uid, spare=(entry.pw_dir, str(classhub.STATE), str(classhub.REPO)))
-    done = subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True, text=True)
-    # userdel warns (exit status 12) when the account has no home to remove: the service account
-    try:
-        pwd.getpwnam(entry.pw_name)
-        left = [f"{entry.pw_name}: userdel failed ({done.returncode}): {done.stderr.strip()}"]
-    except KeyError:
-        left = []
-    if Path(entry.pw_dir).exists() and Path(entry.pw_dir).stat().st_uid == entry.pw_uid:
-        left.append(f"{entry.pw_name}: its home {entry.pw_dir} is still there")
-    print(
-        f"{entry.pw_name}: ended {len(killed)} process(es), removed {len(removed)} file(s) in the shared "
-        f"temporary folders, {'removed the account and its home' if not left else 'NOT removed'}"
-    )
-    return left
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -73,7 +88,10 @@ def main(argv: list[str] | None = None) -> int:
     if not accounts:
         print(f"aftercourse: no account made by the class hub (prefix {classhub.ACCOUNT_PREFIX!r}) is left")
         return 0
-    left = [line for entry in accounts for line in remove_account(entry, args.dry_run, args.processes_only)]
+    if args.dry_run:
+        describe(accounts)
+        return 0
+    left = remove_accounts(accounts, args.processes_only)
     for line in left:
         print(f"aftercourse: {line}", file=sys.stderr)
     return 1 if left else 0

@@ -796,10 +796,13 @@ def test_after_the_course_everything_goes_even_with_leftover_processes() -> None
     try:
         made = _make_accounts(prefix, ["ann", "ben"], homes)
         leftovers, files = [], []
+        shared = Path(f"/tmp/{prefix}shared/deeper")  # root's, passable and writable by all: walked into
+        shared.mkdir(parents=True)
+        shared.chmod(0o1777)
         for entry in made:
             as_them = {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": [], "cwd": "/"}
             leftovers.append(subprocess.Popen(["sleep", "900"], start_new_session=True, **as_them))
-            for folder in ("/tmp", "/dev/shm"):
+            for folder in ("/tmp", "/dev/shm", str(shared)):
                 path = f"{folder}/{entry.pw_name}-left"
                 subprocess.run(
                     ["/bin/sh", "-c", f"mkdir {path} && head -c 4096 /dev/zero > {path}/data"], check=True, **as_them
@@ -821,8 +824,33 @@ def test_after_the_course_everything_goes_even_with_leftover_processes() -> None
             assert not Path(entry.pw_dir).exists()
         assert all(p.wait(timeout=5) == -signal.SIGKILL for p in leftovers)
         assert [f for f in files if f.exists()] == []
+        assert shared.is_dir(), "root's folder went with the learners' files"
     finally:
         _remove_accounts(prefix, homes)
+        subprocess.run(["rm", "-rf", f"/tmp/{prefix}shared"], check=False)
+
+
+def test_a_cgroup_that_cannot_be_removed_is_named() -> None:
+    """The after-course step says which of a learner's cgroups stay (a process outside their account still in
+    it), rather than giving up in silence."""
+    if os.geteuid() != 0 or "pids" not in confine.cgroup_controllers():
+        pytest.skip("makes a cgroup: as root, with cgroup v1's pids hierarchy")
+    account = f"hubcg{secrets.token_hex(2)}"
+    path = confine.CGROUP_ROOT / "pids" / f"{confine.CGROUP_PREFIX}{account}"
+    path.mkdir()
+    held = subprocess.Popen(["sleep", "60"])
+    try:
+        (path / "cgroup.procs").write_text(str(held.pid))
+        assert confine.remove_cgroups(account, wait=0.3) == [path]
+        assert path.is_dir()
+        held.kill()
+        held.wait()
+        assert confine.remove_cgroups(account) == []
+        assert not path.exists()
+    finally:
+        held.kill()
+        held.wait()
+        confine.remove_cgroups(account)
 
 
 def _remove_accounts(prefix: str, homes: Path) -> None:
