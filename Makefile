@@ -48,7 +48,7 @@ export REACHABLE := import socket, sys, urllib.parse as u; url = u.urlsplit(sys.
 UV_PIN := $(shell grep -m1 '^uv==' requirements.lock)
 UV_INSTALL = $(BIN)/python -m pip install --quiet "$(UV_PIN)" && $(BIN)/uv pip install --quiet --python $(BIN)/python
 
-.PHONY: help env learner-env lock lab learn editions models train-models test unit nbval nbval-kernels lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
+.PHONY: help env learner-env lock lab learn editions bytecode models train-models test unit nbval nbval-kernels lint lint-python lint-js format execute bench bench-ops slides site binder hub figures chromium browser clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 12
@@ -83,13 +83,19 @@ editions: $(STAMP)  ## build the learner, credit, teacher and checked editions i
 	$(BIN)/python scripts/build_editions.py --out build/editions
 
 # Python writes the bytecode of what the tests import, once: where PYTHONDONTWRITEBYTECODE is set (CI
-# machines) every kernel, server and hub the tests start would compile the modules it imports again
+# machines) every kernel, server and hub the tests start would compile the modules it imports again.
+# `bytecode` collects the tests once before they run, so that the pytest workers, which start together,
+# do not each compile what collecting imports (torch, transformers, attnlib, the test modules): 16 CPU-s each.
+# It imports what a server and a kernel do too: the hub's learners cannot write bytecode into .venv (3 CPU-s a start)
+bytecode: $(STAMP)
+	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -p no:cacheprovider --collect-only -q tests > /dev/null
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -c "import jupyter_server.serverapp, jupyterlab.labapp, jupyterhub.singleuser, ipykernel.kernelapp, ipywidgets, anywidget, matplotlib.pyplot"
+
 # --durations=30: the log closes with the slowest setups and tests, so a run past its goal (≤ 10 min) says where
 test:  ## the whole suite: lint, unit tests, nbval on every lesson (each solution checked in the same run), browser tests
-	@# the Python environment and the npm packages install side by side
-	$(MAKE) --no-print-directory -j3 --output-sync=target $(STAMP) node_modules/.package-lock.json chromium
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint
-	$(BIN)/python scripts/build_editions.py --out build/editions
+	@# side by side: the Python environment, the npm packages and chromium install; then, as each is there, lint,
+	@# the editions and the bytecode (each mostly on one core), every Python process writing the bytecode it compiles
+	env -u PYTHONDONTWRITEBYTECODE $(MAKE) --no-print-directory -j4 --output-sync=target chromium lint editions bytecode
 	env -u PYTHONDONTWRITEBYTECODE $(TEST_KERNEL) BROWSER_LESSONS=$(BROWSER_LESSONS) $(PYTEST) -n $(JOBS) --dist loadscope --no-loadscope-reorder --durations=30 tests build/editions/checked $(NBVAL)
 
 unit: $(STAMP)  ## unit tests only (fast)
