@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import subprocess
 import sys
@@ -234,19 +235,22 @@ def torch_private_uses(source: str, private: set[str]) -> set[str]:
     return found
 
 
-TORCH_PRIVATE = torch_private_names() - own_private_names()
+@functools.cache
+def torch_private() -> set[str]:
+    """torch's private names that attnlib does not define itself (computed when a test asks, not at collection)."""
+    return torch_private_names() - own_private_names()
 
 
 def test_the_torch_private_check_can_fail() -> None:
-    assert "_qkv_same_embed_dim" in TORCH_PRIVATE
+    assert "_qkv_same_embed_dim" in torch_private()
     source = "if m._qkv_same_embed_dim: x = torch._C._get_tracing_state()\nfrom torch.nn.modules._x import y\n"
-    assert torch_private_uses(source, TORCH_PRIVATE) == {"_qkv_same_embed_dim", "_C", "_get_tracing_state", "_x"}
-    assert torch_private_uses("self._own_helper(); m.in_proj_weight", TORCH_PRIVATE) == set()
+    assert torch_private_uses(source, torch_private()) == {"_qkv_same_embed_dim", "_C", "_get_tracing_state", "_x"}
+    assert torch_private_uses("self._own_helper(); m.in_proj_weight", torch_private()) == set()
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_attnlib_uses_no_private_torch_attributes(path: Path) -> None:
-    found = sorted(torch_private_uses(path.read_text(), TORCH_PRIVATE))
+    found = sorted(torch_private_uses(path.read_text(), torch_private()))
     assert not found, f"{path.relative_to(PACKAGE.parent)} reads torch's private {found}: use the public API"
 
 

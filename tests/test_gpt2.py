@@ -8,7 +8,10 @@ import torch
 from attnlib._validate import AttentionInputError
 from attnlib.gpt2 import find_gpt2_weights, from_gpt2, gpt2_config, read_safetensors
 
-transformers = pytest.importorskip("transformers")
+
+def hugging_face():
+    """transformers, imported when a test first builds a model (not while every worker collects); skips without it."""
+    return pytest.importorskip("transformers")
 
 
 def small_gpt2(seed: int = 0, **changes) -> torch.nn.Module:
@@ -16,6 +19,7 @@ def small_gpt2(seed: int = 0, **changes) -> torch.nn.Module:
     settings = {"vocab_size": 97, "n_positions": 24, "n_embd": 48, "n_layer": 3, "n_head": 4, **changes}
     settings.setdefault("initializer_range", 0.1)  # larger than GPT-2's 0.02, so that every part moves the logits
     torch.manual_seed(seed)
+    transformers = hugging_face()
     model = transformers.GPT2LMHeadModel(transformers.GPT2Config(**settings)).eval()
     with torch.no_grad():  # GPT-2's initial biases and layer norms are 0 and 1: make them matter
         for name, p in model.named_parameters():
