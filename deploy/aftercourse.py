@@ -45,6 +45,7 @@ def remove_accounts(accounts: list[pwd.struct_passwd], processes_only: bool = Fa
     )
     for entry in accounts:
         done = subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True, text=True)
+        # userdel warns (exit status 12) when the account has no home to remove: the service account
         gone = []
         try:
             pwd.getpwnam(entry.pw_name)

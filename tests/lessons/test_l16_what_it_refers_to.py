@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import html
 
 import pytest
@@ -15,13 +14,13 @@ from attnlib.lessons.l16_what_it_refers_to import MAP_SENTENCE, NEW_SEED, Refere
 
 # the contract every checker keeps (typical wrong answers, missing answers, mistake ids) is in
 # test_exercise_contract.py, which covers "pronoun" too; here, what lesson 16 adds to it. Its wrong answers need
-# the lesson's trained encoders: built when a test first asks, not while every worker collects.
-WRONG_ANSWERS = functools.cache(lambda: lesson_module("pronoun").wrong_answers())
+# the lesson's trained encoders (cached in the lesson's module): built when a test first asks, not while every
+# worker collects.
 
 
 @pytest.mark.parametrize("name", exercises("what_it_refers_to"))
 def test_each_typical_wrong_answer_gets_a_specific_hint(name):
-    answers = WRONG_ANSWERS()[name]
+    answers = lesson_module("pronoun").wrong_answers()[name]
     assert answers, f"{name}: no typical wrong answer to check"
     generic = [
         i for i, (answer, _) in enumerate(answers) if check(name, answer).message.endswith("recompute it step by step.")
