@@ -14,6 +14,10 @@ sum is what the machine really holds.
 Usage: python -m bench.bench_hub [--sizes 5 10 20] [--lesson lessons/02_projections.ipynb] [--json PATH]
 (the table in docs/teaching-guide.md is rendered from the JSON by ``python -m bench.report``)
 
+``python -m bench.bench_hub --burst 40`` measures what a burst of wrong logins from one address (the class review's
+N12) costs a correct login from elsewhere: its latency quiet, then sent among the burst's checks, ten rounds.
+Goal: at most 1 s longer than quiet (docs/performance.md).
+
 ``python -m bench.bench_hub --guessers 4`` measures instead what wrong passwords cost everyone else (the
 class review's attack): the latency of the hub's API (``GET /hub/api/``, through the proxy, as any page
 of the hub) on a quiet hub, then while 4 anonymous clients send wrong passwords for the teacher's name
@@ -208,6 +212,56 @@ def guessing(guessers: int, seconds: float) -> dict[str, object]:
         hub.remove()
 
 
+def bursting(size: int, rounds: int) -> dict[str, object]:
+    """A correct login's latency on a quiet hub, then in each of ``rounds`` bursts of ``size`` wrong logins sent at
+    once from one address (a fresh address each round: no lock-out from the round before), the correct login
+    sent from another address 0.1 s after the burst's forms, while the burst's admitted checks run."""
+    hub = Hub()
+    try:
+        hub.start()
+        teacher = Learner(hub, "teacher", "a-Teacher-pass-4")
+        teacher.sign_up()
+
+        def login_ms(address: str) -> float:
+            begin = time.perf_counter()
+            assert Learner(hub, "teacher", teacher.password, address=address).log_in()
+            return (time.perf_counter() - begin) * 1000
+
+        quiet = [login_ms(f"127.0.3.{i + 2}") for i in range(rounds)]
+        during, refused = [], []
+        for r in range(rounds):
+            go, statuses = threading.Barrier(size + 1), []
+
+            def guess(i: int, r: int = r, go: threading.Barrier = go, statuses: list[int] = statuses) -> None:
+                visitor = Learner(hub, f"burst{i}", "wrong-password-1", address=f"127.0.1.{r + 2}")
+                visitor.http.get(f"{hub.url}/hub/login", timeout=30)
+                xsrf = next((c.value for c in visitor.http.cookies if c.name == "_xsrf"), "")
+                form = {"username": visitor.name, "password": visitor.password, "_xsrf": xsrf}
+                go.wait()
+                statuses.append(visitor.http.post(f"{hub.url}/hub/login", data=form, timeout=120).status_code)
+
+            threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(size)]
+            for thread in threads:
+                thread.start()
+            go.wait()
+            time.sleep(0.1)  # the burst's forms are in: two of them are being checked
+            during.append(login_ms(f"127.0.2.{r + 2}"))
+            for thread in threads:
+                thread.join()
+            refused.append(statuses.count(429))
+            time.sleep(1)  # the burst's checks are over before the next round's quiet
+        return {
+            "burst": size,
+            "rounds": rounds,
+            "quiet": results.summary(quiet),
+            "during": results.summary(during),
+            "max_during": round(max(during)),
+            "refused_per_burst": refused,
+        }
+    finally:
+        hub.remove()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20])
@@ -215,9 +269,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="where to write (default bench/results/hub.json or hub_login.json)")
     parser.add_argument("--guessers", type=int, help="measure the API's latency under this many password guessers")
     parser.add_argument("--seconds", type=float, default=20, help="length of each latency measurement")
+    parser.add_argument("--burst", type=int, help="measure a correct login during bursts of this many wrong ones")
+    parser.add_argument("--rounds", type=int, default=10, help="bursts (and quiet logins) to measure")
     args = parser.parse_args(argv)
     # stopped (timeout, kill): leave through the finally blocks, which stop the hub and remove the accounts
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    if args.burst:
+        row = bursting(args.burst, args.rounds)
+        q, d = row["quiet"], row["during"]
+        print(
+            f"a correct login (ms; login page, form, password check): quiet median {q['median']}, p90 {q['p90']} "
+            f"(n={q['n']}); during a burst of {args.burst} wrong logins from one address: median {d['median']}, "
+            f"p90 {d['p90']}, max {row['max_during']} (n={d['n']}); goal: during - quiet <= 1000 ms. "
+            f"Refused at once (429) per burst: {row['refused_per_burst']}"
+        )
+        results.write(args.json or results.RESULTS / "hub_burst.json", row)
+        return 0 if row["max_during"] - q["median"] <= 1000 else 1
     if args.guessers:
         row = guessing(args.guessers, args.seconds)
         q, g = row["quiet"], row["guessing"]

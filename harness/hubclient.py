@@ -205,6 +205,19 @@ class Hub:
     def log(self) -> str:
         return (self.private / "hub.log").read_text(errors="replace")
 
+    def cpu_seconds(self) -> float:
+        """CPU time JupyterHub itself has used so far (all its threads; not the proxy, not the learners): the
+        process the launcher started."""
+        assert self.process is not None, "the hub is not running"
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.process.pid:  # ppid: the launcher's one child is JupyterHub
+                return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+        raise RuntimeError(f"no JupyterHub under the launcher {self.process.pid}: {self.log()[-1500:]}")
+
 
 def kill_processes_under(folder: Path) -> list[int]:
     """SIGKILL every process whose command line or working folder is inside ``folder``, and those of its
