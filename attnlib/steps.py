@@ -322,7 +322,7 @@ def attention(
     then the weighted sum — steps 6 and 7 in one matrix product, ``A V``, which is the same sum
     ``z_i = Σ_j α_ij v_j`` without building the ``(n_q, n_k, d_v)`` grid of weighted values.
     It agrees with ``torch.nn.functional.scaled_dot_product_attention`` (whose boolean mask has
-    the same convention, True = may attend). The fast, memory-lean path is
+    the same convention, True = may attend). The memory-lean path is
     :func:`attnlib.tiled_attention`; this one is the one to read.
 
     Args:

@@ -1,4 +1,4 @@
-"""The fast, memory-lean path: attention over blocks of keys with an online softmax (lesson 15).
+"""The memory-lean path: attention over blocks of keys with an online softmax (lesson 15).
 
 :func:`attnlib.attention` builds the whole ``(n_q, n_k)`` matrix of scores — ``n²`` numbers, 256 MiB
 in float32 for 8192 tokens. :func:`tiled_attention` visits the keys ``block_size`` at a time and keeps,
