@@ -112,7 +112,7 @@ class ModelHeadsExplorer(Explorer):
         c["layer"] = ui.Dropdown(
             options=[(f"layer {i + 1}", i) for i in range(n_layers)], value=layer, description="layer"
         )
-        c["head"] = ui.Dropdown(options=[(f"head {h + 1}", h) for h in range(n_heads)], value=head, description="head")
+        c["head"] = ui.Dropdown(options=[(f"head {r + 1}", r) for r in range(n_heads)], value=head, description="head")
         names = list(self.passages)
         c["passage"] = ui.Dropdown(options=names, value=names[0], description="passage")
         self.views["weights"] = HeatmapView(
@@ -184,7 +184,7 @@ def _permuted(model: TinyTransformer, orders: dict[int, Sequence[int]] | None = 
             assert isinstance(block, Block)
             attention = block.attention
             d = attention.d_head
-            rows = torch.cat([torch.arange(h * d, (h + 1) * d) for h in order])
+            rows = torch.cat([torch.arange(r * d, (r + 1) * d) for r in order])
             for lin in (attention.w_query, attention.w_key, attention.w_value):
                 lin.weight.copy_(lin.weight[rows])
                 lin.bias.copy_(lin.bias[rows])
@@ -273,7 +273,7 @@ def _maps(model: TinyTransformer, ids: Tensor) -> list[Tensor]:
 def _reference_scores(maps: Sequence[Tensor], ids: Tensor | None = None) -> Tensor:
     return torch.tensor(
         [
-            [previous_token_score(m[:, h]) if ids is None else induction_score(m[:, h], ids) for h in range(m.shape[1])]
+            [previous_token_score(m[:, r]) if ids is None else induction_score(m[:, r], ids) for r in range(m.shape[1])]
             for m in maps
         ]
     )
@@ -352,7 +352,7 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         }
 
     def library(maps: Sequence[Tensor]) -> Tensor:
-        return torch.tensor([[previous_token_score(m[:, h]) for h in range(m.shape[1])] for m in maps])
+        return torch.tensor([[previous_token_score(m[:, r]) for r in range(m.shape[1])] for m in maps])
 
     return {
         "inside_a_model.1": [(own_key, None), (over_n, None), (library, "library-function")],
