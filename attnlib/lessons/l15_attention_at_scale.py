@@ -75,7 +75,7 @@ class TiledExplorer(Explorer):
         block: how many blocks have been visited (1 … number of blocks).
 
     Controls: ``block_size``, ``block``. Views: ``scores`` (``S/√d_k``, the whole ``(8, 8)`` matrix
-    :func:`attnlib.attention` would hold, the live tile outlined), ``tile`` (``e^(s − m)`` of the live
+    :func:`attnlib.attention` would hold, the live tile outlined), ``tile`` (``e^(s/√d_k − m)`` of the live
     block: the only scores held now), ``state`` (``m`` and ``ℓ`` per query after this block) and
     ``output`` (``acc / ℓ``: attention over the keys seen so far; ``Z`` after the last block).
     """
@@ -92,7 +92,7 @@ class TiledExplorer(Explorer):
         c["block"] = ui.IntSlider(value=block, min=1, max=math.ceil(n / block_size), description="blocks seen")
         by_query = partial(HeatmapView, None, ylabel="query")  # one row per query
         self.views["scores"] = by_query(title="S / √d_k (never held whole)", xlabel="key")
-        self.views["tile"] = by_query(title="live tile e^(s − m)", xlabel="key", vmin=0.0, vmax=1.0)
+        self.views["tile"] = by_query(title="live tile e^(s/√d_k − m)", xlabel="key", vmin=0.0, vmax=1.0)
         self.views["state"] = by_query(title="running m and ℓ")
         self.views["output"] = by_query(title="acc / ℓ so far", xlabel="feature", annotate=False)
         self.caption = self.texts["caption"] = ui.HTML()
@@ -138,7 +138,7 @@ class TiledExplorer(Explorer):
                     state.p,
                     row_labels=rows,
                     col_labels=self.tokens[state.start : state.stop],
-                    title=f"live tile e^(s − m): keys {state.start + 1}–{state.stop}",
+                    title=f"live tile e^(s/√d_k − m): keys {state.start + 1}–{state.stop}",
                 ),
                 "state": v["state"].frame(
                     torch.cat([state.m, state.ell], dim=-1), row_labels=rows, col_labels=["m", "ℓ"]
