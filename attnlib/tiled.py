@@ -70,9 +70,10 @@ def online_softmax_blocks(
         raise TypeError(f"is_causal must be True or False, got {is_causal!r}")
     if is_causal and mask is not None:
         raise AttentionInputError(
-            "give either mask or is_causal=True, not both: torch's SDPA refuses the pair for 3-D inputs "
-            "and applies both for 4-D ones, so code relying on either silently changes with the path; "
-            "build one boolean mask instead, e.g. mask & attnlib.causal_mask(n)"
+            "give either mask or is_causal=True, not both: what torch's SDPA does with the pair depends on "
+            "the backend that takes the call (on a CPU its math backend, which takes 3-D inputs, refuses it; "
+            "its fused kernel, which takes 4-D ones, applies both), so code relying on either silently "
+            "changes with the path; build one boolean mask instead, e.g. mask & attnlib.causal_mask(n)"
         )
     batch, s, mask = check_attention(queries, keys, values, scale=scale, mask=mask)
     n_q, n_k = queries.shape[-2], keys.shape[-2]
