@@ -530,7 +530,7 @@ def evidence(model: TinyTransformer, split: str = "held-out") -> dict[str, float
     ``accuracy``; ``head``: the best layer-2 head (from 0) by referent score, and its ``score``;
     ``query swap``: that head's weight on the referent when layer 2's query at "it" comes from the twin;
     ``keys swap``: the same when layer 2's keys come from the twin; ``flip at it`` / ``flip at nouns`` /
-    ``flip at adjective`` / ``flip at all three``: the share of predictions that become the twin's referent when
+    ``flip at adjective`` / ``flip at all four``: the share of predictions that become the twin's referent when
     layer 1's output at "it" / at both nouns / at the adjective / at those four words together comes from the twin;
     ``flip by keys`` / ``flip by values`` / ``flip by keys and values``: the same share when layer 2's keys, its
     values or both come from the twin at the nouns and the adjective (:data:`ROUTE_POSITIONS`);
@@ -548,7 +548,7 @@ def evidence(model: TinyTransformer, split: str = "held-out") -> dict[str, float
         _, weights = patched(model, ids, donor, piece)
         figures[name] = float(weights[rows, head, positions].mean())
     places = {"flip at it": [IT], "flip at nouns": [1, 6], "flip at adjective": [N_WORDS - 1]}
-    places["flip at all three"] = [1, 6, IT, N_WORDS - 1]
+    places["flip at all four"] = [1, 6, IT, N_WORDS - 1]
     for name, where in places.items():
         logits, _ = patched(model, ids, donor, "layer-1 output", where)
         figures[name] = float((logits.argmax(-1) == other).float().mean())

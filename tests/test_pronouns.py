@@ -264,7 +264,7 @@ def test_evidence_of_the_committed_encoder(model):
         "flip at it",
         "flip at nouns",
         "flip at adjective",
-        "flip at all three",
+        "flip at all four",
         "flip by keys",
         "flip by values",
         "flip by keys and values",
@@ -275,7 +275,7 @@ def test_evidence_of_the_committed_encoder(model):
     with ablated(model, 1, (0, 1), how="mean"):
         assert off[0] == pytest.approx(pronouns.outcomes(model)["referent"])
     # the three places together carry at least what each carries alone
-    assert figures["flip at all three"] >= max(figures["flip at it"], figures["flip at nouns"]) - 0.05
+    assert figures["flip at all four"] >= max(figures["flip at it"], figures["flip at nouns"]) - 0.05
     # some place after layer 1 carries the adjective's kind: patching it flips most predictions
     assert max(figures["flip at it"], figures["flip at nouns"], figures["flip at adjective"]) >= 0.5
 
