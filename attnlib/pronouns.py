@@ -71,6 +71,7 @@ __all__ = [
     "referent_scores",
     "sentences",
     "train_encoder",
+    "twin_margins",
     "twins",
 ]
 
@@ -402,6 +403,25 @@ def attention_profile(model: TinyTransformer, split: str = "held-out") -> dict[s
     parts = {name: part.mean(0) for name, part in parts.items()}
     parts["rest"] = 1 - sum(parts.values(), torch.zeros(()))
     return parts
+
+
+@torch.no_grad()
+def twin_margins(model: TinyTransformer, split: str = "held-out") -> Tensor:
+    """Each head's weight from "it" on the referent minus its weight on the other noun, averaged over every
+    sentence of ``split`` *and* its twin (:func:`twins`): ``(num_layers, num_heads)``.
+
+    Each twin has the other referent, so the pairs balance referent kind, template and noun: a head that always
+    prefers one noun — places, say, or word 6 — scores about 0 here however uneven ``split`` is.
+    """
+    ids, _, positions = sentences(split)
+    rows = torch.arange(len(ids))
+    margins = []
+    for sentence_ids, referent_at in ((ids, positions), (twins(ids), 7 - positions)):  # the nouns are words 1, 6
+        model(_check_ids(model, sentence_ids))
+        margins += [
+            torch.stack([m[rows, :, IT, referent_at] - m[rows, :, IT, 7 - referent_at] for m in model.attention_maps])
+        ]
+    return torch.cat(margins, dim=1).mean(1)
 
 
 @torch.no_grad()

@@ -164,6 +164,26 @@ def test_in_layer_one_only_the_adjective_column_can_change(model):
     assert torch.allclose(ratio_tired, ratio_wide, rtol=1e-4, atol=1e-7)
 
 
+def test_twin_margins_balance_each_sentence_with_its_twin(model):
+    margins = pronouns.twin_margins(model)
+    assert margins.shape == (2, 2)
+    ids, _, positions = pronouns.sentences("held-out")
+    profile = pronouns.attention_profile(model)
+    rows = torch.arange(len(ids))
+    with torch.no_grad():
+        model(pronouns.twins(ids))
+    twin = [m[rows, :, pronouns.IT] for m in model.attention_maps]  # per layer (N, heads, 12)
+    twin_margin = torch.stack([w[rows, :, 7 - positions] - w[rows, :, positions] for w in twin]).mean(1)
+    assert torch.allclose(margins, (profile["referent"] - profile["other noun"] + twin_margin) / 2, atol=1e-6)
+    # layer 1: a twin scales the weights on words 0-10 by one factor (the ratio argument of lesson 16), so a
+    # sentence-twin pair's margin is at most how much the adjective's own weight changes, relative to the rest
+    with torch.no_grad():
+        model(ids)
+    own = model.attention_maps[0][rows, :, pronouns.IT]
+    bound = ((twin[0][..., 11] - own[..., 11]).abs() / (1 - own[..., 11])).mean(0) / 2
+    assert bool((margins[0].abs() <= bound + 1e-6).all()), (margins[0], bound)
+
+
 def test_outcomes_say_what_an_ablated_model_outputs(model):
     full = pronouns.outcomes(model)
     assert sum(full.values()) == pytest.approx(1.0)
