@@ -390,6 +390,11 @@ def attention_profile(model: TinyTransformer, split: str = "held-out") -> dict[s
     they sum to 1 for every head.
     """
     ids, _, positions = sentences(split)
+    return _profile(model, ids, positions)
+
+
+def _profile(model: TinyTransformer, ids: Tensor, positions: Tensor) -> dict[str, Tensor]:
+    """:func:`attention_profile` of the sentences ``ids`` whose referents are at ``positions``."""
     model(_check_ids(model, ids))
     rows = torch.arange(len(ids))
     other = 7 - positions  # the nouns are words 1 and 6
@@ -414,14 +419,8 @@ def twin_margins(model: TinyTransformer, split: str = "held-out") -> Tensor:
     prefers one noun — places, say, or word 6 — scores about 0 here however uneven ``split`` is.
     """
     ids, _, positions = sentences(split)
-    rows = torch.arange(len(ids))
-    margins = []
-    for sentence_ids, referent_at in ((ids, positions), (twins(ids), 7 - positions)):  # the nouns are words 1, 6
-        model(_check_ids(model, sentence_ids))
-        margins += [
-            torch.stack([m[rows, :, IT, referent_at] - m[rows, :, IT, 7 - referent_at] for m in model.attention_maps])
-        ]
-    return torch.cat(margins, dim=1).mean(1)
+    ones, their_twins = _profile(model, ids, positions), _profile(model, twins(ids), 7 - positions)  # nouns: 1, 6
+    return (ones["referent"] - ones["other noun"] + their_twins["referent"] - their_twins["other noun"]) / 2
 
 
 @torch.no_grad()

@@ -234,11 +234,9 @@ def bursting(size: int, rounds: int) -> dict[str, object]:
 
             def guess(i: int, r: int = r, go: threading.Barrier = go, statuses: list[int] = statuses) -> None:
                 visitor = Learner(hub, f"burst{i}", "wrong-password-1", address=f"127.0.1.{r + 2}")
-                visitor.http.get(f"{hub.url}/hub/login", timeout=30)
-                xsrf = next((c.value for c in visitor.http.cookies if c.name == "_xsrf"), "")
-                form = {"username": visitor.name, "password": visitor.password, "_xsrf": xsrf}
+                form = visitor.login_form()
                 go.wait()
-                statuses.append(visitor.http.post(f"{hub.url}/hub/login", data=form, timeout=120).status_code)
+                statuses.append(visitor.post_login(form, timeout=120))
 
             threads = [threading.Thread(target=guess, args=(i,), daemon=True) for i in range(size)]
             for thread in threads:

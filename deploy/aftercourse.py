@@ -44,8 +44,8 @@ def remove_accounts(accounts: list[pwd.struct_passwd], processes_only: bool = Fa
         [entry.pw_uid for entry in accounts], spare=(*homes, str(classhub.STATE), str(classhub.REPO))
     )
     for entry in accounts:
+        # success is the account gone, not userdel's exit status: 12 (a warning) for the service account, no home
         done = subprocess.run(["userdel", "--remove", entry.pw_name], capture_output=True, text=True)
-        # userdel warns (exit status 12) when the account has no home to remove: the service account
         gone = []
         try:
             pwd.getpwnam(entry.pw_name)

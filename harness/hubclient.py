@@ -282,14 +282,25 @@ class Learner:
         self.last: requests.Response | None = None  # the last form's answer
 
     # -- forms, as a browser fills them
+    def _with_xsrf(self, page: str, data: dict[str, str]) -> dict[str, str]:
+        """``data`` with the XSRF token of ``page``, fetched now."""
+        match = XSRF_INPUT.search(self.http.get(f"{self.hub.url}{page}", timeout=30).text)
+        return {**data, "_xsrf": match.group(1)} if match else data
+
     def _form(self, path: str, data: dict[str, str], page: str | None = None) -> requests.Response:
         """GET ``page`` (default ``path``), then POST ``data`` to ``path`` with the page's XSRF token."""
-        shown = self.http.get(f"{self.hub.url}{page or path}", timeout=30)
-        match = XSRF_INPUT.search(shown.text)
-        if match:
-            data = {**data, "_xsrf": match.group(1)}
-        self.last = self.http.post(f"{self.hub.url}{path}", data=data, timeout=60)
+        self.last = self.http.post(f"{self.hub.url}{path}", data=self._with_xsrf(page or path, data), timeout=60)
         return self.last
+
+    def login_form(self, password: str | None = None) -> dict[str, str]:
+        """The login form filled in, with the token of a login page fetched now: posted later with
+        :meth:`post_login` (a burst of logins fetches its pages first, then posts them all at once)."""
+        return self._with_xsrf("/hub/login", {"username": self.name, "password": password or self.password})
+
+    def post_login(self, form: dict[str, str], timeout: float = 60) -> int:
+        """POST a :meth:`login_form`; the response's status."""
+        self.last = self.http.post(f"{self.hub.url}/hub/login", data=form, timeout=timeout)
+        return self.last.status_code
 
     def sign_up(self, class_code: str | None = None) -> requests.Response:
         code = self.hub.class_code if class_code is None else class_code

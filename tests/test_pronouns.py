@@ -294,7 +294,7 @@ def test_evidence_of_the_committed_encoder(model):
     assert sum(off) == pytest.approx(1.0, abs=1e-6)  # the model always names a noun
     with ablated(model, 1, (0, 1), how="mean"):
         assert off[0] == pytest.approx(pronouns.outcomes(model)["referent"])
-    # the three places together carry at least what each carries alone
+    # the four places together carry at least what each carries alone
     assert figures["flip at all four"] >= max(figures["flip at it"], figures["flip at nouns"]) - 0.05
     # some place after layer 1 carries the adjective's kind: patching it flips most predictions
     assert max(figures["flip at it"], figures["flip at nouns"], figures["flip at adjective"]) >= 0.5

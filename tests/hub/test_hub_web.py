@@ -424,11 +424,9 @@ def test_a_burst_of_wrong_logins_is_refused_at_once_and_a_correct_one_gets_in(hu
 
     def guess(i: int) -> None:
         visitor = Learner(hub, f"burst{i}", "wrong-password-1", address="127.0.0.50")
-        shown = visitor.http.get(f"{hub.url}/hub/login", timeout=30)
-        xsrf = re.search(r'name="_xsrf"\s+value="([^"]+)"', shown.text)
-        form = {"username": visitor.name, "password": visitor.password, "_xsrf": xsrf.group(1) if xsrf else ""}
+        form = visitor.login_form()
         go.wait()
-        statuses.append(visitor.http.post(f"{hub.url}/hub/login", data=form, timeout=120).status_code)
+        statuses.append(visitor.post_login(form, timeout=120))
 
     threads = [threading.Thread(target=guess, args=(i,)) for i in range(40)]
     for thread in threads:
