@@ -10,9 +10,12 @@ checked mechanically:
 - no lesson's prose uses a symbol of the table for something it once meant: ``b`` for the batch (it is ``B``) or a
   block width (``n_b``), ``z`` for logits (``u``), ``p`` for a dropout rate (``p_\\text{drop}``) or a position
   vector (a row of ``PE``), ``θ`` for a frequency (``ω_c``), ``m`` for a run length (``n_\\text{run}``), ``c``
-  for a character (``a``), ``E`` for positional encodings (``PE``) or an expectation (``𝔼``), ``h`` for the
-  residual stream, ``σᵢ`` for a token's sum (σ are singular values), ``k`` for top-k, a bare ``d`` for the
-  model width, and "weights" for parameters (weights are the attention weights ``A``).
+  for a character (``a``), ``f`` for the final layer norm (``LN_final``), ``E`` for positional encodings (``PE``)
+  or an expectation (``𝔼``), ``h`` for the residual stream, ``σᵢ`` for a token's sum (σ are singular values),
+  ``k`` for top-k, a bare ``d`` for the model width, and "weights" for parameters (weights are the attention
+  weights ``A``);
+- the table's one exception, ``c``, is a feature (column) in lessons 03–08 and a pair of features in lesson 12
+  only, as the table says.
 
 No lesson has an exception: a symbol a lesson needs gets a row of the table, or the lesson says it another way.
 """
@@ -50,6 +53,7 @@ MISUSES = {
     "m (the running maximum) for a run length": r"(?i:\brepeat\b|\brun\b)[^$.]{0,40}\$m\$|\$m\s*\\dots\s*2m",
     "c (a feature index) for a character": r"p\(c\b|p\(c'|\\mid\s*c\)|\(a\\,c\)",
     "k (keys) for top-k": r"top-\$k\$",
+    "f (an input feature) as the final layer norm's label": r"\\(?:mathrm|text)\{LN\}_\{?f\b",
     "a bare d for the model width": r"\d\s*d(?![_A-Za-z])(?=[^$]*\$)|\d\s*nd\^2",
     "weights (A) for parameters": (
         r"(?i)\bweight matri(?:x|ces)|\binitial weights|\b(?:random|zero-mean|all-positive|U\[0, 1\)) weights\b"
@@ -304,12 +308,14 @@ def test_the_patterns_catch_each_misuse() -> None:
     assert misuses("A repeat of length $m$ at $m \\dots 2m - 2$") == {"m (the running maximum) for a run length"}
     assert misuses("$p(c) = 1$, $p(c \\mid a)$") == {"c (a feature index) for a character"}
     assert misuses("top-$k$ sampling") == {"k (keys) for top-k"}
+    assert misuses("$u = \\mathrm{LN}_f(X) W_u$") == {"f (an input feature) as the final layer norm's label"}
     assert misuses("that is $n > 6d$") == {"a bare d for the model width"}
     assert misuses("## The weights, once-rounded weights") == {"weights (A) for parameters"}
     clean = "row $\\text{id}_i$ of $E$; $\\sigma_1/\\sigma_2$; $(B, n, d_\\text{model})$; the attention weights $A$"
     clean += "; $\\mathrm{PE}_i$; $\\mathbb{E}[w^2]$, $\\operatorname{Var}(q)$; $\\cos\\theta_{ij}$; $(n_q, n_b)$"
     clean += "; $\\operatorname{softmax}(u / T)$; $p(a' \\mid a)$; $p_\\text{drop}$; $m = -\\infty$, $m = 2$"
     clean += "; $n_\\text{run}$; top-k; $\\omega_c$; $(n, d_\\text{in})$; $4 n^2 d_\\text{model}$"
+    clean += "; $\\mathrm{LN}_\\text{final}(X)$, $\\mathrm{LN}_1$; $x_{jf}$"
     assert misuses(clean) == set(), misuses(clean)
 
 
@@ -321,3 +327,29 @@ def test_no_lesson_gives_a_symbol_a_second_meaning(path: Path) -> None:
             for meaning in misuses("".join(cell["source"])):
                 found.setdefault(meaning, []).append(index)
     assert not found, f"{path.name}: {found} (cell indices); lesson 01's table gives each symbol one meaning"
+
+
+def _uses_c(span: str) -> bool:
+    return "c" in {s.removesuffix("_•") for s in symbols(span)} or bool(re.search(r"\\omega_\{?c", span))
+
+
+def test_c_has_the_two_meanings_the_table_gives_it_and_no_other() -> None:
+    """``c`` is a feature (column) in lessons 03–08 and a pair of features in lesson 12, as the table says."""
+    table_cell = next(
+        " ".join("".join(c["source"]).split())
+        for c in cells(NOTEBOOKS[0])
+        if "## The series' notation" in "".join(c["source"])
+    )
+    assert (
+        "no symbol means two things, except $c$: a feature (column) in lessons 03–08, a pair of features in lesson 12"
+        in table_cell
+    )
+    in_pairs, elsewhere = set(), set()  # lessons whose cells use c, beside words or maths of pairs or not
+    for path in NOTEBOOKS[1:]:
+        for cell in cells(path):
+            text = "".join(cell["source"])
+            if cell["cell_type"] == "markdown" and any(_uses_c(span) for span in math_spans(text)):
+                pairs = re.search(r"(?i)\bpairs?\b|\bfrequency\b|\\omega_\{?c|\b2c\b", text)
+                (in_pairs if pairs else elsewhere).add(path.name[:2])
+    assert in_pairs == {"12"}, f"c for a pair of features outside lesson 12: {sorted(in_pairs)}"
+    assert elsewhere and elsewhere <= {"03", "04", "05", "06", "07", "08"}, f"c as a column in: {sorted(elsewhere)}"

@@ -7,7 +7,14 @@ import torch
 
 from attnlib import examples, prepare_inputs
 from attnlib.lessons import check
-from attnlib.lessons.l01_inputs import EXAMPLE_CHOICES, InputsExplorer, format_matrix, format_number
+from attnlib.lessons.l01_inputs import (
+    EXAMPLE_CHOICES,
+    HAND_VECTORS,
+    InputsExplorer,
+    example_inputs,
+    format_matrix,
+    format_number,
+)
 from attnlib.show.explorer import parse_matrix
 
 
@@ -93,3 +100,18 @@ def test_inputs():
     assert check("inputs.3", (28, 16)).correct
     assert "distinct" in check("inputs.3", [26, 16]).message
     assert len(examples.history.tokens) == 28 and len(set(examples.history.tokens)) == 26
+
+
+def test_the_stack_checker_runs_on_a_size_no_input_of_the_lesson_has():
+    """Exercise 1.2 says the checker's vectors have a size (5) that no input of the lesson has, either way round."""
+    seen = []
+
+    def stack(vectors):
+        seen.append([tuple(v.shape) for v in vectors])
+        return torch.stack(vectors)
+
+    assert check("inputs.2", stack).correct
+    assert seen and all(shapes == [(5,)] * 4 for shapes in seen), seen
+    shown = {size for _, key in EXAMPLE_CHOICES for size in example_inputs(key)[0].shape}
+    shown |= {len(HAND_VECTORS), len(HAND_VECTORS[0])}  # exercise 1.1's cats chase mice, (3, 2)
+    assert 5 not in shown, sorted(shown)
