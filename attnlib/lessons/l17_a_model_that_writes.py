@@ -7,7 +7,7 @@ Each checker runs the learner's function on inputs the lesson never showed (anot
 vocabulary, other seeds) and compares with :mod:`attnlib.language`.
 
 - ``a_model_that_writes.1`` code: ``next_token_pairs(ids, starts, n_tokens)``: windows and their targets, one later.
-- ``a_model_that_writes.2`` code: ``ngram_loss(train, held_out, vocab_size, n, k)``: the add-k n-gram baseline.
+- ``a_model_that_writes.2`` code: ``ngram_loss(train, held_out, vocab_size, order, k)``: the add-k n-gram baseline.
 - ``a_model_that_writes.3`` code: ``sampling_probabilities(logits, temperature, top_k)``: what a token is drawn from.
 - ``a_model_that_writes.4`` code: ``same_character_score(weights, ids)``: weight on earlier copies of a character.
 """
@@ -285,31 +285,32 @@ def wrong_answers() -> dict[str, list[tuple[object, str | None]]]:
         return windows[:, 1:], windows[:, :-1]
 
     def counted(
-        train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float, *, total_k: float | None = None
+        train: Tensor, held_out: Tensor, vocab_size: int, order: int, k: float, *, total_k: float | None = None
     ) -> float:  # plain counts, as a learner writes them
-        t, h = train.tolist(), held_out.tolist()
+        text, held = train.tolist(), held_out.tolist()
         pair: dict[tuple[int, ...], int] = {}
         context: dict[tuple[int, ...], int] = {}
-        for i in range(n - 1, len(t)):
-            pair[tuple(t[i - n + 1 : i + 1])] = pair.get(tuple(t[i - n + 1 : i + 1]), 0) + 1
-            context[tuple(t[i - n + 1 : i])] = context.get(tuple(t[i - n + 1 : i]), 0) + 1
+        for t in range(order - 1, len(text)):
+            pair[tuple(text[t - order + 1 : t + 1])] = pair.get(tuple(text[t - order + 1 : t + 1]), 0) + 1
+            context[tuple(text[t - order + 1 : t])] = context.get(tuple(text[t - order + 1 : t]), 0) + 1
         total_k = k * vocab_size if total_k is None else total_k
         logs = [
             math.log(
-                (pair.get(tuple(h[i - n + 1 : i + 1]), 0) + k) / (context.get(tuple(h[i - n + 1 : i]), 0) + total_k)
+                (pair.get(tuple(held[t - order + 1 : t + 1]), 0) + k)
+                / (context.get(tuple(held[t - order + 1 : t]), 0) + total_k)
             )
-            for i in range(n - 1, len(h))
+            for t in range(order - 1, len(held))
         ]
         return -sum(logs) / len(logs)
 
-    def add_one(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
-        return counted(train, held_out, vocab_size, n, 1.0)
+    def add_one(train: Tensor, held_out: Tensor, vocab_size: int, order: int, k: float) -> float:
+        return counted(train, held_out, vocab_size, order, 1.0)
 
-    def context_of_n(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
-        return counted(train, held_out, vocab_size, n + 1, k)
+    def context_of_n(train: Tensor, held_out: Tensor, vocab_size: int, order: int, k: float) -> float:
+        return counted(train, held_out, vocab_size, order + 1, k)
 
-    def k_not_times_vocabulary(train: Tensor, held_out: Tensor, vocab_size: int, n: int, k: float) -> float:
-        return counted(train, held_out, vocab_size, n, k, total_k=k)
+    def k_not_times_vocabulary(train: Tensor, held_out: Tensor, vocab_size: int, order: int, k: float) -> float:
+        return counted(train, held_out, vocab_size, order, k, total_k=k)
 
     def times_t(logits: Tensor, temperature: float = 1.0, top_k: int | None = None) -> Tensor:
         scaled = logits * temperature
@@ -360,47 +361,49 @@ def pairs(answer: object) -> Feedback:
     ids = vocabulary.encode(_RHYME)
     starts = torch.tensor([5, 0, 101, 47, len(ids) - 10])
     n_tokens = 9
-    want_inputs, want_targets = _reference_pairs(ids, starts, n_tokens)
+    want_windows, want_targets = _reference_pairs(ids, starts, n_tokens)
     call = "your next_token_pairs(ids, starts, n_tokens)"
     got = run_learner_code(answer, ids.clone(), starts.clone(), n_tokens, name=call, write_it=[ATTNLIB])
     if isinstance(got, Feedback):
         return got
     if got is None:
-        return Feedback(False, f"{call} returned None: return (inputs, targets).", tried=False)
+        return Feedback(False, f"{call} returned None: return (windows, targets).", tried=False)
     if not isinstance(got, tuple | list) or len(got) != 2:
-        return Feedback(False, f"{call} should return two tensors, (inputs, targets), got {type(got).__name__}.")
-    inputs, targets = got
+        return Feedback(False, f"{call} should return two tensors, (windows, targets), got {type(got).__name__}.")
+    windows, targets = got
     if (
-        isinstance(inputs, Tensor)
+        isinstance(windows, Tensor)
         and isinstance(targets, Tensor)
-        and inputs.shape == targets.shape == want_inputs.shape
+        and windows.shape == targets.shape == want_windows.shape
     ):
-        if torch.equal(inputs.long(), want_targets) and torch.equal(targets.long(), want_inputs):
+        if torch.equal(windows.long(), want_targets) and torch.equal(targets.long(), want_windows):
             return Feedback(
                 False,
-                "inputs and targets are swapped: the target is the character *after* each input.",
+                "windows and targets are swapped: each target is the character *after* the window's character there.",
                 "next-token-misaligned",
             )
-        if torch.equal(inputs.long(), targets.long()):
+        if torch.equal(windows.long(), targets.long()):
             return Feedback(
                 False,
-                "the targets equal the inputs: a model would learn to copy the character it "
+                "the targets equal the windows: a model would learn to copy the character it "
                 "already sees. Shift the targets one character later.",
                 "next-token-misaligned",
             )
-    checked = compare_tensor(inputs, want_inputs, name="the inputs (one window per start)")
+    checked = compare_tensor(windows, want_windows, name="the windows (one per start)")
     if not checked:
         return checked
     return compare_tensor(
         targets,
         want_targets,
         name="the targets",
-        wrong=[(want_inputs, "the targets equal the inputs: shift them one character later.", "next-token-misaligned")],
-        success="Each row of targets is its row of inputs, one character later.",
+        wrong=[
+            (want_windows, "the targets equal the windows: shift them one character later.", "next-token-misaligned")
+        ],
+        success="Each row of targets is its window, one character later.",
     )
 
 
-#: 17.2's cases: (train, held_out, vocab_size, n, k) on texts the page never shows.
+#: 17.2's cases: (train, held_out, vocab_size, order, k) on texts the page never shows.
 def _ngram_cases() -> list[tuple[Tensor, Tensor, int, int, float]]:
     vocabulary = language.Vocabulary(_RHYME)
     rhyme = vocabulary.encode(_RHYME)
@@ -415,16 +418,16 @@ def _ngram_cases() -> list[tuple[Tensor, Tensor, int, int, float]]:
 
 @exercise("a_model_that_writes.2")
 def ngram(answer: object) -> Feedback:
-    """17.2: ``ngram_loss(train, held_out, vocab_size, n, k)`` on texts, orders and k the lesson never showed."""
-    call = "your ngram_loss(train, held_out, vocab_size, n, k)"
-    for train, held_out, vocab_size, n, k in _ngram_cases():
-        want = ngrams.ngram_loss(train, held_out, vocab_size, n, k)
+    """17.2: ``ngram_loss(train, held_out, vocab_size, order, k)`` on texts, orders and k the lesson never showed."""
+    call = "your ngram_loss(train, held_out, vocab_size, order, k)"
+    for train, held_out, vocab_size, order, k in _ngram_cases():
+        want = ngrams.ngram_loss(train, held_out, vocab_size, order, k)
         got = run_learner_code(
             answer,
             train.clone(),
             held_out.clone(),
             vocab_size,
-            n,
+            order,
             k,
             name=call,
             write_it=[ATTNLIB, ngrams.ngram_loss, language.bigram_loss, language.unigram_loss],
@@ -436,7 +439,7 @@ def ngram(answer: object) -> Feedback:
         if isinstance(got, float) and not math.isfinite(got):
             return Feedback(
                 False,
-                f"{call} is {got} for n={n}, k={k}: a token never counted after its context has probability 0. "
+                f"{call} is {got} for order={order}, k={k}: a token never counted after its context has probability 0. "
                 "Add k to every count, and k·vocab_size to the context's total.",
             )
         wrong: list[tuple[float, str]] = [
@@ -445,41 +448,41 @@ def ngram(answer: object) -> Feedback:
         if k != 1:
             wrong.append(
                 (
-                    ngrams.ngram_loss(train, held_out, vocab_size, n, 1.0),
+                    ngrams.ngram_loss(train, held_out, vocab_size, order, 1.0),
                     f"that is add-one smoothing: add k={k} (the argument), not 1, to every count.",
                 )
             )
-        if n > 1:
+        if order > 1:
             wrong.append(
                 (
-                    ngrams.ngram_loss(train, held_out, vocab_size, n - 1, k),
-                    f"that is the ({n - 1})-gram loss: the context of an n-gram is the n - 1 = {n - 1} tokens "
-                    "before the one predicted.",
+                    ngrams.ngram_loss(train, held_out, vocab_size, order - 1, k),
+                    f"that is the ({order - 1})-gram loss: the context of an n-gram of order {order} is the "
+                    f"order - 1 = {order - 1} tokens before the one predicted.",
                 )
             )
-        if len(held_out) > n + 1:
+        if len(held_out) > order + 1:
             wrong.append(
                 (
-                    ngrams.ngram_loss(train, held_out, vocab_size, n + 1, k),
-                    f"that is the ({n + 1})-gram loss: the context is n - 1 = {n - 1} tokens, not n.",
+                    ngrams.ngram_loss(train, held_out, vocab_size, order + 1, k),
+                    f"that is the ({order + 1})-gram loss: the context is order - 1 = {order - 1} tokens, not order.",
                 )
             )
         feedback = compare_number(
-            got, want, name=f"the {n}-gram loss with k={k} ({want:.4f} nats here)", tol=1e-4, wrong=wrong
+            got, want, name=f"the {order}-gram loss with k={k} ({want:.4f} nats here)", tol=1e-4, wrong=wrong
         )
         if not feedback:
             if feedback.mistake is None and not any(abs(float(got) - w) < 1e-4 for w, _ in wrong):  # type: ignore[arg-type]
                 return Feedback(
                     False,
-                    feedback.message
-                    + " The usual slip: the denominator. p(a' | h) = (count(h a') + k) / (count(h ·) + k·vocab_size),"
-                    " where count(h ·) counts h only where a token follows it; score held_out[n - 1:].",
+                    feedback.message + " The usual slip: the denominator."
+                    " p(a' | ctx) = (count(ctx a') + k) / (count(ctx ·) + k·vocab_size),"
+                    " where count(ctx ·) counts ctx only where a token follows it; score held_out[order - 1:].",
                 )
             return feedback
     return Feedback(
         True,
         "That is the add-k n-gram baseline: counts of each context and what follows it, scored on the held-out "
-        "tokens from n - 1 on.",
+        "tokens from order - 1 on.",
     )
 
 

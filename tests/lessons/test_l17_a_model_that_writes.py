@@ -19,22 +19,23 @@ CASES = [(name, i) for name, answers in WRONG.items() for i in range(len(answers
 
 # what a learner writes: plain loops and counts, none of attnlib.language
 def my_pairs(ids, starts, n_tokens):
-    inputs = torch.stack([ids[s : s + n_tokens] for s in starts.tolist()])
-    targets = torch.stack([ids[s + 1 : s + n_tokens + 1] for s in starts.tolist()])
-    return inputs, targets
+    windows = torch.stack([ids[start : start + n_tokens] for start in starts.tolist()])
+    targets = torch.stack([ids[start + 1 : start + n_tokens + 1] for start in starts.tolist()])
+    return windows, targets
 
 
-def my_ngram(train, held_out, vocab_size, n, k):
-    t, h = train.tolist(), held_out.tolist()
+def my_ngram(train, held_out, vocab_size, order, k):
+    text, held = train.tolist(), held_out.tolist()
     pair, context = {}, {}
-    for i in range(n - 1, len(t)):
-        pair[tuple(t[i - n + 1 : i + 1])] = pair.get(tuple(t[i - n + 1 : i + 1]), 0) + 1
-        context[tuple(t[i - n + 1 : i])] = context.get(tuple(t[i - n + 1 : i]), 0) + 1
+    for t in range(order - 1, len(text)):
+        pair[tuple(text[t - order + 1 : t + 1])] = pair.get(tuple(text[t - order + 1 : t + 1]), 0) + 1
+        context[tuple(text[t - order + 1 : t])] = context.get(tuple(text[t - order + 1 : t]), 0) + 1
     total = 0.0
-    for i in range(n - 1, len(h)):
-        p = (pair.get(tuple(h[i - n + 1 : i + 1]), 0) + k) / (context.get(tuple(h[i - n + 1 : i]), 0) + k * vocab_size)
+    for t in range(order - 1, len(held)):
+        ctx_count = context.get(tuple(held[t - order + 1 : t]), 0)
+        p = (pair.get(tuple(held[t - order + 1 : t + 1]), 0) + k) / (ctx_count + k * vocab_size)
         total -= math.log(p)
-    return total / (len(h) - n + 1)
+    return total / (len(held) - order + 1)
 
 
 def my_probabilities(logits, temperature, top_k):
@@ -95,7 +96,7 @@ def test_missing_and_broken_answers_get_a_sentence(name):
 def test_the_library_is_refused_and_printed_numbers_do_not_pass():
     assert check(f"{LESSON}.2", ngrams.ngram_loss).mistake == "library-function"
     assert check(f"{LESSON}.2", lambda *a: ngrams.ngram_loss(*a)).mistake == "library-function"
-    assert check(f"{LESSON}.2", lambda t, h, v, n, k: language.bigram_loss(t, h, v)).mistake == "library-function"
+    assert check(f"{LESSON}.2", lambda t, held, v, o, k: language.bigram_loss(t, held, v)).mistake == "library-function"
     assert check(f"{LESSON}.3", language.sampling_probabilities).mistake == "library-function"
     assert check(f"{LESSON}.4", lambda w, i: language.same_character_score(w, i)).mistake == "library-function"
     # the lesson's own figures, handed back as constants, are not functions of the checker's inputs
@@ -105,11 +106,11 @@ def test_the_library_is_refused_and_printed_numbers_do_not_pass():
 
 
 def test_specific_hints():
-    unsmoothed = check(f"{LESSON}.2", lambda t, h, v, n, k: float("inf"))
+    unsmoothed = check(f"{LESSON}.2", lambda t, held, v, order, k: float("inf"))
     assert "Add k to every count" in unsmoothed.message
-    uniform = check(f"{LESSON}.2", lambda t, h, v, n, k: math.log(v))
+    uniform = check(f"{LESSON}.2", lambda t, held, v, order, k: math.log(v))
     assert "uniform guessing" in uniform.message
-    add_one = check(f"{LESSON}.2", lambda t, h, v, n, k: my_ngram(t, h, v, n, 1.0))
+    add_one = check(f"{LESSON}.2", lambda t, held, v, order, k: my_ngram(t, held, v, order, 1.0))
     assert "add-one smoothing" in add_one.message
     swapped = check(f"{LESSON}.1", lambda ids, s, n: my_pairs(ids, s, n)[::-1])
     assert swapped.mistake == "next-token-misaligned" and "swapped" in swapped.message
