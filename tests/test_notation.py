@@ -1,7 +1,7 @@
 """The notation table of lesson 01 and the lessons stay in step: one symbol, one meaning.
 
-Lesson 01's table promises that no symbol means two things. This test reads the table and checks what can be
-checked mechanically:
+Lesson 01's table promises that no symbol means two things, but for the one exception it names (``c``). This
+test reads the table and checks what can be checked mechanically:
 
 - every symbol is in the table once, and every name in its "in code" column exists in attnlib (or torch);
 - every symbol a lesson's maths uses (``$…$`` and ``$$…$$`` in its markdown) is one the table lists: a letter
@@ -17,7 +17,7 @@ checked mechanically:
 - the table's one exception, ``c``, is a feature (column) in lessons 03–08 and a pair of features in lesson 12
   only, as the table says.
 
-No lesson has an exception: a symbol a lesson needs gets a row of the table, or the lesson says it another way.
+No lesson adds an exception: a symbol a lesson needs gets a row of the table, or the lesson says it another way.
 """
 
 from __future__ import annotations
