@@ -103,6 +103,7 @@ def writer(*, checkpoint: bool = True) -> None:
             **{("trigram" if row["n"] == 3 else f"{row['n']}-gram"): round(row["loss"], 4) for row in table[2:]},
         },
         "live": {},
+        "recipe": recipe,  # what every seed of "live" was trained with (lesson 17 asserts it is language.WRITER)
     }
     for seed in WRITER_SEEDS:
         torch.manual_seed(seed)
