@@ -66,7 +66,7 @@ def updates(sent: list[tuple[str, dict]], widget: ExplorerWidget) -> list[dict]:
 @pytest.fixture
 def softmax(sent) -> tuple[SoftmaxExplorer, ExplorerWidget]:
     explorer = made(SoftmaxExplorer, "001")
-    explorer._repr_mimebundle_()  # displayed: its one model exists
+    explorer.page._repr_mimebundle_()  # displayed: its one model exists (not the PNG fallback: no message)
     sent.clear()
     return explorer, explorer.page
 
@@ -458,7 +458,7 @@ def _moved_in_page(explorer: SoftmaxExplorer, moves: list[tuple[str, object]]) -
 def _softmax_in_page(sent) -> tuple[SoftmaxExplorer, ExplorerWidget, list[dict], SoftmaxExplorer]:
     """Softmax displayed and moved in the page; its compute counted from the first move; the same state built fresh."""
     explorer = made(SoftmaxExplorer, "001")
-    explorer._repr_mimebundle_()
+    explorer.page._repr_mimebundle_()  # displayed (the PNG fallback sends nothing, computes nothing)
     calls = counted(explorer)
     sent.clear()
     return explorer, explorer.page, calls, _moved_in_page(explorer, _softmax_moves(explorer))
