@@ -8,6 +8,7 @@ The page's reader of the same tables: tests/show/table.test.mjs."""
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import hashlib
 import inspect
@@ -64,6 +65,10 @@ def tables_of(name: str) -> tuple[Explorer, Tables]:
         _BUILT[name] = explorer, tables, explorer.displayed() == before
         if name in EXPLAINED:
             _kept(explorer)
+        if any(part.chunk is not None for part in tables.parts):
+            # a chunk is read off the built tables alone: kept once read (sizes, to_page("all") and chunk_files
+            # each read lesson 12's 32 chunks); no caller changes it (chunk_files names files in the page's head)
+            tables.chunk = functools.cache(tables.chunk)  # type: ignore[method-assign]
     return _BUILT[name][:2]
 
 
