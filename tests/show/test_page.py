@@ -8,16 +8,41 @@ import json
 import shutil
 import subprocess
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 import pytest
 from test_explorer import EXPLORERS, TinyExplorer
 
+import attnlib.show.page as page_module
 from attnlib.lessons.l05_softmax import SoftmaxExplorer
 from attnlib.show import ExplorerWidget, HeatmapView, ui
 from attnlib.show.explorer import choices
 from attnlib.show.page import STATIC, bundle
-from attnlib.show.table import FORMAT, page_value
+from attnlib.show.table import FORMAT, Tables, page_value
+
+E = TypeVar("E")
+#: the tables (and what the page gets of them) of each explorer built by :func:`made`, per call: built once a module
+_TABLES: dict[tuple[object, ...], tuple[Tables, dict[str, Any]]] = {}
+
+
+def made(factory: Callable[..., E], *args: object, **kwargs: object) -> E:
+    """``factory(*args, **kwargs)`` with its page (its one widget model) made, the page's tables built the first
+    time the module makes this call and shared by later ones: ``build_tables`` reads the explorer only (a new one
+    built with the same arguments is in the same state) and the page only reads its tables (lookups, chunks);
+    tests/show/test_table.py checks the tables themselves. What the widget does with them runs anew each time."""
+    explorer = factory(*args, **kwargs)
+    key = (factory, args, tuple(sorted(kwargs.items())))
+    to_page = page_module.page_tables
+    with pytest.MonkeyPatch.context() as patch:
+        if key in _TABLES:
+            tables, payload = _TABLES[key]
+            patch.setattr(page_module, "build_tables", lambda *_, **__: tables)
+            patch.setattr(page_module, "page_tables", lambda _: payload)
+        else:  # built as the page builds them; kept with what the page got of them
+            patch.setattr(page_module, "page_tables", lambda t: _TABLES.setdefault(key, (t, to_page(t)))[1])
+        explorer.page  # type: ignore[attr-defined]  # noqa: B018  # made now, under the patch
+    return explorer
 
 
 def from_page(widget: ExplorerWidget, data: dict) -> None:
@@ -40,8 +65,8 @@ def updates(sent: list[tuple[str, dict]], widget: ExplorerWidget) -> list[dict]:
 
 @pytest.fixture
 def softmax(sent) -> tuple[SoftmaxExplorer, ExplorerWidget]:
-    explorer = SoftmaxExplorer("001")
-    explorer._repr_mimebundle_()  # displayed: its one model exists
+    explorer = made(SoftmaxExplorer, "001")
+    explorer.page._repr_mimebundle_()  # displayed: its one model exists (not the PNG fallback: no message)
     sent.clear()
     return explorer, explorer.page
 
@@ -155,7 +180,7 @@ def test_the_kernel_applies_the_tables_rule_of_coverage(softmax) -> None:
 def test_a_typed_cell_moves_the_state_out_of_the_table_and_the_page_is_told(sent) -> None:
     from attnlib.lessons.pipeline import PipelineExplorer
 
-    explorer = PipelineExplorer("001")
+    explorer = made(PipelineExplorer, "001", scaled=False)  # lesson 07's, as the reset test below builds it
     widget = explorer.page
     assert widget.covers(explorer.values_now())
     before = widget.shown["free"]
@@ -259,7 +284,7 @@ def test_a_chunk_the_page_asks_for_is_one_custom_message_and_its_state_sends_not
     """Lesson 08's table is chunked by seed: the page holds the first seed's chunk, asks for another's."""
     from attnlib.lessons.l08_scaling import ScalingExplorer
 
-    explorer = ScalingExplorer()
+    explorer = made(ScalingExplorer)
     widget = explorer.page
     tables = widget.tables
     assert tables is not None and widget.table["parts"][0]["chunk"]["control"] == "seed"
@@ -306,7 +331,7 @@ def test_a_reset_of_the_typed_state_is_drawn_from_the_table_as_the_kernel_adopts
     with the new inputs, and the kernel, whose tables cover it, sends nothing back (else the page drew nothing)."""
     from attnlib.lessons.pipeline import PipelineExplorer
 
-    explorer = PipelineExplorer("001", scaled=False)
+    explorer = made(PipelineExplorer, "001", scaled=False)
     widget = explorer.page
     other = next(o for o in choices(explorer.controls["example"]) if o != explorer.controls["example"].value)
     case = [widget.table, widget.values, widget.shown["free"], "example", other]
@@ -360,14 +385,17 @@ def test_a_table_in_chunks_holds_the_first_and_fetches_the_rest_when_they_are_sm
     from attnlib.show.page import PREFETCH_CHUNKS
     from attnlib.show.table import page_bytes
 
-    for page in (ScalingExplorer().page, PositionsExplorer(n_tokens=24, d_model=16, position=5, frequency=0).page):
+    for page in (
+        made(ScalingExplorer).page,
+        made(PositionsExplorer, n_tokens=24, d_model=16, position=5, frequency=0).page,
+    ):
         assert page.tables is not None
         held = [(p, len(page.tables.chunk_values(k))) for k, p in enumerate(page.table["parts"]) if "chunk" in p]
         assert held and all(len(p["chunks"]) == 1 < n for p, n in held)
         assert len(gzip.compress(page_bytes(page.table), 9)) <= 64_000
         every = len(gzip.compress(page_bytes(page.tables.to_page("all")), 1))
         assert page.table.get("prefetch", False) is (every <= PREFETCH_CHUNKS), every
-    assert ScalingExplorer().page.table["prefetch"] is True
+    assert made(ScalingExplorer).page.table["prefetch"] is True
 
 
 # --------------------------------------------------------------------------- a state the page drew: computed at once
@@ -429,8 +457,8 @@ def _moved_in_page(explorer: SoftmaxExplorer, moves: list[tuple[str, object]]) -
 
 def _softmax_in_page(sent) -> tuple[SoftmaxExplorer, ExplorerWidget, list[dict], SoftmaxExplorer]:
     """Softmax displayed and moved in the page; its compute counted from the first move; the same state built fresh."""
-    explorer = SoftmaxExplorer("001")
-    explorer._repr_mimebundle_()
+    explorer = made(SoftmaxExplorer, "001")
+    explorer.page._repr_mimebundle_()  # displayed (the PNG fallback sends nothing, computes nothing)
     calls = counted(explorer)
     sent.clear()
     return explorer, explorer.page, calls, _moved_in_page(explorer, _softmax_moves(explorer))
@@ -492,7 +520,7 @@ class LazySoftmax(SoftmaxExplorer):
 
 
 def test_a_lazy_explorer_computes_a_drawn_state_when_first_read(sent) -> None:
-    explorer = LazySoftmax("001")
+    explorer = made(LazySoftmax, "001")
     widget = explorer.page
     calls = counted(explorer)
     sent.clear()
@@ -510,7 +538,7 @@ def test_a_lazy_explorer_computes_a_drawn_state_once_the_kernel_is_idle(sent) ->
     IDLE_SECONDS, with no read; nothing is sent."""
     import asyncio
 
-    explorer = LazySoftmax("001")
+    explorer = made(LazySoftmax, "001")
     widget = explorer.page
     calls = counted(explorer)
     sent.clear()
@@ -566,7 +594,7 @@ def test_a_covered_change_that_the_kernel_clamps_is_answered(sent) -> None:
     computes and answers with the clamped value (the page's table has that state too, but not these values)."""
     from attnlib.lessons.l12_positions import PositionsExplorer
 
-    explorer = PositionsExplorer(n_tokens=8, d_model=16, position=5, frequency=0)
+    explorer = made(PositionsExplorer, n_tokens=24, d_model=16, position=5, frequency=0)
     widget = explorer.page
     calls = counted(explorer)
     sent.clear()
