@@ -3,10 +3,11 @@
 One hub on 127.0.0.1 (a free port) with its state in a temporary folder: the teacher and four
 learners sign up through the form, the teacher approves three; two (as many as the checks between
 learners need: each learner's server costs seconds of CPU) log in, start a server (as their own OS
-account, created by the hub) and run lesson 02 through the server's kernel API — getting the stored
-outputs. Then what must not work does not: unapproved or wrong-password logins, another
-learner's server or files, admin actions with a learner's token, and — from code run in a learner's
-own kernel — reading another learner's home or the hub's secrets, or writing into the lesson source.
+account, created by the hub) and run lesson 09 through the server's kernel API — getting the stored
+outputs (a whole lesson, its live view and checkers too: the lightest to run after its imports). Then
+what must not work does not: unapproved or wrong-password logins, another learner's server or files,
+admin actions with a learner's token, and — from code run in a learner's own kernel — reading another
+learner's home or the hub's secrets, or writing into the lesson source.
 Saved work survives a hub restart; a deleted lesson comes back fresh. Needs root (the hub switches
 users). Every process and OS account the test created is removed at the end, even after a failure.
 """
@@ -30,7 +31,7 @@ from harness.hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute,
 pytestmark = pytest.mark.hub
 
 PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
-LESSON = "lessons/02_projections.ipynb"
+LESSON = "lessons/09_module.ipynb"  # 22 stored outputs: about 1 CPU-s after its imports (02: 3)
 LEARNERS = ("ada", "bo")
 
 
@@ -282,7 +283,7 @@ NOTES = {"type": "file", "format": "text", "content": "my notes on attention\n"}
 @pytest.fixture(scope="module")
 def restarted(hub: Hub, learners: dict[str, Learner]) -> dict[str, object]:
     """One hub restart for the module's last two tests (a restart and the server start after it cost
-    seconds of CPU each): before it, ada saves notes, edits lesson 01 and deletes lesson 02, and bo's copy
+    seconds of CPU each): before it, ada saves notes, edits lesson 01 and deletes lesson 09, and bo's copy
     of lesson 01 is read; the hub stops (stopping every learner's server) and starts; ada logs in again
     and starts her server. What each step answered is recorded; each test asserts its part. Every
     learner's server but ada's stays stopped: the tests that use it run last."""
