@@ -347,15 +347,28 @@ class Learner:
         return requests.request(method, self.hub.route(path), headers=headers, timeout=120, **kwargs)
 
     def start_server(self, timeout: float = 180) -> None:
+        """Start this learner's server and wait until the hub says it is ready: on the hub's progress event
+        stream (one request that ends when the server is ready, as the hub's spawn page waits), not by
+        polling (each poll costs the hub and this process CPU; a start under load takes 10 s and more)."""
         r = self.api("POST", f"/hub/api/users/{self.name}/server")
         if r.status_code not in (201, 202, 400):  # 400: already running
             raise RuntimeError(f"{self.name}: starting the server gave {r.status_code}: {r.text[:300]}")
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
+        with self.api("GET", f"/hub/api/users/{self.name}/server/progress", stream=True) as events:
+            if events.status_code == 200:
+                for line in events.iter_lines(decode_unicode=True):
+                    if not line or not line.startswith("data:"):
+                        continue  # the stream's keep-alive blank lines
+                    event = json.loads(line.removeprefix("data:"))
+                    if event.get("failed"):
+                        raise RuntimeError(f"{self.name}'s server did not start: {event.get('message')}")
+                    if event.get("ready") or time.monotonic() > deadline:
+                        break
+        while time.monotonic() < deadline:  # the stream ended: confirm (or wait on, if it gave up early)
             server = self.api("GET", f"/hub/api/users/{self.name}").json().get("servers", {}).get("", {})
             if server.get("ready"):
                 return
-            time.sleep(0.2)  # one small API call: a tighter poll ends the wait sooner (each test waits on it)
+            time.sleep(0.2)
         raise TimeoutError(f"{self.name}'s server did not become ready within {timeout} s")
 
     def stop_server(self) -> None:

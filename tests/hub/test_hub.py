@@ -3,10 +3,11 @@
 One hub on 127.0.0.1 (a free port) with its state in a temporary folder: the teacher and four
 learners sign up through the form, the teacher approves three; two (as many as the checks between
 learners need: each learner's server costs seconds of CPU) log in, start a server (as their own OS
-account, created by the hub) and run lesson 02 through the server's kernel API — getting the stored
-outputs. Then what must not work does not: unapproved or wrong-password logins, another
-learner's server or files, admin actions with a learner's token, and — from code run in a learner's
-own kernel — reading another learner's home or the hub's secrets, or writing into the lesson source.
+account, created by the hub) and run lesson 09 through the server's kernel API — getting the stored
+outputs (a whole lesson, its live view and checkers too: the lightest to run after its imports). Then
+what must not work does not: unapproved or wrong-password logins, another learner's server or files,
+admin actions with a learner's token, and — from code run in a learner's own kernel — reading another
+learner's home or the hub's secrets, or writing into the lesson source.
 Saved work survives a hub restart; a deleted lesson comes back fresh. Needs root (the hub switches
 users). Every process and OS account the test created is removed at the end, even after a failure.
 """
@@ -19,18 +20,20 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 import requests
+import websocket
 
 from harness.hubclient import LAUNCHER, REPO, Hub, Learner, comparable, execute, stored_outputs
 
 pytestmark = pytest.mark.hub
 
 PROXY = REPO / "node_modules" / ".bin" / "configurable-http-proxy"
-LESSON = "lessons/02_projections.ipynb"
+LESSON = "lessons/09_module.ipynb"  # 22 stored outputs: about 1 CPU-s after its imports (02: 3)
 LEARNERS = ("ada", "bo")
 
 
@@ -78,9 +81,36 @@ def test_sign_ups_wait_for_the_teacher(hub: Hub, teacher: Learner) -> None:
     assert "eve" in teacher.http.get(f"{hub.url}/hub/authorize", timeout=30).text  # listed, awaiting approval
 
 
-def test_each_learner_runs_a_lesson_and_gets_the_stored_outputs(learners: dict[str, Learner]) -> None:
+@pytest.fixture(scope="module")
+def lesson_kernels(learners: dict[str, Learner]) -> Iterator[dict[str, tuple[str, websocket.WebSocket]]]:
+    """Each learner's kernel that ran the lesson (its id and websocket), kept for the probe run in ada's
+    (a kernel start costs a CPU-s or more); removed at the end, when the hub restart has ended them."""
+    kept: dict[str, tuple[str, websocket.WebSocket]] = {}
+    yield kept
+    for name, (kernel_id, ws) in kept.items():
+        try:
+            ws.close()
+            learners[name].api("DELETE", f"/user/{name}/api/kernels/{kernel_id}")
+        except (OSError, requests.RequestException, websocket.WebSocketException):
+            pass  # the learner's server is stopped (the hub restart): the kernel went with it
+
+
+def _run_lesson(person: Learner, kept: dict[str, tuple[str, websocket.WebSocket]]) -> list[list[dict]]:
+    """Every code cell of the lesson, in a fresh kernel of ``person``'s server started in its folder (as
+    JupyterLab starts one), kept in ``kept``: the outputs per cell."""
+    notebook = person.contents(LESSON).json()["content"]
+    folder = str(Path(LESSON).parent)
+    kernel = person.api("POST", f"/user/{person.name}/api/kernels", json={"name": "python3", "path": folder}).json()
+    ws = person.kernel_channels(kernel["id"], 180)
+    kept[person.name] = (kernel["id"], ws)
+    return [execute(ws, cell["source"], 180) for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def test_each_learner_runs_a_lesson_and_gets_the_stored_outputs(
+    learners: dict[str, Learner], lesson_kernels: dict[str, tuple[str, websocket.WebSocket]]
+) -> None:
     with ThreadPoolExecutor(len(learners)) as pool:
-        runs = dict(zip(learners, pool.map(lambda p: p.run_notebook(LESSON), learners.values())))
+        runs = dict(zip(learners, pool.map(lambda p: _run_lesson(p, lesson_kernels), learners.values())))
     for name, got in runs.items():
         notebook = learners[name].contents(LESSON).json()["content"]
         want = stored_outputs(notebook)
@@ -207,21 +237,22 @@ print(json.dumps({
 """
 
 
-def test_a_learners_kernel_cannot_reach_others_or_the_hub(hub: Hub, learners: dict[str, Learner]) -> None:
+def test_a_learners_kernel_cannot_reach_others_or_the_hub(
+    hub: Hub, learners: dict[str, Learner], lesson_kernels: dict[str, tuple[str, websocket.WebSocket]]
+) -> None:
+    """Run in ada's kernel that ran the lesson (``lesson_kernels``), or in a new one when that test did not run."""
     ada = learners["ada"]
-    kernel = ada.api("POST", "/user/ada/api/kernels", json={"name": "python3"}).json()
-    ws = ada.kernel_channels(kernel["id"])
+    if "ada" not in lesson_kernels:
+        kernel = ada.api("POST", "/user/ada/api/kernels", json={"name": "python3"}).json()
+        lesson_kernels["ada"] = (kernel["id"], ada.kernel_channels(kernel["id"]))
+    ws = lesson_kernels["ada"][1]
     names = {
         "OTHER_HOME": str(hub.state / "homes" / "bo"),
         "PRIVATE": str(hub.private),
         "REPO": str(REPO),
         "PROXY_PID": (hub.private / "proxy.pid").read_text().strip(),
     }
-    try:
-        outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + PROBE)
-    finally:
-        ws.close()
-        ada.api("DELETE", f"/user/ada/api/kernels/{kernel['id']}")
+    outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + PROBE)
     text = "".join(o.get("text", "") for o in outputs if o["output_type"] == "stream")
     assert not [o for o in outputs if o["output_type"] == "error"], outputs
     seen = json.loads(text)
@@ -282,7 +313,7 @@ NOTES = {"type": "file", "format": "text", "content": "my notes on attention\n"}
 @pytest.fixture(scope="module")
 def restarted(hub: Hub, learners: dict[str, Learner]) -> dict[str, object]:
     """One hub restart for the module's last two tests (a restart and the server start after it cost
-    seconds of CPU each): before it, ada saves notes, edits lesson 01 and deletes lesson 02, and bo's copy
+    seconds of CPU each): before it, ada saves notes, edits lesson 01 and deletes lesson 09, and bo's copy
     of lesson 01 is read; the hub stops (stopping every learner's server) and starts; ada logs in again
     and starts her server. What each step answered is recorded; each test asserts its part. Every
     learner's server but ada's stays stopped: the tests that use it run last."""

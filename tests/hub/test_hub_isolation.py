@@ -113,8 +113,10 @@ def uid_of(hub: Hub, name: str) -> int:
 def kernels(people: dict[str, Learner]) -> Iterator[dict[str, Kernel]]:
     """One kernel of iso-ann's and one of iso-ben's, shared by the tests that only run code in them (each
     kernel start costs a second or two of CPU). None of those tests kills, restarts or leaves anything
-    running in them: a test whose kernel must die (the memory limit) or that leaves threads behind (the
-    eavesdropper) starts its own; the tests that stop a server come after every user of these."""
+    running in them (the eavesdropper's threads end and its sockets close within its test): a test whose
+    kernel must die (the memory limit) starts its own. Their last users stop their server: the ``restart``
+    (iso-ann's) and the killed hub (iso-ben's), each after every other user of that kernel, leave a
+    detached process in it that the stop must end; the kernel goes with its server."""
     shared = {name: Kernel(people[name]) for name in ("iso-ann", "iso-ben")}
     yield shared
     for kernel in shared.values():
@@ -190,12 +192,14 @@ def test_kernels_use_unix_sockets_in_a_private_folder_not_tcp(kernels: dict[str,
     assert seen["file"].startswith("/tmp/jupyter-runtime/")  # in ben's private /tmp: nobody else's path reaches it
 
 
-def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, people: dict[str, Learner]) -> None:
+def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, kernels: dict[str, Kernel]) -> None:
     """A12 and A13 as the review ran them: A subscribes to every socket of B's kernels it can find (the
     loopback ports of B's account, the kernel sockets the machine lists) and sends each an unsigned request,
     while B prints a secret. A hears nothing, and B's notebook shows nothing but B's own output. A control:
-    the same subscription to A's own kernel hears A's output (the probe works where it can connect)."""
-    ann, ben = Kernel(people["iso-ann"]), Kernel(people["iso-ben"])
+    the same subscription to A's own kernel hears A's output (the probe works where it can connect). In the
+    shared kernels: A's listener has ended and A's probe closes every socket it opened before the next test
+    (B's output before the test is read by B's first cell here, which skips what is not its own)."""
+    ann, ben = kernels["iso-ann"], kernels["iso-ben"]
     secret = f"ben-password-{secrets.token_hex(4)}"
     try:
         ben.run("print('warming up')")
@@ -209,15 +213,16 @@ def test_another_learner_can_neither_overhear_nor_disturb_a_kernel(hub: Hub, peo
         control = ann.run(
             "import ipykernel.connect, json, zmq, threading, time\n"
             "info = json.load(open(ipykernel.connect.get_connection_file()))\n"
-            "own = zmq.Context().socket(zmq.SUB); own.setsockopt(zmq.SUBSCRIBE, b'')\n"
+            "own_context = zmq.Context(); own = own_context.socket(zmq.SUB); own.setsockopt(zmq.SUBSCRIBE, b'')\n"
             "own.connect(f\"ipc://{info['ip']}-{info['iopub_port']}\"); time.sleep(0.5)\n"
             "heard = []\n"
             "t = threading.Thread(target=lambda: heard.append(own.recv_multipart()) if own.poll(5000) else None)\n"
             "t.start(); print('ann says hello'); t.join(); print('control heard', len(heard))"
         )
-    finally:
-        ann.close()
-        ben.close()
+    finally:  # the probe's sockets (and the control's) closed: the shared kernel keeps none
+        ann.run(
+            "for name in ('context', 'own_context'):\n    if name in globals(): globals()[name].destroy(linger=0)\n"
+        )
     assert "control heard 1" in control
     assert any(ben.id in path for path in report["unix"]), report  # B's kernel was found and tried
     assert report["tcp"], report  # B's server (and each kernel's IOPub pipe) listen there: each was tried
@@ -496,19 +501,17 @@ print(ran)
 
 
 @pytest.fixture(scope="module")
-def restart(hub: Hub, people: dict[str, Learner]) -> dict[str, object]:
+def restart(hub: Hub, people: dict[str, Learner], kernels: dict[str, Kernel]) -> dict[str, object]:
     """iso-ann's server stopped (as the idle culler stops it: DELETE /hub/api/users/<name>/server) and
     started again, once, for the three tests that each need a restart (a start copies the lessons and starts
     JupyterLab: seconds of CPU). Before the stop, her kernel writes a Jupyter config and a kernelspec of her
     own (N4) and starts a detached process; what the stop left, and each start-up step of the new start as
-    seen from outside (N14), are recorded here; each test asserts its part. Her server runs again after."""
+    seen from outside (N14), are recorded here; each test asserts its part. Her server runs again after.
+    Her kernel is the shared one (``kernels``), after its other users: the stop ends it."""
     person, uid = people["iso-ann"], uid_of(hub, "iso-ann")
-    ann = Kernel(person)
-    try:
-        ran = Path(ann.run(USER_CONFIG).strip())
-        detached = int(ann.run(DETACH).strip())
-    finally:
-        ann.ws.close()  # the kernel is left running: the stop ends it
+    ann = kernels["iso-ann"]
+    ran = Path(ann.run(USER_CONFIG).strip())
+    detached = int(ann.run(DETACH).strip())
     found = {"config ran": ran, "detached": detached, "detached ran": Path(f"/proc/{detached}").exists()}
     person.stop_server()
     found["detached gone"] = _gone(detached)
@@ -654,16 +657,15 @@ def _back(people: dict[str, Learner]) -> None:
     _start_servers([people["iso-ann"], people["iso-ben"]])
 
 
-def test_a_hub_killed_outright_leaves_no_server_and_no_port(hub: Hub, people: dict[str, Learner]) -> None:
+def test_a_hub_killed_outright_leaves_no_server_and_no_port(
+    hub: Hub, people: dict[str, Learner], kernels: dict[str, Kernel]
+) -> None:
     """A23b: ``kill -9`` of `make hub`'s launcher and of JupyterHub: every learner's server and the proxy
     die with them (the kernel's parent-death signal), the hub's ports are free, and whatever a learner
     left running is under the filter (it cannot take a port); the next start ends it, and even a
-    squatter holding the hub's port (a process from before the filter) is ended."""
-    ann = Kernel(people["iso-ann"])
-    try:
-        leftover = int(ann.run(DETACH).strip())
-    finally:
-        ann.ws.close()
+    squatter holding the hub's port (a process from before the filter) is ended. What is left running is
+    iso-ben's, from his shared kernel (its last user: the kill ends it)."""
+    leftover = int(kernels["iso-ben"].run(DETACH).strip())
     hub_pid = int((hub.private / "jupyterhub.pid").read_text())
     proxy_pid = int((hub.private / "proxy.pid").read_text())
     servers = [
