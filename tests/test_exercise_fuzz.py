@@ -286,6 +286,14 @@ _VALUES = (bool, int, float, complex, str, bytes, range, torch.dtype, torch.devi
 _KEPT = _ATOMIC + _VALUES
 
 
+class _Plain:
+    pass
+
+
+#: the size of an instance of a class built on ``object`` alone, without slots: all its state in its ``__dict__``
+_PLAIN_SIZE = _Plain.__basicsize__
+
+
 class _Unknown(Exception):
     """Raised by :class:`_Snapshot` on an object it cannot read in full (then each form gets its own deep copy)."""
 
@@ -340,6 +348,7 @@ class _Snapshot:
             self._walk(o.grad)
             self._walk(state)
         elif isinstance(o, list | tuple):
+            self._attributes(o)
             self.sequences.append((o, tuple(o)))
             for x in o:
                 self._walk(x)
@@ -347,6 +356,7 @@ class _Snapshot:
             if not o and type(o) in (dict, collections.OrderedDict):
                 self.empty.append(o)
                 return
+            self._attributes(o)
             self.dicts.append((o, tuple(o), tuple(o.values()), getattr(o, "default_factory", None)))
             for k, v in o.items():
                 self._walk(k)
@@ -354,12 +364,23 @@ class _Snapshot:
         elif isinstance(o, set | frozenset):
             if not all(isinstance(x, _VALUES) for x in o):
                 raise _Unknown
+            self._attributes(o)
             self.sets.append((o, frozenset(o)))
-        elif type(o).__module__ != "builtins" and hasattr(o, "__dict__") and not hasattr(type(o), "__slots__"):
+        elif hasattr(o, "__dict__") and type(o).__basicsize__ == _PLAIN_SIZE:
+            self._attributes(o)
+        else:
+            raise _Unknown  # state held in C (a C type, or a class built on one) or in slots: not read here
+
+    def _attributes(self, o: object) -> None:
+        """Record ``o``'s class and ``__dict__``; for a list's, a tuple's or a dict's subclass too (none for the
+        exact types). Raises :class:`_Unknown` for a subclass with slots."""
+        if type(o) in (list, tuple, dict, set, frozenset, collections.OrderedDict, collections.defaultdict):
+            return
+        if any(c.__dict__.get("__slots__") for c in type(o).__mro__):
+            raise _Unknown
+        if hasattr(o, "__dict__"):
             self.objects.append((o, type(o), vars(o)))
             self._walk(vars(o))
-        else:
-            raise _Unknown
 
     def intact(self) -> bool:
         """Whether every object is still exactly as the snapshot found it."""
@@ -658,9 +679,16 @@ def test_a_form_that_changes_the_arguments_leaves_the_next_form_the_checkers(mut
 
 
 def test_an_object_the_snapshot_cannot_read_gets_a_copy_each_call():
-    args = (torch.zeros(2).to_sparse(), torch.zeros(2))
-    copies = _Copies(args)
-    handed: list[tuple] = []
-    for _ in range(3):
-        copies.fails_first(lambda *a: handed.append(a))
-    assert copies.copies == 3 and len({id(a[1]) for a in handed}) == 3
+    class Buffer(bytearray):  # its bytes are held in C, not in its __dict__
+        pass
+
+    for unreadable in (torch.zeros(2).to_sparse(), Buffer(b"ab"), _Slotted()):
+        copies = _Copies((unreadable, torch.zeros(2)))
+        handed: list[tuple] = []
+        for _ in range(3):
+            copies.fails_first(lambda *a, handed=handed: handed.append(a))
+        assert copies.copies == 3 and len({id(a[1]) for a in handed}) == 3, type(unreadable)
+
+
+class _Slotted(list):
+    __slots__ = ("hidden",)
