@@ -511,7 +511,8 @@ def _fails(form: str, answer, probe, args: _Copies, fails: dict[str, bool], copy
     - "in a worker thread" never raises (the thread keeps the exception and the form returns None), so it fails
       first only where copying the arguments does (``copyable``, found once per exercise);
     - a form that raises before the function's body runs (its probe says so) fails first, without a deep copy of
-      the arguments; only a form whose function would run gets the copy and the real call.
+      the arguments; only a form whose function would run gets a copy (reused while unchanged: :class:`_Copies`)
+      and the real call.
     """
     if form == "in a worker thread":
         return not copyable
