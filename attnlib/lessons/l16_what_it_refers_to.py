@@ -17,6 +17,7 @@ Lesson 16 exercises: finding the head by a score, reading its map, patching, and
 
 from __future__ import annotations
 
+import copy
 import functools
 import html
 import math
@@ -233,6 +234,12 @@ def _model() -> TinyTransformer:
     return pronouns.load()
 
 
+def _learners_model() -> TinyTransformer:
+    """A copy of :func:`_model` for the learner's function: whatever it changes in the model (its weights, hooks
+    left behind) stays out of the checks that follow."""
+    return copy.deepcopy(_model())
+
+
 def _unseen(n: int = 48, seed: int = 1616) -> tuple[Tensor, Tensor, Tensor]:
     """``n`` training sentences the lesson never shows (seeded), their referent positions, and twins made
     with a random adjective of the other kind (not :data:`attnlib.pronouns.TWIN`'s)."""
@@ -290,7 +297,7 @@ def _referent_variants() -> dict[str, Tensor]:
 def referent_scores(answer: object) -> Feedback:
     """``referent_scores(model, ids, positions)`` → ``(num_layers, num_heads)``: each head's mean weight from "it"
     (row 8) on each sentence's referent, run on the committed model and 48 sentences the lesson never used."""
-    model = _model()
+    model = _learners_model()
     ids, positions, _ = _unseen()
     variants = _referent_variants()
     return compare_call(
@@ -419,7 +426,6 @@ def _patching_case(positions: tuple[int, ...]) -> tuple[Tensor, Tensor, Tensor, 
 def patched_logits(answer: object) -> Feedback:
     """``patched_logits(model, ids, twin_ids, positions)`` → the logits at "it" ``(batch, vocab)`` when layer 1's
     output at ``positions`` comes from the twins; run on twins the lesson never made, at two sets of positions."""
-    model = _model()
     ids, _, twin_ids = _unseen(seed=1603)
     feedback = Feedback(False, "")
     for positions in ([pronouns.IT], [1, 6, 11]):
@@ -446,7 +452,7 @@ def patched_logits(answer: object) -> Feedback:
         ]
         feedback = compare_call(
             answer,
-            (model, ids, twin_ids, positions),
+            (_learners_model(), ids, twin_ids, positions),
             call="your patched_logits(model, ids, twin_ids, positions)",
             expected=expected,
             name=f"the patched logits at 'it' (layer 1's output at words {positions} from 48 new twins)",

@@ -67,6 +67,30 @@ def test_16_1_runs_the_score_on_new_sentences():
     assert "returned None" in check("what_it_refers_to.1", stub).message
 
 
+@pytest.mark.parametrize(
+    "exercise, solution", [("what_it_refers_to.1", _referent_scores), ("what_it_refers_to.3", _patched_logits)]
+)
+def test_a_learners_function_that_breaks_the_model_breaks_no_later_check(exercise, solution):
+    """16.1 and 16.3 hand the learner's function a model: one that zeroes its weights and leaves a hook behind is
+    refused, and the committed model the checkers share is unchanged, so a right answer after it still passes."""
+    from attnlib.lessons.l16_what_it_refers_to import _model
+
+    before = {name: p.clone() for name, p in _model().state_dict().items()}
+
+    def vandal(model, *args):
+        with torch.no_grad():
+            for p in model.parameters():
+                p.zero_()
+        model.blocks[0].register_forward_hook(lambda module, inputs, output: output)
+        return solution(model, *args)
+
+    assert not check(exercise, vandal).correct
+    after = _model().state_dict()
+    assert all(torch.equal(before[name], after[name]) for name in before)
+    assert not any(block._forward_hooks for block in _model().blocks)
+    assert check(exercise, solution).correct
+
+
 def _top_word(model) -> str:
     """The word of MAP_SENTENCE that ``model``'s best head by referent score weights most from "it"."""
     mass = pronouns.referent_mass(model)
