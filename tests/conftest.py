@@ -19,8 +19,8 @@ SLOW_FIRST = (
     "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
     "tests/hub/test_hub.py",  # ~150: 183 before lesson 09 and one kernel less (wall x0.8, CPU 50 -> 43, time_hub)
     "tests/browser/test_a11y.py",  # 95
+    "tests/test_exercise_fuzz.py",  # 90 (was 161: fewer deep copies)
     "tests/hub/test_hub_web.py",  # ~83: 89 before one Chromium (wall x0.93, s3hub)
-    "tests/test_exercise_fuzz.py",  # ~63 (was 90; CPU 55 -> 38 s in a -n 0 run): one deep copy reused
     "tests/browser/test_slides.py",  # ~55 (was 118; CPU 113 -> 53 s): decks from the site's build
     "tests/hub/test_hub_tls.py",  # ~47 (51 alone, load 4, less a Chromium launch): one hub on a real name, TLS
     "tests/test_wheel.py",  # 36

@@ -17,7 +17,6 @@ and none may be accepted.
 from __future__ import annotations
 
 import ast
-import collections
 import contextlib
 import copy
 import importlib
@@ -25,7 +24,6 @@ import inspect
 import io
 import json
 import math
-import operator
 import pkgutil
 import re
 import threading
@@ -276,174 +274,6 @@ def _fails_first(form, args: tuple) -> bool:
     return False
 
 
-#: objects a deep copy keeps as they are (classes, functions, modules …): an attribute that now holds another one
-#: is seen by its holder
-_ATOMIC = (type, type(len), type(_fails_first), type(torch), type(Ellipsis), type(None), property)
-#: immutable values (a deep copy may keep or rebuild them); held by containers, compared by identity there
-_VALUES = (bool, int, float, complex, str, bytes, range, torch.dtype, torch.device, torch.Size, torch.layout)
-
-
-_KEPT = _ATOMIC + _VALUES
-
-
-class _Plain:
-    pass
-
-
-#: the size of an instance of a class built on ``object`` alone, without slots: all its state in its ``__dict__``
-_PLAIN_SIZE = _Plain.__basicsize__
-
-
-class _Unknown(Exception):
-    """Raised by :class:`_Snapshot` on an object it cannot read in full (then each form gets its own deep copy)."""
-
-
-def _tensor_state(t: torch.Tensor) -> tuple:
-    """What a tensor is, apart from its values and its Python attributes."""
-    return (
-        type(t),
-        t.dtype,
-        t.shape,
-        t.stride(),
-        t.storage_offset(),
-        t.data_ptr(),
-        t.requires_grad,
-        t.grad_fn,
-        t.retains_grad,
-        t._backward_hooks,
-        t._post_accumulate_grad_hooks,
-        t.is_conj(),
-        t.is_neg(),
-    )
-
-
-class _Snapshot:
-    """Every object reachable from ``root`` as it is now, to tell afterwards whether anything in it changed:
-    each container's items (by identity, in order), each object's class and ``__dict__``, each tensor's dtype,
-    shape, strides, storage, autograd flags, hooks, gradient and values. The objects are kept alive (no identity
-    is reused). Raises :class:`_Unknown` on an object it cannot read in full (a C object, a class with slots, a
-    set of objects, a sparse tensor …)."""
-
-    def __init__(self, root: object) -> None:
-        self.seen: dict[int, object] = {}
-        self.sequences: list[tuple[list | tuple, tuple]] = []
-        self.dicts: list[tuple[dict, tuple, tuple, object]] = []
-        self.empty: list[dict] = []  # the empty dicts (most of a module's hooks): checked in one call
-        self.sets: list[tuple[set | frozenset, frozenset]] = []
-        self.objects: list[tuple[object, type, dict]] = []
-        self.tensors: list[tuple[torch.Tensor, tuple, torch.Tensor | None, dict, torch.Tensor]] = []
-        self._walk(root)
-
-    def _walk(self, o: object) -> None:
-        if o is None or isinstance(o, _KEPT) or id(o) in self.seen:
-            return
-        self.seen[id(o)] = o
-        if isinstance(o, torch.Tensor):
-            if o.layout is not torch.strided or o.is_quantized or o.is_nested or o.device.type != "cpu":
-                raise _Unknown
-            if type(o) not in (torch.Tensor, torch.nn.Parameter) or o._backward_hooks:
-                raise _Unknown
-            state = vars(o)
-            self.tensors.append((o, _tensor_state(o), o.grad, state, o.detach().clone()))
-            self._walk(o.grad)
-            self._walk(state)
-        elif isinstance(o, list | tuple):
-            self._attributes(o)
-            self.sequences.append((o, tuple(o)))
-            for x in o:
-                self._walk(x)
-        elif isinstance(o, dict):
-            if not o and type(o) in (dict, collections.OrderedDict):
-                self.empty.append(o)
-                return
-            self._attributes(o)
-            self.dicts.append((o, tuple(o), tuple(o.values()), getattr(o, "default_factory", None)))
-            for k, v in o.items():
-                self._walk(k)
-                self._walk(v)
-        elif isinstance(o, set | frozenset):
-            if not all(isinstance(x, _VALUES) for x in o):
-                raise _Unknown
-            self._attributes(o)
-            self.sets.append((o, frozenset(o)))
-        elif hasattr(o, "__dict__") and type(o).__basicsize__ == _PLAIN_SIZE:
-            self._attributes(o)
-        else:
-            raise _Unknown  # state held in C (a C type, or a class built on one) or in slots: not read here
-
-    def _attributes(self, o: object) -> None:
-        """Record ``o``'s class and ``__dict__``; for a list's, a tuple's or a dict's subclass too (none for the
-        exact types). Raises :class:`_Unknown` for a subclass with slots."""
-        if type(o) in (list, tuple, dict, set, frozenset, collections.OrderedDict, collections.defaultdict):
-            return
-        if any(c.__dict__.get("__slots__") for c in type(o).__mro__):
-            raise _Unknown
-        if hasattr(o, "__dict__"):
-            self.objects.append((o, type(o), vars(o)))
-            self._walk(vars(o))
-
-    def intact(self) -> bool:
-        """Whether every object is still exactly as the snapshot found it."""
-        same = operator.is_
-        if any(self.empty):
-            return False
-        for sequence, items in self.sequences:
-            if len(sequence) != len(items) or not all(map(same, sequence, items)):
-                return False
-        for d, keys, values, factory in self.dicts:
-            if len(d) != len(keys) or getattr(d, "default_factory", None) is not factory:
-                return False
-            if not (all(map(same, d, keys)) and all(map(same, d.values(), values))):
-                return False
-        for s, items in self.sets:
-            if s != items:
-                return False
-        for o, cls, attributes in self.objects:
-            if type(o) is not cls or vars(o) is not attributes:
-                return False
-        for t, state, grad, attributes, values in self.tensors:
-            if _tensor_state(t) != state or t.grad is not grad or vars(t) is not attributes:
-                return False
-            if not torch.equal(t.detach(), values):
-                return False
-        return True
-
-
-class _Copies:
-    """The checker's first arguments for the forms to be called on, deep-copied only when needed: one deep copy
-    is reused while every call leaves it exactly as the copy was made (:class:`_Snapshot`); after a call that
-    changes anything in it, or starts a thread that may still run, the next form gets a new deep copy. So each
-    form is called on arguments equal to the checker's, as with a deep copy per call, at a fraction of the cost.
-    Where the arguments hold an object the snapshot cannot read (:class:`_Unknown`), every call gets its own
-    deep copy."""
-
-    def __init__(self, args: tuple) -> None:
-        self.args = args
-        self.working: tuple | None = None
-        self.snapshot: _Snapshot | None = None
-        self.copies = 0
-
-    def fails_first(self, form) -> bool:
-        """:func:`_fails_first` of ``form`` on the checker's first arguments."""
-        if self.working is None:
-            self.working = copy.deepcopy(self.args)
-            self.copies += 1
-            try:
-                self.snapshot = _Snapshot(self.working)
-            except _Unknown:
-                self.snapshot = None
-        threads = threading.active_count()
-        try:
-            form(*self.working)
-        except Exception:
-            failed = True
-        else:
-            failed = False
-        if self.snapshot is None or threading.active_count() > threads or not self.snapshot.intact():
-            self.working = None
-        return failed
-
-
 class _Bound(BaseException):
     """Raised by a probe (:func:`_probe`) once its arguments bind: the function's body would run next. A
     BaseException, so that no form's ``except TypeError`` or ``except Exception`` takes it for a failure."""
@@ -504,24 +334,23 @@ def _forwarding(function):
 PROBES = {label: _probe(function) for label, function in {**CANDIDATES, **REFERENCES}.items()}
 
 
-def _fails(form: str, answer, probe, args: _Copies, fails: dict[str, bool], copyable: bool) -> bool:
+def _fails(form: str, answer, probe, args: tuple, fails: dict[str, bool], copyable: bool) -> bool:
     """:func:`_fails_first` of ``answer``, the form ``form`` of one function, with the same verdict for less work:
 
     - "forwarded" (``lambda *a: function(*a)``) makes the very call "itself" makes: "itself"'s verdict is reused;
     - "in a worker thread" never raises (the thread keeps the exception and the form returns None), so it fails
       first only where copying the arguments does (``copyable``, found once per exercise);
     - a form that raises before the function's body runs (its probe says so) fails first, without a deep copy of
-      the arguments; only a form whose function would run gets a copy (reused while unchanged: :class:`_Copies`)
-      and the real call.
+      the arguments; only a form whose function would run gets the copy and the real call.
     """
     if form == "in a worker thread":
         return not copyable
     if form == "forwarded" and "itself" in fails:
         return fails["itself"]
-    if probe is not None and _refused_before_the_body(probe, args.args):
+    if probe is not None and _refused_before_the_body(probe, args):
         fails[form] = True
     else:
-        fails[form] = args.fails_first(answer)
+        fails[form] = _fails_first(answer, args)
     return fails[form]
 
 
@@ -533,9 +362,8 @@ def _accepted(name: str) -> tuple[list[str], int, int]:
     per type of object (it can only tell them apart by type without calling them).
     """
     accepted, tried, checked = [], 0, 0
-    first = _first_call(name)
-    copyable = first is not None and not _fails_first(lambda *a: None, first)
-    args = _Copies(first) if first is not None else None
+    args = _first_call(name)
+    copyable = args is not None and not _fails_first(lambda *a: None, args)
     kinds: set[type] = set()
     quiet = contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO())
     with warnings.catch_warnings(), quiet[0], quiet[1]:
@@ -605,91 +433,3 @@ def test_no_candidate_passes(name):
     accepted, tried, checked = _accepted(name)
     assert tried > len(CANDIDATES) and checked > 0
     assert not accepted, f"{name} accepts: {accepted[:12]}"
-
-
-def _model_and_optimiser() -> tuple:
-    torch.manual_seed(0)
-    model = attnlib.transformer.TinyTransformer(10, 16, 2, 1, max_len=6)
-    optimiser = attnlib.training.Adam(model.parameters(), lr=1e-2)
-    return model, optimiser, torch.randint(10, (4, 6)), [torch.ones(3)]
-
-
-#: ways a form may change the arguments it is handed, each with how the next form would see the change
-MUTATIONS = {
-    "a parameter's values, through .data": (
-        lambda m, o, x, extra: m.embedding.weight.data.add_(1),
-        lambda m, o, x, extra: bool((m.embedding.weight == 0).any()) or m.embedding.weight[0, 0] > 1.5,
-    ),
-    "a parameter's values, in place": (
-        lambda m, o, x, extra: torch.no_grad()(m.embedding.weight.fill_)(0.5),
-        lambda m, o, x, extra: bool((m.embedding.weight == 0.5).all()),
-    ),
-    "the inputs, in place": (lambda m, o, x, extra: x.zero_(), lambda m, o, x, extra: not x.any()),
-    "a tensor in a list": (lambda m, o, x, extra: extra[0].mul_(2), lambda m, o, x, extra: bool(extra[0][0] == 2)),
-    "a list": (lambda m, o, x, extra: extra.append(1), lambda m, o, x, extra: len(extra) > 1),
-    "an attribute": (lambda m, o, x, extra: m.eval(), lambda m, o, x, extra: not m.training),
-    "a new attribute": (lambda m, o, x, extra: setattr(m, "seen", 1), lambda m, o, x, extra: hasattr(m, "seen")),
-    "a gradient": (
-        lambda m, o, x, extra: m(x).sum().backward(),
-        lambda m, o, x, extra: any(p.grad is not None for p in m.parameters()),
-    ),
-    "requires_grad": (
-        lambda m, o, x, extra: m.embedding.weight.requires_grad_(False),
-        lambda m, o, x, extra: not m.embedding.weight.requires_grad,
-    ),
-    "a hook": (
-        lambda m, o, x, extra: m.embedding.weight.register_hook(lambda g: g),
-        lambda m, o, x, extra: bool(m.embedding.weight._backward_hooks),
-    ),
-    "a module's hook": (
-        lambda m, o, x, extra: m.register_forward_hook(lambda *a: None),
-        lambda m, o, x, extra: bool(m._forward_hooks),
-    ),
-    "the optimiser's state": (
-        lambda m, o, x, extra: (m(x).sum().backward(), o.step()),
-        lambda m, o, x, extra: any(o.steps),
-    ),
-    "a tensor replaced by one with the same values": (
-        lambda m, o, x, extra: extra.__setitem__(0, extra[0].clone()),
-        lambda m, o, x, extra: False,  # not visible in the values: the new copy is checked by identity below
-    ),
-}
-
-
-@pytest.mark.parametrize("mutation", list(MUTATIONS))
-def test_a_form_that_changes_the_arguments_leaves_the_next_form_the_checkers(mutation):
-    """:class:`_Copies` reuses one deep copy of the checker's arguments only while no form changes it: whatever a
-    form changes, the next form is handed arguments exactly like the checker's (a new copy)."""
-    mutate, seen = MUTATIONS[mutation]
-    args = _model_and_optimiser()
-    copies = _Copies(args)
-    handed: list[tuple] = []
-
-    def recorder(*a):
-        handed.append(a)
-
-    copies.fails_first(recorder)
-    copies.fails_first(recorder)
-    assert copies.copies == 1 and handed[0][0] is handed[1][0], "a copy no form changed is reused"
-    copies.fails_first(mutate)
-    observed: list[tuple] = []
-    copies.fails_first(lambda *a: observed.append((a, seen(*a))))
-    (after, changed) = observed[0]
-    assert after[0] is not handed[0][0] and copies.copies == 2, f"{mutation}: the changed copy was handed on"
-    assert not changed and after[0] is not args[0], f"{mutation}: the next form saw the change"
-
-
-def test_an_object_the_snapshot_cannot_read_gets_a_copy_each_call():
-    class Buffer(bytearray):  # its bytes are held in C, not in its __dict__
-        pass
-
-    for unreadable in (torch.zeros(2).to_sparse(), Buffer(b"ab"), _Slotted()):
-        copies = _Copies((unreadable, torch.zeros(2)))
-        handed: list[tuple] = []
-        for _ in range(3):
-            copies.fails_first(lambda *a, handed=handed: handed.append(a))
-        assert copies.copies == 3 and len({id(a[1]) for a in handed}) == 3, type(unreadable)
-
-
-class _Slotted(list):
-    __slots__ = ("hidden",)
