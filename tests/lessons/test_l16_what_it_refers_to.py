@@ -75,19 +75,20 @@ def test_a_learners_function_that_breaks_the_model_breaks_no_later_check(exercis
     refused, and the committed model the checkers share is unchanged, so a right answer after it still passes."""
     from attnlib.lessons.l16_what_it_refers_to import _model
 
-    before = {name: p.clone() for name, p in _model().state_dict().items()}
+    ids = pronouns.sentences("held-out")[0][:8]
+    with torch.no_grad():
+        before = _model()(ids)
 
     def vandal(model, *args):
         with torch.no_grad():
             for p in model.parameters():
-                p.zero_()
-        model.blocks[0].register_forward_hook(lambda module, inputs, output: output)
+                p.mul_(0.5)
+        model.register_forward_hook(lambda module, inputs, output: output * 0)  # left behind
         return solution(model, *args)
 
     assert not check(exercise, vandal).correct
-    after = _model().state_dict()
-    assert all(torch.equal(before[name], after[name]) for name in before)
-    assert not any(block._forward_hooks for block in _model().blocks)
+    with torch.no_grad():
+        assert torch.equal(_model()(ids), before)  # neither the weights nor a hook reached the shared model
     assert check(exercise, solution).correct
 
 
