@@ -15,7 +15,7 @@ import pytest
 SLOW_FIRST = (
     "tests/browser/test_site.py",  # ~125 (was 140; CPU 181 -> 159 s in a -n 0 run), the site's build included
     "tests/browser/test_lab.py",  # 211: one run per lesson (was 268; its CPU 235 -> 163 s)
-    "tests/hub/test_hub_isolation.py",  # ~150: 203 before shared kernels (wall x0.74, s3hub; CPU 56 -> ~44, time_hub)
+    "tests/hub/test_hub_isolation.py",  # ~150: 203 before shared kernels (s3hub); CPU 56 -> 44 (time_hub) -> 40 (hub7)
     "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
     "tests/hub/test_hub.py",  # ~150: 183 before lesson 09 and one kernel less (wall x0.8, CPU 50 -> 43, time_hub)
     "tests/browser/test_a11y.py",  # 95

@@ -35,7 +35,7 @@ import pytest
 import requests
 from tornado.httputil import HTTPHeaders
 
-from harness.hubclient import REPO, Hub, Learner, browser_log_in, execute
+from harness.hubclient import REPO, Hub, Learner, browser_log_in
 from harness.labdriver import headless_chromium
 
 pytestmark = pytest.mark.hub
@@ -154,37 +154,39 @@ PROBE_JS = r"""
 })();
 """
 
-WRITE_NOTEBOOK = """
-import nbformat
-from nbformat.sign import NotebookNotary
-nb = nbformat.v4.new_notebook()
-nb.cells = [
-    nbformat.v4.new_markdown_cell(MARKDOWN),
-    nbformat.v4.new_code_cell("print('please help')", outputs=[
-        nbformat.v4.new_output("display_data", data={"text/html": HTML})]),
-]
-NotebookNotary().sign(nb)  # with this learner's own notary secret: their server trusts it
-nbformat.write(nb, "help.ipynb")
-print("signed", NotebookNotary().check_signature(nb))
-"""
-
 
 def write_signed_notebook(learner: Learner) -> None:
-    """From the learner's own kernel, as the review's attacker did: a notebook whose output holds the probe
-    (trusted: signed with the learner's key) and whose markdown holds A21's images."""
+    """As the learner's own JupyterLab saves a notebook it trusts: a notebook whose output holds the probe and
+    whose markdown holds A21's images, its code cell marked trusted, saved through the learner's server,
+    which signs it with the learner's own notary secret (jupyter_server signs a notebook whose cells are all
+    trusted when it saves it); read back, the server reports it trusted (its signature checks)."""
     hub = learner.hub
     script = PROBE_JS.replace("HUB", json.dumps(hub.url)).replace("LEARNER", json.dumps(learner.name))
     script = script.replace("${WAITING}", WAITING)
     markdown = f"Please help me!\n\n![]({hub.url}/hub/authorize/{WAITING})\n\n![]({hub.url}/hub/discard/{DOOMED})\n"
-    names = {"MARKDOWN": markdown, "HTML": f'<div id="probe">help</div><script>{script}</script>'}
-    kernel = learner.api("POST", f"/user/{learner.name}/api/kernels", json={"name": "python3"}).json()
-    ws = learner.kernel_channels(kernel["id"])
-    try:
-        outputs = execute(ws, "".join(f"{k} = {v!r}\n" for k, v in names.items()) + WRITE_NOTEBOOK)
-    finally:
-        ws.close()
-        learner.api("DELETE", f"/user/{learner.name}/api/kernels/{kernel['id']}")
-    assert [o.get("text") for o in outputs] == ["signed True\n"], outputs
+    probe = f'<div id="probe">help</div><script>{script}</script>'
+    html_output = {"output_type": "display_data", "metadata": {}, "data": {"text/html": probe}}
+    notebook = {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {},
+        "cells": [
+            {"cell_type": "markdown", "id": "help-text", "metadata": {}, "source": markdown},
+            {
+                "cell_type": "code",
+                "id": "help-code",
+                "metadata": {"trusted": True},
+                "execution_count": 1,
+                "source": "print('please help')",
+                "outputs": [html_output],
+            },
+        ],
+    }
+    path = f"/user/{learner.name}/api/contents/help.ipynb"
+    saved = learner.api("PUT", path, json={"type": "notebook", "content": notebook})
+    assert saved.status_code in (200, 201), saved.text[:300]
+    cells = learner.api("GET", path).json()["content"]["cells"]
+    assert [c["metadata"].get("trusted") for c in cells if c["cell_type"] == "code"] == [True], cells
 
 
 def test_each_learners_server_has_its_own_origin(hub: Hub, teacher: Learner, helped: Learner) -> None:
