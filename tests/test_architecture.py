@@ -158,6 +158,18 @@ def test_import_attnlib_loads_no_plotting_or_widgets() -> None:
     assert loaded.strip() == "[]", f"import attnlib loaded {loaded.strip()}"
 
 
+def test_a_lessons_first_cell_loads_no_seaborn_pandas_or_pyplot() -> None:
+    """What every lesson's first cell imports (attnlib, show, plots, the lessons' modules) leaves seaborn, and the
+    pandas and pyplot it brings, to the first figure drawn: a kernel or a test that draws none does not pay them."""
+    code = (
+        "import sys, attnlib, attnlib.show, attnlib.show.plots, attnlib.show.style, attnlib.lessons.pipeline;"
+        "attnlib.lessons.lessons();"  # imports every lesson's module
+        "print(sorted(m for m in ('seaborn', 'pandas', 'matplotlib.pyplot') if m in sys.modules))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert loaded.strip() == "[]", f"a lesson's first cell loaded {loaded.strip()} before drawing anything"
+
+
 # private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only);
 # of a front end's widget manager, anywidget's types declare only get_model public
 PRIVATE = re.compile(

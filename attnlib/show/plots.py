@@ -22,7 +22,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Required, TypedDict
 
 import numpy as np
-import seaborn as sns
 import torch
 from matplotlib.axes import Axes
 from matplotlib.collections import Collection
@@ -114,6 +113,8 @@ def draw_heatmap(
     ``highlight`` is ``(rows, cols, cells)``: whole rows, whole columns and single ``(i, j)`` cells
     outlined in the style's highlight colour.
     """
+    import seaborn as sns  # here, not at the top: seaborn brings pandas and pyplot, paid only by a process that draws
+
     st = _style.current()
     data = as_numpy(matrix)
     n_rows, n_cols = data.shape
@@ -476,6 +477,8 @@ def _curves(
     marker: str | None,
 ) -> Plot:
     """One ``seaborn.lineplot`` per ``{name: (xs, ys)}`` on one axis."""
+    import seaborn as sns  # as in draw_heatmap: paid only by a process that draws
+
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     for name, (xs, ys) in series.items():

@@ -90,6 +90,8 @@ def parse_cell(text: str, *, limit: float = EDIT_LIMIT) -> float:
 @lru_cache(maxsize=32)
 def palette(cmap: str, n: int = 64) -> tuple[str, ...]:
     """``n`` colours of matplotlib colormap ``cmap`` as hex strings (what the browser interpolates)."""
+    if cmap not in colormaps:
+        import seaborn  # noqa: F401 — imported only now, it registers its own colormaps (vlag, rocket, mako …)
     colormap = colormaps[cmap]
     return tuple(to_hex(colormap((k + 0.5) / n)) for k in range(n))
 
