@@ -158,16 +158,20 @@ def test_import_attnlib_loads_no_plotting_or_widgets() -> None:
     assert loaded.strip() == "[]", f"import attnlib loaded {loaded.strip()}"
 
 
-def test_a_lessons_first_cell_loads_no_seaborn_pandas_or_pyplot() -> None:
-    """What every lesson's first cell imports (attnlib, show, plots, the lessons' modules) leaves seaborn, and the
-    pandas and pyplot it brings, to the first figure drawn: a kernel or a test that draws none does not pay them."""
+def test_a_lessons_first_cell_and_its_heatmaps_load_no_seaborn_pandas_or_pyplot() -> None:
+    """What every lesson's first cell imports (attnlib, show, plots, the lessons' modules), and a heatmap drawn as
+    every explorer's PNG fallback is, leave seaborn, and the pandas and pyplot it brings, to the first curve drawn:
+    a kernel or a test that draws no curve does not pay them."""
+    probe = "print(sorted(m for m in ('seaborn', 'pandas', 'matplotlib.pyplot') if m in sys.modules))"
     code = (
         "import sys, attnlib, attnlib.show, attnlib.show.plots, attnlib.show.style, attnlib.lessons.pipeline;"
-        "attnlib.lessons.lessons();"  # imports every lesson's module
-        "print(sorted(m for m in ('seaborn', 'pandas', 'matplotlib.pyplot') if m in sys.modules))"
+        f"attnlib.lessons.lessons(); {probe};"  # lessons() imports every lesson's module
+        f"attnlib.show.plots.heatmap_png([{{'matrix': [[0.5, -1.0], [float('nan'), 2.0]]}}]); {probe}"
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "[]", f"a lesson's first cell loaded {loaded.strip()} before drawing anything"
+    imported, drawn = loaded.splitlines()
+    assert imported == "[]", f"a lesson's first cell loaded {imported} before drawing anything"
+    assert drawn == "[]", f"drawing a heatmap loaded {drawn}"
 
 
 # private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only);
