@@ -148,14 +148,26 @@ def test_the_lessons_launcher_needs_neither_torch_nor_attnlib() -> None:
     assert loaded.strip() == "[]", f"attnlib-lessons loads {loaded.strip()} before it starts"
 
 
-def test_import_attnlib_loads_no_plotting_or_widgets() -> None:
+def test_import_attnlib_loads_no_plotting_and_a_lesson_no_seaborn() -> None:
+    """One process, three stages: ``import attnlib`` (the core) loads no plotting or widgets; what every lesson's
+    first cell imports (show, plots, the lessons' modules), and a heatmap drawn as every explorer's PNG fallback is,
+    leave seaborn, and the pandas and pyplot it brings, to the first curve drawn: a kernel or a test that draws no
+    curve does not pay them."""
+    probe = "print(sorted(m for m in {} if m in sys.modules));"
     code = (
         "import sys, attnlib, attnlib.steps, attnlib.transformer, attnlib.pretrained, attnlib.kv_cache;"
-        "print(sorted(m for m in ('matplotlib', 'seaborn', 'ipywidgets', 'anywidget', 'numpy.typing') "
-        "if m in sys.modules))"
+        + probe.format("('matplotlib', 'seaborn', 'ipywidgets', 'anywidget', 'numpy.typing')")
+        + "import attnlib.show, attnlib.show.plots, attnlib.show.style, attnlib.lessons.pipeline;"
+        + "attnlib.lessons.lessons();"  # imports every lesson's module
+        + probe.format("('seaborn', 'pandas', 'matplotlib.pyplot')")
+        + "attnlib.show.plots.heatmap_png([{'matrix': [[0.5, -1.0], [float('nan'), 2.0]]}]);"
+        + probe.format("('seaborn', 'pandas', 'matplotlib.pyplot')")
     )
     loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert loaded.strip() == "[]", f"import attnlib loaded {loaded.strip()}"
+    core, first_cell, drawn = loaded.splitlines()
+    assert core == "[]", f"import attnlib loaded {core}"
+    assert first_cell == "[]", f"a lesson's first cell loaded {first_cell} before drawing anything"
+    assert drawn == "[]", f"drawing a heatmap loaded {drawn}"
 
 
 # private names of ipywidgets, anywidget, traitlets and jupyter that attnlib must not touch (public APIs only);

@@ -1,6 +1,6 @@
 """Drawing and live views — imports the maths core, never the other way round.
 
-- :mod:`attnlib.show.plots` — static figures with seaborn/matplotlib (heatmaps, curves);
+- :mod:`attnlib.show.plots` — static figures with matplotlib and seaborn (heatmaps, curves);
 - :mod:`attnlib.show.style` — the ``laptop`` and ``projector`` styles;
 - :mod:`attnlib.show.ui` — an explorer's controls and boxes: plain traitlets objects with ipywidgets' names;
 - :mod:`attnlib.show.view` — :class:`HeatmapView`, the Python half of a live heatmap (its frames, its PNG);

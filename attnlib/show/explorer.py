@@ -30,7 +30,7 @@ from callbacks (an ``Output`` filled during execution breaks nbval).
 
 Displayed, an explorer sends three representations: its one widget model
 (:class:`~attnlib.show.page.ExplorerWidget`, whose front end draws the controls, the views, the texts and the
-message), a PNG of its current state drawn with seaborn (what GitHub and nbviewer show without a kernel) and the
+message), a PNG of its current state drawn with matplotlib (what GitHub and nbviewer show without a kernel) and the
 ``text/plain`` summary (what nbval compares).
 
 Python's state is always what the page shows. A change made in Python sends the explorer's ``values`` and
@@ -370,7 +370,7 @@ class Explorer:
         return f"{type(self).__name__}()"
 
     def snapshot_png(self) -> bytes:
-        """PNG shown where no kernel renders the widget: the views' current state, drawn with seaborn."""
+        """PNG shown where no kernel renders the widget: the views' current state, drawn with matplotlib."""
         self.catch_up()
         specs = [v.spec() for v in self.views.values() if isinstance(v, HeatmapView)]
         return heatmap_png(specs[: self.SNAPSHOT_VIEWS])

@@ -1,11 +1,12 @@
-"""Static figures with seaborn: annotated heatmaps, training and cost curves.
+"""Static figures: annotated heatmaps, training and cost curves.
 
-Plain seaborn/matplotlib code. Live views in the notebooks are drawn by the browser
+Plain matplotlib and seaborn code. Live views in the notebooks are drawn by the browser
 (:class:`attnlib.show.HeatmapView`); this module draws what is a picture: a heatmap shown as the
 last expression of a cell, the PNG fallback of every live view and the training curves.
 
 - :func:`heatmap` / :class:`Heatmap` — one matrix, token-labelled, annotated when small
-  (``seaborn.heatmap``); :func:`show_heatmaps` — several side by side (d2l's ``show_heatmaps``).
+  (drawn as ``seaborn.heatmap`` draws it, with matplotlib alone); :func:`show_heatmaps` — several side by side
+  (d2l's ``show_heatmaps``).
 - :func:`training_curves` — loss/accuracy per step (``seaborn.lineplot``);
 - :func:`cost_curves` — time or memory against n on log–log axes (lesson 15).
 
@@ -22,10 +23,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Required, TypedDict
 
 import numpy as np
-import seaborn as sns
 import torch
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.collections import Collection
+from matplotlib.colors import Colormap
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
@@ -39,6 +41,7 @@ __all__ = [
     "HeatmapGrid",
     "Plot",
     "as_numpy",
+    "colormap",
     "cost_curves",
     "heatmap",
     "heatmap_png",
@@ -109,7 +112,7 @@ def draw_heatmap(
     vmax: float | None = None,
     highlight: tuple[Sequence[int], Sequence[int], Sequence[tuple[int, int]]] = ((), (), ()),
 ) -> list[Rectangle]:
-    """Draw ``matrix`` ``(n_rows, n_cols)`` into ``ax`` with ``seaborn.heatmap``; returns the outlines.
+    """Draw ``matrix`` ``(n_rows, n_cols)`` into ``ax`` as ``seaborn.heatmap`` does; returns the outlines.
 
     ``highlight`` is ``(rows, cols, cells)``: whole rows, whole columns and single ``(i, j)`` cells
     outlined in the style's highlight colour.
@@ -121,28 +124,39 @@ def draw_heatmap(
     annotate = max(data.shape) <= ANNOTATE_MAX if annotate is None else annotate
     rows = [str(r) for r in row_labels] if row_labels is not None else [str(i + 1) for i in range(n_rows)]
     cols = [str(c) for c in col_labels] if col_labels is not None else [str(j + 1) for j in range(n_cols)]
-    labels = np.vectorize(lambda v: annotation(float(v), decimals), otypes=[str])(data) if annotate else False
-    sns.heatmap(
-        data,
-        ax=ax,
-        cmap=cmap,
-        vmin=lo,
-        vmax=hi,
-        annot=labels,
-        fmt="",
-        annot_kws={"fontsize": st.annotation_size},
-        xticklabels=cols if n_cols <= 32 else max(1, n_cols // 32),
-        yticklabels=rows if n_rows <= 32 else max(1, n_rows // 32),
-        square=False,
-        cbar=True,
-    )
+    # what seaborn.heatmap(data, cmap, vmin, vmax, annot, fmt="", annot_kws, xticklabels, yticklabels) draws, step by
+    # step with matplotlib alone: seaborn brings pandas and pyplot, about 0.6 CPU-s to every kernel that draws one
+    for spine in ax.spines.values():  # seaborn's despine(left=True, bottom=True)
+        spine.set_visible(False)
+    cells = np.ma.masked_where(np.isnan(data), data)  # a NaN cell is left blank
+    mesh = ax.pcolormesh(cells, cmap=colormap(cmap), linewidths=0, edgecolor="white", vmin=lo, vmax=hi)
+    ax.set(xlim=(0, n_cols), ylim=(0, n_rows))
+    ax.invert_yaxis()  # row 0 on top, as a matrix is written
+    colorbar = ax.figure.colorbar(mesh, None, ax)
+    colorbar.outline.set_linewidth(0)
+    xticks, xlabels = _ticks(cols, n_cols)
+    yticks, ylabels = _ticks(rows, n_rows)
+    ax.set(xticks=xticks, yticks=yticks)
+    ax.set_xticklabels(xlabels)
+    for label in ax.set_yticklabels(ylabels, rotation="vertical"):
+        label.set_verticalalignment("center")
+    ax.set(xlabel="", ylabel="")
     if annotate:
         # seaborn writes dark grey or white by a luminance cut that leaves white on mid-tone cells at about 2.3:1;
         # black or white, whichever contrasts more, keeps every number at 4.58:1 or more (WCAG 1.4.3: 4.5:1)
-        shown = ~np.isnan(data).ravel()  # seaborn masks a NaN cell and writes no number on it
-        colours = np.asarray(ax.collections[0].get_facecolor())  # (cells, 4) RGBA, row by row
-        for text, colour in zip(ax.texts, colours[shown], strict=True):
-            text.set_color(ink(colour[:3]))
+        mesh.update_scalarmappable()
+        colours = np.asarray(mesh.get_facecolor())  # (cells, 4) RGBA, row by row
+        for k, (value, colour) in enumerate(zip(data.ravel(), colours, strict=True)):
+            if not np.isnan(value):  # a NaN cell is masked: no number on it
+                ax.text(
+                    k % n_cols + 0.5,
+                    k // n_cols + 0.5,
+                    annotation(float(value), decimals),
+                    color=ink(colour[:3]),
+                    ha="center",
+                    va="center",
+                    fontsize=st.annotation_size,
+                )
     ax.tick_params(axis="y", labelrotation=0)
     ax.tick_params(axis="x", labelrotation=90 if n_cols > 8 else 0)
     ax.set_title(title or "", fontsize=st.font_size * 1.1)
@@ -159,6 +173,24 @@ def draw_heatmap(
     for outline in outlines:
         ax.add_patch(outline)
     return outlines
+
+
+def colormap(name: str) -> Colormap:
+    """matplotlib's colormap ``name``, or seaborn's (``vlag``, ``rocket``, ``mako`` …: seaborn registers them with
+    matplotlib when imported, so it is imported for them only)."""
+    if name not in colormaps:
+        import seaborn  # noqa: F401
+
+    return colormaps[name]
+
+
+def _ticks(labels: list[str], n: int) -> tuple[np.ndarray, list[str]]:
+    """Tick positions (cell centres) and labels of one side of ``n`` cells: every label up to 32 cells, beyond that
+    every ``n // 32``-th cell numbered from 0 (as seaborn.heatmap's integer ``xticklabels`` does)."""
+    if n <= 32:
+        return np.arange(n) + 0.5, labels
+    every = max(1, n // 32)
+    return np.arange(0, n, every) + 0.5, [str(k) for k in range(0, n, every)]
 
 
 def relative_luminance(rgb: Sequence[float]) -> float:
@@ -261,7 +293,7 @@ class _Options(TypedDict):
 
 
 class Heatmap:
-    """A token-labelled heatmap of a matrix, drawn with ``seaborn.heatmap``.
+    """A token-labelled heatmap of a matrix, drawn as ``seaborn.heatmap`` draws it (:func:`draw_heatmap`).
 
     Args:
         matrix: ``(n_rows, n_cols)`` tensor, array or nested list (a 1-D vector becomes one row).
@@ -313,7 +345,7 @@ class Heatmap:
         _style.register(self)
 
     def _draw(self, *, fresh: bool = True) -> None:
-        """Draw with seaborn: on a new figure of the same size (own figure), else into the cleared axes."""
+        """Draw: on a new figure of the same size (own figure), else into the cleared axes."""
         if fresh and self._own:
             self.fig = Figure(figsize=self._size, layout="constrained")
             self.ax = self.fig.add_subplot()
@@ -476,6 +508,8 @@ def _curves(
     marker: str | None,
 ) -> Plot:
     """One ``seaborn.lineplot`` per ``{name: (xs, ys)}`` on one axis."""
+    import seaborn as sns  # here, not at the top: it brings pandas and pyplot, paid only where a curve is drawn
+
     fig = Figure(figsize=figsize, layout="constrained")
     ax = fig.add_subplot()
     for name, (xs, ys) in series.items():

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import matplotlib as mpl
-import seaborn as sns
 from matplotlib.typing import RcKeyType
 
 __all__ = ["STYLES", "Style", "current", "use"]
@@ -97,6 +96,8 @@ def current() -> Style:
 
 def _apply_rc(style: Style) -> None:
     """seaborn's ``white`` theme and the style's context, then attnlib's sizes and colours on top."""
+    import seaborn as sns  # here, not at the top: seaborn brings pandas and pyplot, paid only when a style is set
+
     mpl.rcParams.update(
         {
             **sns.axes_style("white"),

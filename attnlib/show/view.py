@@ -31,7 +31,7 @@ Accessibility: the grid is one focusable element named by the title and describe
 button shows the numbers as an HTML table a screen reader reads. The default colour
 map is ``cividis`` (colour-blind safe); pass ``vmin=0, vmax=1`` for attention weights.
 
-A view draws a PNG of its state with seaborn (:meth:`to_png`) for readers without a kernel; explorers put
+A view draws a PNG of its state with matplotlib (:meth:`to_png`) for readers without a kernel; explorers put
 their views' PNGs together in one fallback image. What a change moves (the numbers, labels, limits, colours,
 cell size, highlights: :data:`DRAWN`) travels in the explorer's ``shown``; the look that stays (axis labels,
 font, highlight colour, line width: :meth:`HeatmapView.look`) in its ``tree``.
@@ -46,12 +46,11 @@ from functools import lru_cache
 
 import numpy as np
 import traitlets
-from matplotlib import colormaps
 from matplotlib.colors import to_hex
 
 from ..formatting import annotation
 from . import style
-from .plots import ANNOTATE_MAX, HeatmapSpec, as_numpy, heatmap_png, limits
+from .plots import ANNOTATE_MAX, HeatmapSpec, as_numpy, colormap, heatmap_png, limits
 from .ui import Layout
 
 __all__ = ["EDIT_LIMIT", "Explanations", "Frame", "HeatmapView", "explanation_texts", "parse_cell"]
@@ -90,8 +89,8 @@ def parse_cell(text: str, *, limit: float = EDIT_LIMIT) -> float:
 @lru_cache(maxsize=32)
 def palette(cmap: str, n: int = 64) -> tuple[str, ...]:
     """``n`` colours of matplotlib colormap ``cmap`` as hex strings (what the browser interpolates)."""
-    colormap = colormaps[cmap]
-    return tuple(to_hex(colormap((k + 0.5) / n)) for k in range(n))
+    colours = colormap(cmap)
+    return tuple(to_hex(colours((k + 0.5) / n)) for k in range(n))
 
 
 def _labels(given: Sequence[object] | None, n: int) -> list[str]:
@@ -381,7 +380,7 @@ class HeatmapView(traitlets.HasTraits):
 
     # ------------------------------------------------------------------ static fallback
     def spec(self) -> HeatmapSpec:
-        """What :func:`attnlib.show.plots.heatmap_png` needs to draw this view's current state with seaborn."""
+        """What :func:`attnlib.show.plots.heatmap_png` needs to draw this view's current state."""
         return {
             "matrix": self.data,
             "row_labels": list(self.row_labels),
@@ -402,7 +401,7 @@ class HeatmapView(traitlets.HasTraits):
         }
 
     def to_png(self) -> bytes:
-        """PNG of the current state, drawn with seaborn (for readers without a kernel)."""
+        """PNG of the current state, drawn with matplotlib (for readers without a kernel)."""
         return heatmap_png([self.spec()])
 
     def __repr__(self) -> str:
