@@ -1166,29 +1166,52 @@ def test_a_small_tables_chunks_come_from_the_kernel_once_drawn(lab) -> None:
 
 # ----------------------------------------------------------------------------- Jupyter Notebook 7
 NB7_LESSON = "05_softmax.ipynb"  # SoftmaxExplorer: menus and a slider its table covers, over live heatmaps
+NB7_NOTEBOOK = "notebooks/nb7_05_softmax.ipynb"  # its explorer's cells (_explorer_cells), in the server's copy
 
 
-def test_an_explorer_answers_in_the_page_in_notebook_7(browser, server) -> None:
-    """Lesson 05 in Jupyter Notebook 7 (not JupyterLab): it runs, its explorer renders, and changing a control its
-    table covers is drawn by the page ("attnlib:shown" from the table) and shows Python's numbers. What this cannot
-    test: VS Code (its Jupyter extension renders ipywidgets 8 and anywidget views, docs/install.md; no VS Code runs
-    here)."""
+def _explorer_cells(lesson: str):
+    """``lesson`` cut to what its first explorer needs, read from the lesson now: its first code cell (the
+    lesson's imports) and the first code cell whose stored output is a widget view (the explorer); no markdown,
+    no other cell. The lesson's own kernelspec (without one, the page asks which kernel)."""
+    import nbformat
+
+    nb = nbformat.read(REPO / "notebooks" / lesson, as_version=4)
+    code = [cell for cell in nb.cells if cell.cell_type == "code"]
+    shows = [
+        cell
+        for cell in code
+        if any("application/vnd.jupyter.widget-view+json" in out.get("data", {}) for out in cell.outputs)
+    ]
+    assert shows, f"{lesson}: no code cell shows a widget"
+    cut = nbformat.v4.new_notebook(metadata=nb.metadata)
+    kept = [code[0]] if shows[0] is code[0] else [code[0], shows[0]]
+    cut.cells = [nbformat.v4.new_code_cell(cell.source) for cell in kept]
+    return cut
+
+
+def test_an_explorer_answers_in_the_page_in_notebook_7(lab) -> None:
+    """Lesson 05's explorer in Jupyter Notebook 7 (not JupyterLab): the lesson's imports and the cell that shows
+    its explorer run in a kernel of their own (the rest of the lesson is not run here: JupyterLab and nbval run it
+    whole), the explorer renders, and changing a control its table covers is drawn by the page ("attnlib:shown"
+    from the table) and shows Python's numbers. In a tab of the module's browser context (JupyterLab's page: the
+    extensions both apps load come from its cache). What this cannot test: VS Code (its Jupyter extension renders
+    ipywidgets 8 and anywidget views, docs/install.md; no VS Code runs here)."""
     import random
 
+    import nbformat
+
     pytest.importorskip("notebook", reason="Jupyter Notebook 7 is not installed (make env installs it)")
-    # a fresh kernel of its own: the server gives a notebook path's open session (a JupyterLab panel of the same
-    # lesson, say) to every page that opens it, and the lesson would then run a second time in that kernel
-    for session in server.api("sessions") or []:  # type: ignore[union-attr]
-        if session["path"].endswith(NB7_LESSON):
-            server.api(f"sessions/{session['id']}", method="DELETE")
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    server = lab[0]
+    nbformat.write(_explorer_cells(NB7_LESSON), server.root / NB7_NOTEBOOK)
+    page = lab[1].context.new_page()  # the module's page's size, 1400 × 1000
     problems: list[str] = []
     page.on("pageerror", lambda exc: problems.append(f"{exc}\n{exc.stack}"))
-    page.goto(f"{server.base}/notebooks/notebooks/{NB7_LESSON}?token={server.token}")
+    page.goto(f"{server.base}/notebooks/{NB7_NOTEBOOK}?token={server.token}")
     page.wait_for_function(
         "() => window.jupyterapp && window.jupyterapp.shell.currentWidget"
         " && window.jupyterapp.shell.currentWidget.sessionContext",
         timeout=90_000,
+        polling=100,
     )
     assert page.evaluate("() => document.body.dataset.notebook || ''") == "notebooks"  # Notebook 7, not Lab
     page.evaluate("async () => { await window.jupyterapp.started; await window.jupyterapp.restored; }")
