@@ -233,25 +233,31 @@ def cell_point(grid, row: int, col: int) -> dict[str, float]:
 
 def grid_pixels(grid, x: float, y: float, w: float, h: float, cdp=None) -> list[list[int]]:
     """The colours on screen in the box ``(x, y, w, h)`` of a grid (CSS pixels from its top left corner):
-    ``[[r, g, b], …]`` row by row, at least one pixel, cut from a screenshot of the viewport at the page's
-    device pixel ratio, not resampled. ``cdp``: the CDP session that emulates another ratio, if any (an
-    emulation holds in its own session only)."""
+    ``[[r, g, b], …]`` row by row, at least one pixel, cut from a screenshot of the whole CSS pixels around the
+    box (clipped: the page is not encoded whole) at the page's device pixel ratio, not resampled. ``cdp``: the
+    CDP session that emulates another ratio, if any (an emulation holds in its own session only)."""
+    import math
+
     from PIL import Image
 
     grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
-    width = grid.page.evaluate("() => window.innerWidth")
+    # the CSS pixels that hold the box, whole: their device pixels are the viewport screenshot's, cut out
+    x0, y0 = math.floor(box["x"] + x), math.floor(box["y"] + y)
+    x1, y1 = max(x0 + 1, math.ceil(box["x"] + x + w)), max(y0 + 1, math.ceil(box["y"] + y + h))
+    clip = {"x": x0, "y": y0, "width": x1 - x0, "height": y1 - y0, "scale": 1}
     session = cdp or grid.page.context.new_cdp_session(grid.page)
     try:
-        shot = session.send("Page.captureScreenshot", {"format": "png"})["data"]
+        shot = session.send("Page.captureScreenshot", {"format": "png", "clip": clip})["data"]
     finally:
         if cdp is None:
             session.detach()
     image = Image.open(io.BytesIO(base64.b64decode(shot))).convert("RGB")
-    k = image.width / width  # device pixels per CSS pixel
+    k = image.width / clip["width"]  # device pixels per CSS pixel
     left, top = round((box["x"] + x) * k), round((box["y"] + y) * k)
     right, bottom = max(left + 1, round((box["x"] + x + w) * k)), max(top + 1, round((box["y"] + y + h) * k))
-    return [list(image.getpixel((i, j))) for j in range(top, bottom) for i in range(left, right)]
+    dx, dy = round(x0 * k), round(y0 * k)  # where the clip starts, in the viewport's device pixels
+    return [list(image.getpixel((i - dx, j - dy))) for j in range(top, bottom) for i in range(left, right)]
 
 
 def cell_pixels(grid, row: int, col: int, inset: float = 0.0) -> list[list[int]]:
