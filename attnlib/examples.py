@@ -125,10 +125,11 @@ class SentenceExample:
     def run(self) -> SimpleNamespace:
         """Replay the document's random draws in its order, without touching global RNG state.
 
-        Returns a namespace with ``embedded (n_tokens, d)`` and ``w_query``, ``w_key``,
-        ``w_value`` as the document draws them (002: ``(d, d_k)``, ``(d, d_k)``, ``(d, d_v)``
-        drawn right after the embedding; 003: three ``(d, d)`` matrices after reseeding, applied
-        as ``U x``, i.e. ``X Uᵀ``).
+        Returns a namespace with ``embedded (n_tokens, d)`` and the three matrices as the document draws
+        them, named by how they act: 002's ``w_query``, ``w_key``, ``w_value`` (``(d, d_k)``, ``(d, d_k)``,
+        ``(d, d_v)``, drawn right after the embedding, multiplying rows: ``X W``); 003's ``u_query``,
+        ``u_key``, ``u_value`` (three ``(d, d)`` matrices after reseeding, applied to column vectors as
+        ``U x``, i.e. ``X Uᵀ``: the notation's $U_q, U_k, U_v$).
         """
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
@@ -138,6 +139,8 @@ class SentenceExample:
             w_query = torch.rand(self.d, self.d_k)
             w_key = torch.rand(self.d, self.d_k)
             w_value = torch.rand(self.d, self.d_v)
+        if self.column_vectors:
+            return SimpleNamespace(embedded=embedded, u_query=w_query, u_key=w_key, u_value=w_value)
         return SimpleNamespace(embedded=embedded, w_query=w_query, w_key=w_key, w_value=w_value)
 
     def qkv(self) -> QKV:
@@ -148,7 +151,7 @@ class SentenceExample:
         """
         run = self.run()
         if self.column_vectors:
-            return project_as_columns(run.embedded, run.w_query, run.w_key, run.w_value)
+            return project_as_columns(run.embedded, run.u_query, run.u_key, run.u_value)
         return derive_qkv(run.embedded, run.w_query, run.w_key, run.w_value)
 
 

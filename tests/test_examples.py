@@ -87,7 +87,7 @@ def test_translate_run_reseeds_before_weights_like_document_003() -> None:
     torch.manual_seed(123)
     u_query = torch.rand(16, 16)
     assert torch.equal(run.embedded, embedded)
-    assert torch.equal(run.w_query, u_query)
+    assert torch.equal(run.u_query, u_query)
 
 
 def test_the_documents_differences_are_typed_fields_that_take_effect() -> None:
@@ -95,9 +95,9 @@ def test_the_documents_differences_are_typed_fields_that_take_effect() -> None:
     assert (ex.reseed_before_weights, ex.column_vectors, ex.query_index) == (True, True, 1)
     rows = dataclasses.replace(ex, column_vectors=False)  # X W instead of X Uᵀ
     run = ex.run()
-    assert torch.equal(rows.qkv().queries, run.embedded @ run.w_query)
+    assert torch.equal(rows.qkv().queries, run.embedded @ run.u_query)  # the same draws, read as W
     no_reseed = dataclasses.replace(ex, reseed_before_weights=False).run()
-    assert torch.equal(no_reseed.embedded, run.embedded) and not torch.equal(no_reseed.w_query, run.w_query)
+    assert torch.equal(no_reseed.embedded, run.embedded) and not torch.equal(no_reseed.u_query, run.u_query)
     assert (examples.encodings.seed, examples.encodings.d_model) == (42, 2)
     assert examples.history.column_vectors is False and examples.four_inputs.printed_output_1 is None
 
@@ -113,8 +113,9 @@ def test_run_leaves_the_global_random_state_alone() -> None:
 def test_sentence_examples_project_as_their_documents_do() -> None:
     run = examples.translate.run()
     q, k, v = examples.translate.qkv()  # 003: q = U x, i.e. X Uᵀ
-    assert torch.allclose(q, run.w_query.matmul(run.embedded.T).T, atol=1e-5)
-    assert torch.equal(v, run.embedded @ run.w_value.T)
+    assert torch.allclose(q, run.u_query.matmul(run.embedded.T).T, atol=1e-5)
+    assert torch.equal(v, run.embedded @ run.u_value.T)
+    assert not hasattr(run, "w_query")  # 003's matrices are U (column vectors), never named as W
     run = examples.history.run()
     q, k, v = examples.history.qkv()  # 002: X W
     assert torch.equal(k, run.embedded @ run.w_key) and v.shape == (28, 28)

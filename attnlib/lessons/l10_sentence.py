@@ -130,7 +130,7 @@ def _context(*, as_columns: bool = True, transposed: bool = False, scaled: bool 
     if as_columns:
         q, k, v = examples.translate.qkv()
     else:
-        q, k, v = run.embedded @ run.w_query, run.embedded @ run.w_key, run.embedded @ run.w_value
+        q, k, v = run.embedded @ run.u_query, run.embedded @ run.u_key, run.embedded @ run.u_value  # X U: a slip
     s = score(k, q) if transposed else score(q, k)
     return softmax(s[word] / (math.sqrt(examples.translate.d) if scaled else 1.0), dim=0) @ v
 
