@@ -9,6 +9,7 @@ from __future__ import annotations
 import atexit
 import functools
 import http.server
+import re
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -526,7 +527,7 @@ def hover(page, k: int, view: str, cell: tuple[int, int]) -> dict:
     away (:data:`TOOLTIP_JS`): a page with no kernel answers from its table in the same task, so ``pending`` is
     a hover that waits (for a kernel), never one that is slow. ``{"missed": True}`` when the cell is not under the
     pointer (covered, or off the page). Tried again (three times in all) when the cell moved while the pointer
-    went there (the page's layout shifts as what scrolling brought into view loads: lazy images, MathJax)."""
+    went there (the page's layout shifts as what scrolling brought into view loads: lazy images, fonts)."""
     shown: dict = {"missed": True}
     for _ in range(3):
         page.evaluate(SHOW_SLIDE_JS, k)
@@ -740,3 +741,36 @@ def axe_violations(
         + " ".join(v["nodes"][0]["failureSummary"].split())[:300]
         for v in found
     ]
+
+
+# ------------------------------------------------------------------------- math typeset at build time (no MathJax)
+# the site's and the decks' math is typeset when they are built (site/typeset.mjs); a page's text shows no TeX
+TEX_LEFT = re.compile(r"\\\(|\\\[|\$\$")
+DOLLAR_MATH_LEFT = re.compile(r"(?<!\\)\$[^$\s][^$]*(?<![\s\\])\$")  # $…$ (a deck's markdown math)
+MATH_ERROR = re.compile(r"<mjx-merror\b[^>]*>")  # MathJax's error, with its message in data-mjx-error
+DRAWN_MATH = re.compile(r"<mjx-math\b.*?</mjx-math>", re.S)  # what a formula draws (hidden from screen readers)
+MATHJAX_LOADED = re.compile(r"""<script\b[^>]*(?:\bsrc\s*=\s*["'][^"']*mathjax|text/x-mathjax-config)""", re.I)
+
+
+def math_problems(html: str, *, dollars: bool = False) -> list[str]:
+    """What is wrong with a built page's math, one line each (none: every formula typeset at build time): a
+    ``.math`` element (Sphinx's) holding no typeset formula, a formula (``mjx-container``) without the MathML a
+    screen reader reads (assistive MathML) or with a MathJax error (``mjx-merror``), TeX delimiters ``\\(``,
+    ``\\[``, ``$$`` (``dollars``: ``$…$`` too, a deck's) left in the text outside code, a MathJax script."""
+    from bs4 import BeautifulSoup
+
+    problems = [f"loads MathJax: {m.group(0)[:120]}" for m in MATHJAX_LOADED.finditer(html)]
+    problems += [f"MathJax could not typeset: {m.group(0)[:200]}" for m in MATH_ERROR.finditer(html)]
+    soup = BeautifulSoup(DRAWN_MATH.sub("<mjx-math></mjx-math>", html), "html.parser")  # a third less to parse
+    for math in soup.select(".math"):
+        if not math.select("mjx-container"):
+            problems.append(f"a formula left as TeX: {math.get_text()[:120]!r}")
+    for formula in soup.select("mjx-container"):
+        if not formula.select("mjx-assistive-mml > math"):
+            problems.append(f"a formula without its MathML for screen readers: {str(formula)[:120]}")
+    for tag in soup.select("script, style, pre, code, textarea, mjx-assistive-mml"):
+        tag.decompose()
+    left = [TEX_LEFT] + ([DOLLAR_MATH_LEFT] if dollars else [])
+    for text in soup.find_all(string=True):
+        problems += [f"TeX left in the text: {text.strip()[:120]!r}" for pattern in left if pattern.search(text)]
+    return problems

@@ -7,7 +7,9 @@ from CDNs, and show nothing without a network. Here they come from the npm packa
 package.json / package-lock.json (``npm ci`` fetches them into node_modules/ at build time): the
 needed files are copied once into ``<out>/_vendor/`` and every deck points at them with relative
 URLs, so the folder ``slides/`` (next to ``images/``, which the lessons embed as ``../images/…``)
-opens from disk with no network. Theme ``white`` (the default theme pulls web fonts).
+opens from disk with no network. Theme ``white`` (the default theme pulls web fonts). The decks load
+no MathJax: their math is typeset once, when they are built (:func:`typeset_math`, site/typeset.mjs,
+which the site's build calls too), with its web fonts in ``<out>/_vendor/math-fonts/``.
 
 Each lesson is first executed with its widget state into ``build/slides-src/`` (scripts/widget_state.py;
 ``notebooks/`` keeps no state), and the deck draws its widgets from that state with html-manager and
@@ -42,7 +44,6 @@ URLS = {
     "require_js_url": f"{VENDOR}/requirejs/require.js",
     "jquery_url": f"{VENDOR}/jquery/dist/jquery.min.js",
     "widget_renderer_url": f"{VENDOR}/@jupyter-widgets/html-manager/dist/embed-amd.js",
-    "mathjax_url": f"{VENDOR}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe",
 }
 
 # npm package -> parts of it the decks need (everything else stays in node_modules)
@@ -51,12 +52,17 @@ PACKAGES: dict[str, tuple[str, ...]] = {
     "requirejs": ("require.js", "package.json"),
     "jquery": ("dist", "package.json"),
     "@jupyter-widgets/html-manager": ("dist", "package.json"),
-    "mathjax": ("MathJax.js", "config", "extensions", "jax", "localization", "fonts/HTML-CSS/TeX", "package.json"),
 }
+# the typesetter of the decks' and the site's math (MathJax 3 in Node) and the package it runs
+TYPESET = ROOT / "site" / "typeset.mjs"
+TYPESET_PACKAGE = "mathjax-full"
+# where a deck's math fonts go, beside the other copies (the site's: site/build.py's MATH_FONTS)
+MATH_FONTS = f"{VENDOR}/math-fonts"
 
 # a src/href/url to anything but a relative path or a data: URI
 # nbconvert's reveal template imports MermaidJS from a CDN on every page; the lessons draw no
-# Mermaid diagrams, so this template leaves that block out
+# Mermaid diagrams, so this template leaves that block out; nor does it load MathJax (the math is typeset already,
+# :func:`typeset_math`), and its script that starts reveal.js calls no MathJax (START_REVEAL)
 TEMPLATE = "offline_reveal.html.j2"
 # after require.js, anywidget-paths.js tells requirejs where anywidget's front end is (scripts/widget_state.py)
 # reveal.js's controls tutorial bounces the "next" arrow (a CSS animation of 50 × 2 s) until the reader has used
@@ -81,8 +87,26 @@ ACCESSIBLE = (
     "@media (prefers-reduced-motion: reduce) { .reveal *, .reveal *::before, .reveal *::after "
     "{ transition: none !important; animation: none !important; } }"
 )
+# nbconvert's script that starts reveal.js, less its MathJax.Hub call on every change of slide (no MathJax here)
+START_REVEAL = """<script>
+require({waitSeconds: 15}, ["{{ reveal_url_prefix }}/dist/reveal.js", "{{ reveal_url_prefix }}/plugin/notes/notes.js"],
+  function (Reveal, RevealNotes) {
+    Reveal.initialize({controls: true, progress: true, history: true, transition: "{{ reveal_transition }}",
+      slideNumber: "{{ reveal_number }}", plugins: [RevealNotes], width: {{ reveal_width }},
+      height: {{ reveal_height }}});
+    var scroll = {{ reveal_scroll }};
+    Reveal.addEventListener("slidechanged", function () {  // a slide taller than the deck scrolls
+      if (scroll !== true) return;
+      var h = $(".reveal").height() * 0.95;
+      $("section.present").find("section").filter(function () { return $(this).height() > h; })
+        .css("height", "calc(95vh)").css("overflow-y", "scroll").css("margin-top", "20px");
+    });
+  });
+</script>"""
 TEMPLATE_SOURCE = (
     "{%- extends 'index.html.j2' -%}\n{% block html_head_js_mermaidjs %}{% endblock html_head_js_mermaidjs %}\n"
+    "{% block html_head_js_mathjax %}{% endblock html_head_js_mathjax %}\n"
+    f"{{% block footer_js %}}{START_REVEAL}{{% endblock footer_js %}}\n"
     "{%- block html_head_js_requirejs -%}{{ super() }}\n"
     f'<script src="{VENDOR}/anywidget-paths.js"></script>\n'
     "{%- endblock html_head_js_requirejs -%}\n"
@@ -99,12 +123,29 @@ REMOTE = re.compile(
 
 def ensure_node_modules() -> None:
     """Run ``npm ci`` when a package the decks need is missing from node_modules/."""
-    if all((NODE_MODULES / name / "package.json").is_file() for name in PACKAGES):
+    if all((NODE_MODULES / name / "package.json").is_file() for name in (*PACKAGES, TYPESET_PACKAGE)):
         return
     npm = shutil.which("npm")
     if npm is None:
         raise SystemExit("error: npm is needed once to fetch reveal.js, MathJax … (package-lock.json); install Node.js")
     subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=ROOT, check=True)
+
+
+def typeset_math(pages: list[Path], fonts: Path, *, dollars: bool = False) -> str:
+    """Typeset the math of every page in ``pages`` in place, in one Node process (site/typeset.mjs: MathJax 3,
+    CommonHTML with assistive MathML), its web fonts copied into ``fonts``, which each page names by a relative
+    URL; ``dollars``: ``$…$`` is math too (a deck's markdown), not only ``\\(…\\)``. Returns what it printed;
+    fails naming every page and formula MathJax cannot parse."""
+    node = shutil.which("node")
+    if node is None:
+        raise SystemExit("error: Node.js is needed to typeset the math (site/typeset.mjs); install it")
+    if not pages:
+        return ""
+    command = [node, str(TYPESET), "--fonts", str(fonts), *(["--dollars"] if dollars else []), *map(str, pages)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(done.stderr.strip() or f"error: site/typeset.mjs failed ({done.returncode})")
+    return done.stdout
 
 
 def copy_vendor(out: Path) -> None:
@@ -179,12 +220,14 @@ def build(notebooks: list[Path], out: Path, *, executed: Path | None = ROOT / "b
     for path in notebooks:
         nb = nbformat.read(path, as_version=4)
         html, _ = slides.from_notebook_node(nb, resources={"metadata": {"name": path.stem}})
-        remote = remote_references(html)
-        if remote:
-            raise SystemExit(f"error: {path.name}'s deck still loads remote URLs: {remote}")
         deck = out / f"{path.stem}.slides.html"
         deck.write_text(html, encoding="utf-8")
         written.append(deck)
+    typeset_math(written, out / MATH_FONTS, dollars=True)  # every deck at once: one Node process
+    for deck in written:
+        remote = remote_references(deck.read_text(encoding="utf-8"))
+        if remote:
+            raise SystemExit(f"error: {deck.name} still loads remote URLs: {remote}")
     return written
 
 

@@ -8,11 +8,13 @@ Usage: python site/build.py [--out build/site] [--src build/site-src]
    (the learner edition of every lesson matching the glob, teacher notes out, executed here with its
    widget state by scripts/widget_state.py, so the explorers are live in the page with no kernel),
    ``images/``, ``docs/teaching-guide.md``, ``docs/documents.md``, ``CONTRIBUTING.md``, ``LICENSE``.
-2. Copies MathJax 2 (the parts a page needs) and the widget front end (require.js, html-manager's
-   ``embed-amd.js``, anywidget's AMD module from the installed wheel) from node_modules/ (``npm ci``,
-   package.json) and the Python package into ``_static/mathjax`` and ``_static/_vendor``.
-3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo) and fails if a page still refers
-   to a remote script, stylesheet, image or font.
+2. Copies the widget front end (require.js, html-manager's ``embed-amd.js``, anywidget's AMD module
+   from the installed wheel) from node_modules/ (``npm ci``, package.json) and the Python package into
+   ``_static/_vendor``.
+3. Runs Sphinx (site/conf.py: myst-nb with execution off, Furo), typesets every page's math once
+   (site/typeset.mjs: MathJax 3 in Node, so the pages load no MathJax, only the web fonts their
+   formulas use, from ``_static/math-fonts``; a formula it cannot parse fails the build, naming the
+   page and the TeX), and fails if a page still refers to a remote script, stylesheet, image or font.
 4. Puts each lesson's learner edition beside its page (``notebooks/NN_name.ipynb``, the page's
    "Download this notebook" link) and the chunk files of the explorers' tables that the pages load
    when a state needs one (``notebooks/attnlib-chunks/``, written by the lessons' kernels:
@@ -45,17 +47,8 @@ import nbformat
 SITE = Path(__file__).resolve().parent
 REPO = SITE.parent
 LESSONS = "[0-9][0-9]_*.ipynb"
-# MathJax 2 pieces the pages load with config TeX-AMS_CHTML (5 MB of the package's 73 MB)
-MATHJAX_PARTS = (
-    "MathJax.js",
-    "config/TeX-AMS_CHTML.js",
-    "jax/input/TeX",
-    "jax/output/CommonHTML",
-    "jax/element",
-    "extensions",
-    "fonts/HTML-CSS/TeX/woff",
-    "package.json",
-)
+# the web fonts of the typeset math, in _static (site/typeset.mjs copies them from node_modules/mathjax-full)
+MATH_FONTS = "math-fonts"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # a badge image from the web, [![alt](https://…)](link): the site keeps the link, drops the image
 REMOTE_BADGE = re.compile(r"\[!\[([^\]]*)\]\(https?://[^)]*\)\]\(([^)]*)\)")
@@ -146,14 +139,6 @@ def prepare(src: Path, live: str = "all") -> list[Path]:
     for font in (slides.NODE_MODULES / "@jupyter-widgets/html-manager/dist").glob("*.woff2"):
         shutil.copy2(font, vendor / font.name)  # html-manager's CSS loads its icon font beside embed-amd.js
     state.copy_front_end(vendor)
-    mathjax = slides.NODE_MODULES / "mathjax"
-    for part in MATHJAX_PARTS:
-        source, target = mathjax / part, src / "_static" / "mathjax" / part
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            shutil.copy2(source, target)
     return lessons
 
 
@@ -180,31 +165,23 @@ LOCAL_ASSET = re.compile(
     r"""|<link\b(?=[^>]*\brel\s*=\s*["']stylesheet["'])[^>]*\bhref\s*=\s*["']([^"'#?]+)"""
 )
 # what the page's scripts load themselves, in _static/: requirejs loads anywidget's front end on pages with
-# widget state; MathJax (config TeX-AMS_CHTML) its output jax, fonts data and the web fonts the lessons' math
-# uses (measured in Chromium: tests/browser/test_site.py counts every file a page really loads)
+# widget state (tests/browser/test_site.py counts every file a page really loads in Chromium)
 WIDGET_LOADS = ("_vendor/anywidget.js",)
-MATHJAX_LOADS = tuple(
-    f"mathjax/{part}"
-    for part in (
-        "config/TeX-AMS_CHTML.js",
-        "jax/output/CommonHTML/jax.js",
-        "jax/output/CommonHTML/fonts/TeX/fontdata.js",
-        "jax/output/CommonHTML/autoload/mtable.js",
-        "jax/output/CommonHTML/fonts/TeX/AMS-Regular.js",
-        "jax/element/mml/optable/GeneralPunctuation.js",
-        *(
-            f"fonts/HTML-CSS/TeX/woff/MathJax_{font}.woff"
-            for font in (
-                "Main-Regular",
-                "Math-Italic",
-                "AMS-Regular",
-                "Size1-Regular",
-                "Size2-Regular",
-                "Size4-Regular",
-            )
-        ),
-    )
-)
+# the typeset math's CSS (site/typeset.mjs): a font family per @font-face, the families each class of MathJax's
+# characters is drawn in, and the classes a page's characters carry (the page's math container: MJX-TEX)
+MATH_FONT_FACE = re.compile(r'@font-face[^{]*\{\s*font-family:\s*([\w-]+);\s*src:\s*url\("([^"]+)"\)')
+MATH_FONT_CLASS = re.compile(r"\.(MJX-TEX|TEX-[\w]+) \{\s*font-family:\s*([^;}]+)")
+MATH_CLASS_USED = re.compile(r'<mjx-[a-z]+ class="[^"]*?\b(MJX-TEX|TEX-[\w]+)\b')
+
+
+def math_fonts(html: str) -> set[str]:
+    """The web fonts a page typeset by site/typeset.mjs makes the browser load (URLs as the page names them):
+    those of the font families of the classes its characters carry. A browser loads a family's font when text
+    drawn in it is shown, the first family of a list (MathJax's MJXZERO) whenever the list is used."""
+    faces = dict(MATH_FONT_FACE.findall(html))
+    families = dict(MATH_FONT_CLASS.findall(html))
+    used = {f.strip() for name in set(MATH_CLASS_USED.findall(html)) for f in families.get(name, "").split(",")}
+    return {faces[family] for family in used if family in faces}
 
 
 def _gzip_size(path: Path, cache: dict[Path, int]) -> int:
@@ -215,15 +192,17 @@ def _gzip_size(path: Path, cache: dict[Path, int]) -> int:
 
 def page_weights(out: Path) -> dict[str, int]:
     """Every lesson page of the site in ``out`` -> the bytes it loads, each file gzip-compressed: the page,
-    the local files it refers to, and what its scripts load (:data:`WIDGET_LOADS`, :data:`MATHJAX_LOADS`)."""
+    the local files it refers to, what its scripts load (:data:`WIDGET_LOADS`) and its math's web fonts
+    (:func:`math_fonts`)."""
     cache: dict[Path, int] = {}
     weights = {}
     for page in sorted((out / "notebooks").glob("*.html")):
         text = page.read_text("utf-8")
         refs = [src or href for src, href in LOCAL_ASSET.findall(text)]
         files = {(page.parent / ref).resolve() for ref in refs if "//" not in ref}
-        loads = (WIDGET_LOADS if "widget-state+json" in text else ()) + (MATHJAX_LOADS if "mathjax" in text else ())
+        loads = WIDGET_LOADS if "widget-state+json" in text else ()
         files |= {(out / "_static" / name).resolve() for name in loads}
+        files |= {(page.parent / url).resolve() for url in math_fonts(text)}
         weights[page.relative_to(out).as_posix()] = _gzip_size(page, cache) + sum(_gzip_size(f, cache) for f in files)
     return weights
 
@@ -298,6 +277,9 @@ def build(
     if code:
         raise SystemExit(f"error: sphinx-build failed ({code})")
     _script("widget_state").copy_chunks(executed_folder(src), out / "notebooks")
+    # the search page's excerpts from disk: the pages' text with their formulas' TeX (as the search index has it)
+    (out / "_static" / "page-text.js").write_text(page_text(out), encoding="utf-8")
+    _script("build_slides").typeset_math(sorted(out.rglob("*.html")), out / "_static" / MATH_FONTS)
     remote = remote_assets(out)
     if remote:
         raise SystemExit("error: the site still loads from the web:\n" + "\n".join(remote))
@@ -309,7 +291,6 @@ def build(
         nb = editions.learner_edition(nbformat.read(path, as_version=4))
         nb.metadata.pop("widgets", None)
         nbformat.write(nb, out / "notebooks" / path.name)
-    (out / "_static" / "page-text.js").write_text(page_text(out), encoding="utf-8")
     plain_section_titles(out / "searchindex.js")
     return lessons
 

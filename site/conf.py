@@ -1,7 +1,8 @@
 """Sphinx configuration of the series' static site (`make site`; sources prepared by site/build.py).
 
 Offline by construction: the Furo theme ships its CSS/JS in the wheel (system fonts, no web fonts),
-MathJax 2 is served from ``_static/mathjax`` (copied from the npm package in package.json), myst-nb
+the math is typeset once when the site is built (site/typeset.mjs, MathJax 3 in Node: the pages load no
+MathJax, only the web fonts of the characters they show, from ``_static/math-fonts``), myst-nb
 shows the outputs site/build.py stored (with widget state) without executing anything, the widget
 front end comes from ``_static/_vendor`` (require.js and html-manager from node_modules, anywidget's
 AMD module from the installed wheel), and search is Sphinx's own offline index.
@@ -15,6 +16,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from docutils import nodes
+from sphinx.ext.mathjax import html_visit_displaymath, html_visit_math
 
 project = "Self-attention, step by step"
 author = "Self-attention, step by step contributors"
@@ -32,23 +34,18 @@ html_copy_source = False  # no _sources/*.ipynb.txt copies
 html_show_sourcelink = False
 exclude_patterns = ["_build"]
 
-# MathJax 2 from the site itself (site/build.py copies the needed parts of node_modules/mathjax)
-mathjax_path = "mathjax/MathJax.js?config=TeX-AMS_CHTML"
-mathjax2_config = {
-    "messageStyle": "none",
-    "CommonHTML": {"linebreaks": {"automatic": True}},
-    # MyST marks pages tex2jax_ignore and its math class="math" (MathJax 3 style); the same for MathJax 2
-    "tex2jax": {
-        "processClass": "tex2jax_process|mathjax_process|math|output_area",
-        "ignoreClass": "tex2jax_ignore|mathjax_ignore",
-    },
-}
-myst_update_mathjax = False  # it writes a MathJax 3 configuration; the MathJax 2 one is above
+# math as Sphinx's MathJax renderer writes it (\(…\) in <span class="math">, \[…\] in <div class="math">) but
+# no MathJax script in the pages: site/build.py typesets every page's math with site/typeset.mjs once built
+html_math_renderer = "typeset"
+myst_update_mathjax = False  # no MathJax configuration to update, no mathjax_ignore class on MyST's sections
 
 myst_enable_extensions = ["dollarmath", "amsmath", "html_image"]
 myst_heading_anchors = 3
 suppress_warnings = ["myst.header"]  # lessons start at h1 and some sections skip a level
 
+# a code cell's Markdown output as MyST, like the lessons' own cells: its $…$ math typeset and its tables drawn
+# (CommonMark, myst-nb's default, left lesson 08's and 20's formulas as TeX and lesson 18's tables as pipes)
+nb_render_markdown_format = "myst"
 nb_execution_mode = "off"  # the stored outputs are the ones nbval checks; never re-executed here
 # the widget front end from the site itself (site/build.py copies it), on pages with widget state only;
 # paths are relative to _static/ (Sphinx's add_js_file), not "_static/…"
@@ -149,5 +146,4 @@ def setup(app) -> None:
     app.connect("doctree-resolved", add_launch_link)
     app.connect("env-updated", plain_titles)
     app.connect("html-page-context", search_page_text)
-    # MathJax on every page: the sidebar's lesson titles carry math (lesson 08) on pages that have none
-    app.set_html_assets_policy("always")
+    app.add_html_math_renderer("typeset", (html_visit_math, None), (html_visit_displaymath, None))

@@ -16,7 +16,8 @@ SLOW_FIRST = (
     "tests/browser/test_site.py",  # ~125 (was 140; CPU 181 -> 159 s in a -n 0 run), the site's build included
     "tests/browser/test_lab.py",  # ~175: 05 as its explorer cells (was 211; CPU 130 -> 106 s in a -n 0 run)
     "tests/hub/test_hub_isolation.py",  # ~150: 203 before shared kernels (s3hub); CPU 56 -> 44 (time_hub) -> 40 (hub7)
-    "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core
+    "tests/browser/test_site_pages.py",  # 200: every page, its math and axe-core (math typeset at build, no MathJax:
+    # the 26 pages' loads and axe 97 -> 83 CPU-s)
     "tests/hub/test_hub.py",  # ~150: 183 before lesson 09 and one kernel less (wall x0.8, CPU 50 -> 43, time_hub)
     "tests/browser/test_a11y.py",  # 95
     "tests/test_exercise_fuzz.py",  # 90 (was 161: fewer deep copies)

@@ -11,7 +11,9 @@ tests/show/test_style.py simulates colour-vision deficiencies).
   shape and range, its table is a data table with column and row headers, and a change of state is announced
   once for the explorer;
 - a 375 px wide phone and 200 % zoom (640 CSS px): controls wrap inside the page, a heatmap wider than the page
-  scrolls in a box that takes the focus, and axe finds nothing; reduced motion: nothing animates.
+  scrolls in a box that takes the focus, and axe finds nothing; so does a formula wider than the page (lesson 08's
+  page has one: the math is typeset at build time, and MathJax 3 does not break in-line formulas, so the site's
+  a11y.js gives it a line of its own that scrolls); reduced motion: nothing animates.
 
 Key presses only, from a starting point just before the explorer; nothing waits on the clock.
 """
@@ -302,18 +304,78 @@ FIT_JS = """() => {
 }"""
 
 
+# every formula of the page's article inside the article's column, or scrolling in a box (its own line: a11y.js's
+# data-a11y-wide) that takes the focus and is inside the column; and how many formulas a11y.js put on a line of
+# their own
+MATH_FIT_JS = """() => {
+  const article = document.querySelector('article');
+  const column = article.getBoundingClientRect();
+  const out = [];
+  for (const math of article.querySelectorAll('mjx-container')) {
+    let box = math;
+    while (box !== article && !(box.scrollWidth > box.clientWidth + 1
+           && /auto|scroll/.test(getComputedStyle(box).overflowX))) box = box.parentElement;
+    const shown = (box === article ? math : box).getBoundingClientRect();
+    const text = math.querySelector('mjx-assistive-mml')?.textContent.slice(0, 60);
+    if (shown.right > column.right + 0.5 || shown.left < column.left - 0.5) {
+      out.push(`a formula at ${shown.left}–${shown.right} px, the column at ${column.left}–${column.right}: ${text}`);
+    }
+    if (box !== article && box.getAttribute('tabindex') !== '0') out.push(`scrolls in a box with no focus: ${text}`);
+  }
+  return {problems: out, ownLine: article.querySelectorAll('mjx-container[data-a11y-wide]').length};
+}"""
+# once the math's web fonts are there (a formula has its width), the frame a11y.js measures it in has been drawn
+MATH_DRAWN_JS = "() => document.fonts.ready.then(() => new Promise((r) => requestAnimationFrame(() => setTimeout(r))))"
+
+
 @pytest.mark.parametrize("width", [375, 640], ids=["phone-375px", "zoom-200pct"])
 def test_explorers_fit_a_phone_and_200_percent_zoom(browser, lesson_url: str, width: int) -> None:
     """375 CSS px is a phone; 640 is a 1280 px window at 200 % zoom (WCAG 1.4.4, 1.4.10)."""
     page, blocked, errors = open_page(browser, lesson_url, viewport={"width": width, "height": 800})
     try:
         wait_for_widgets(page)
-        page.evaluate("() => new Promise((r) => window.MathJax ? MathJax.Hub.Queue(r) : r())")
-        fit = page.evaluate(FIT_JS)
+        page.evaluate(MATH_DRAWN_JS)
+        fit = page.evaluate(FIT_JS) + page.evaluate(MATH_FIT_JS)["problems"]
         violations = axe_violations(page)
     finally:
         page.close()
     assert not fit, "\n".join(fit)
+    assert not violations, "\n".join(violations)
+    assert not blocked and not errors, (blocked, errors)
+
+
+WIDE_MATH = "notebooks/08_scaling"  # a page whose in-line softmax(QKᵀ/√d_k)V is wider than a phone's column
+# one more in-line formula, wider than any column: the page's first, its characters repeated 30 times, in a
+# paragraph of its own; then the window's resize event, on which a11y.js measures the formulas again
+WIDE_FORMULA_JS = """() => {
+  const math = document.querySelector('article p mjx-container:not([display="true"])');
+  const wide = math.cloneNode(true);
+  const inner = wide.querySelector('mjx-math');
+  for (const child of [...inner.children]) for (let i = 0; i < 30; i++) inner.append(child.cloneNode(true));
+  const paragraph = document.createElement('p');
+  paragraph.append('A formula wider than the page: ', wide, '.');
+  math.closest('p').after(paragraph);
+  window.dispatchEvent(new Event('resize'));
+}"""
+
+
+@pytest.mark.parametrize("width", [375, 640], ids=["phone-375px", "zoom-200pct"])
+def test_math_fits_a_phone_and_200_percent_zoom(browser, site: Path, width: int) -> None:
+    """Every formula of lesson 08's page, and one made wider than any column, fits its column or scrolls in a box
+    that takes the focus (a line of its own), at 375 CSS px and at 200 % zoom; axe finds nothing (WCAG 1.4.10,
+    2.1.1)."""
+    url = (site / f"{WIDE_MATH}.html").as_uri()
+    page, blocked, errors = open_page(browser, url, viewport={"width": width, "height": 800})
+    try:
+        page.evaluate(MATH_DRAWN_JS)
+        page.evaluate(WIDE_FORMULA_JS)
+        page.evaluate(MATH_DRAWN_JS)
+        fit = page.evaluate(MATH_FIT_JS)
+        violations = axe_violations(page)
+    finally:
+        page.close()
+    assert not fit["problems"], "\n".join(fit["problems"])
+    assert fit["ownLine"] >= 1, "the formula wider than any column is not on a line of its own"
     assert not violations, "\n".join(violations)
     assert not blocked and not errors, (blocked, errors)
 

@@ -137,8 +137,7 @@ def test_live_page_over_http(site: Path, server: str, pages: SharedPages, lesson
     page, blocked, errors, loaded = pages.get(f"{server}/notebooks/{lesson.stem}.html")
     drawn = wait_for_widgets(page)
     texts = page.get_by_text("Error displaying widget").count()
-    page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
-    page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # its fonts loaded too
+    page.evaluate("() => document.fonts.ready.then(() => true)")  # the math's web fonts loaded too
     assert not blocked, f"requests to the network: {blocked}"
     assert not errors, f"page errors: {errors}"
     assert drawn == lesson_outputs(lesson)[1] and texts == 0

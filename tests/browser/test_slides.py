@@ -1,5 +1,6 @@
 """A `make slides` deck works with no kernel and no network in headless Chromium, opened from disk and over
-http: no CDN, no page or console error, math typeset, every explorer drawn live from its saved widget state,
+http: no CDN, no page or console error, math typeset when the deck was built (no MathJax loaded; its web fonts
+from the deck's folder), every explorer drawn live from its saved widget state,
 nothing left animating once the deck is shown, slides advance; no slide has a WCAG 2.x A/AA violation that
 axe-core finds, and nothing moves for a reader who asks for reduced motion.
 
@@ -10,7 +11,7 @@ will give; with lesson 12 too when BROWSER_LESSONS selects it (unset or ``all``:
 chunks of its table from the files beside it (``slides/attnlib-chunks/``). Every request that is not ``file://`` (or
 the test's own server on 127.0.0.1) is blocked and recorded; the test fails if the deck tried any. Nothing
 waits on the clock: each step waits for what it checks. Skipped only when there is no Chromium or no npm
-(needed once to fetch reveal.js, MathJax … from package-lock.json into node_modules/).
+(needed once to fetch reveal.js, mathjax-full … from package-lock.json into node_modules/).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from harness.static_pages import (
     check_chunk_walk,
     check_explorers,
     compare_with_python,
+    math_problems,
     open_page,
     python_states,
     sample_states,
@@ -64,7 +66,7 @@ def decks(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReque
     build_slides = _build_slides()
     have_modules = all((build_slides.NODE_MODULES / n / "package.json").is_file() for n in build_slides.PACKAGES)
     if not have_modules and shutil.which("npm") is None:
-        pytest.skip("no npm to fetch the decks' JavaScript (reveal.js, MathJax …) into node_modules/")
+        pytest.skip("no npm to fetch the decks' JavaScript (reveal.js, mathjax-full …) into node_modules/")
     if DECK_LESSON is None:
         pytest.skip("no lesson in notebooks/ yet")
     root = tmp_path_factory.mktemp("deck")
@@ -166,8 +168,7 @@ def test_nothing_animates_once_the_deck_is_shown(opened) -> None:
 def test_deck_loads_nothing_remote(deck: Path, opened) -> None:
     page, blocked, errors = opened
     wait_for_widgets(page)  # the widget renderer and anywidget's front end: the last scripts a deck loads
-    page.wait_for_function("() => window.MathJax && MathJax.isReady", timeout=60_000)
-    page.evaluate("() => new Promise(resolve => MathJax.Hub.Queue(resolve))")  # MathJax's own loads done
+    page.evaluate("() => document.fonts.ready.then(() => true)")  # and the math's web fonts
     assert blocked == [], f"the deck tried the network: {blocked}"
     assert errors == [], f"page errors: {errors}"
     html = deck.read_text(encoding="utf-8")
@@ -175,12 +176,34 @@ def test_deck_loads_nothing_remote(deck: Path, opened) -> None:
         assert cdn not in html
 
 
-def test_math_is_typeset(opened) -> None:
+def test_every_formula_of_the_decks_is_typeset_when_built(decks: dict[str, Path]) -> None:
+    """build_slides typesets every deck's math (site/typeset.mjs, ``$…$`` too): each formula is MathJax's output
+    with its MathML for screen readers, none a MathJax error; no TeX left in the text outside code; no MathJax
+    script, and MathJax 2 no longer copied beside the decks."""
+    problems = []
+    for name, deck in decks.items():
+        html = deck.read_text(encoding="utf-8")
+        problems += [f"{name}: {problem}" for problem in math_problems(html, dollars=True)]
+        problems += [] if "<mjx-container" in html else [f"{name}: no typeset formula"]
+    assert not problems, "\n".join(problems)
+    folder = next(iter(decks.values())).parent
+    assert not (folder / "_vendor" / "mathjax").exists(), "MathJax 2 copied beside the decks"
+
+
+def test_math_is_shown_in_its_fonts_with_no_mathjax(opened) -> None:
     page, _, errors = opened
-    page.wait_for_function(
-        "() => document.querySelectorAll('.MathJax_CHTML, .mjx-chtml, mjx-container, .MathJax').length > 0",
-        timeout=60_000,
-    )
+    state = page.evaluate("""async () => {
+      await document.fonts.ready;
+      const fonts = [...document.fonts].filter(f => f.family.startsWith('MJX'));
+      return {
+        formulas: document.querySelectorAll('mjx-container').length,
+        mathjax: 'MathJax' in window,
+        loaded: fonts.filter(f => f.status === 'loaded').length,
+        failed: fonts.filter(f => f.status === 'error').map(f => f.family),
+      };
+    }""")
+    assert state["formulas"] > 0 and not state["mathjax"], state
+    assert state["loaded"] > 0 and not state["failed"], state  # the fonts' URL, relative to the deck, is right
     assert errors == []
 
 
