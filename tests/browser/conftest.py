@@ -55,7 +55,7 @@ def site(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
     pytest-xdist worker that needs it (the others wait for it and share it)."""
     pytest.importorskip("sphinx", reason="Sphinx is not installed (make env installs requirements.lock)")
     pytest.importorskip("myst_nb", reason="myst-nb is not installed (make env installs requirements.lock)")
-    if not (REPO / "node_modules" / "mathjax" / "package.json").is_file() and shutil.which("npm") is None:
+    if not (REPO / "node_modules" / "mathjax-full" / "package.json").is_file() and shutil.which("npm") is None:
         pytest.skip("no npm to fetch MathJax into node_modules/ (package-lock.json)")
     shared = _shared_folder(tmp_path_factory, worker_id)
     root = shared / "site"

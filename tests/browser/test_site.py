@@ -8,7 +8,7 @@ The site is built once per run into a temporary folder with site/build.py (the s
 needs no earlier build step and checks the tree as it is. The lessons of
 BROWSER_LESSONS (e.g. ``04,07,12``; unset or ``all``: every lesson) are executed with their widget state,
 as `make site` executes all; the others show their stored outputs (each explorer's PNG fallback). Skipped
-when Sphinx is not installed, when there is neither node_modules/mathjax nor npm, and (the browser part)
+when Sphinx is not installed, when there is neither node_modules/mathjax-full nor npm, and (the browser part)
 when there is no Chromium. Nothing waits on the clock: each step waits for what it checks.
 """
 
