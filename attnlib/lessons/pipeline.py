@@ -72,7 +72,7 @@ def pipeline_example(key: str) -> tuple[Tensor, Projections, tuple[str, ...]]:
         )
     ex = examples.translate
     run = ex.run()
-    projections = Projections(run.w_query.T.contiguous(), run.w_key.T.contiguous(), run.w_value.T.contiguous())
+    projections = Projections(run.u_query.T.contiguous(), run.u_key.T.contiguous(), run.u_value.T.contiguous())
     return run.embedded, projections, tuple(ex.tokens)
 
 
